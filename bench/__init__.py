@@ -1,0 +1,1 @@
+"""`make bench`: the twin's performance figures, measured on this machine (medians of repeats)."""

@@ -1,0 +1,76 @@
+"""Run every benchmark and print its figures against the issue's targets.
+
+    python -m bench [--quick]        (`make bench`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench import procstat
+from bench.rpc_latency import measure_latency
+from emulator import lifecycle
+from emulator.client import Twin
+from emulator.rundir import RunDir
+
+GIB = 1024**3
+
+
+def twin_pids(run: RunDir) -> dict[str, list[int]]:
+    status = json.loads(run.daemons.read_text())
+    return {"daemons": [d["pid"] for d in status["daemons"].values() if d["pid"]],
+            "supervisor": [status["supervisor"]], "broker": [status["broker_pid"]] if status["broker_pid"] else []}
+
+
+def bench_su1024(repeats: int) -> dict[str, float]:
+    ups, downs, pss, cpu = [], [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = RunDir(Path(tmp) / "su")
+            t0 = time.monotonic()
+            lifecycle.up("su-1024", run, timeout=120)
+            ups.append(time.monotonic() - t0)
+            time.sleep(3.0)   # let start-up settle before measuring steady state
+            pids = twin_pids(run)
+            pss.append(sum(procstat.pss_bytes(p) for p in pids["daemons"]) / GIB)
+            everything = pids["daemons"] + pids["supervisor"] + pids["broker"]
+            c0, w0 = sum(procstat.cpu_seconds(p) for p in everything), time.monotonic()
+            time.sleep(10.0)
+            cpu.append((sum(procstat.cpu_seconds(p) for p in everything) - c0) / (time.monotonic() - w0))
+            t0 = time.monotonic()
+            lifecycle.down(run)
+            downs.append(time.monotonic() - t0)
+    return {"up_s": statistics.median(ups), "down_s": statistics.median(downs),
+            "pss_gib": statistics.median(pss), "telemetry_cores": statistics.median(cpu)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    print(f"su-1024, loopback, {args.repeats} runs (medians):")
+    su = bench_su1024(args.repeats)
+    rows = [
+        ("up and healthy (128 GPU-server daemons)", f"{su['up_s']:.1f} s", "<= 30 s", su["up_s"] <= 30),
+        ("down", f"{su['down_s']:.1f} s", "<= 10 s", su["down_s"] <= 10),
+        ("daemons' memory, sum of PSS", f"{su['pss_gib']:.2f} GiB", "<= 4 GiB", su["pss_gib"] <= 4),
+        ("CPU with 1024 GPUs' telemetry at 1 Hz", f"{su['telemetry_cores']:.2f} cores", "<= 0.5 core",
+         su["telemetry_cores"] <= 0.5),
+    ]
+    with tempfile.TemporaryDirectory() as tmp, Twin.up("mini", run_dir=Path(tmp) / "mini") as twin:
+        lat = measure_latency(twin.daemon("gpu001")["grpc"], rate=500, seconds=10.0, repeats=args.repeats)
+    rows.append(("GetGpu p99 at 500 req/s, one daemon", f"{lat['p99_ms']:.2f} ms (p50 {lat['p50_ms']:.2f} ms, "
+                 f"{lat['achieved_rps']:.0f} req/s)", "<= 5 ms", lat["p99_ms"] <= 5))
+    width = max(len(r[0]) for r in rows)
+    for name, value, target, ok in rows:
+        print(f"  {name:<{width}}  {value:<40} target {target:<12} {'ok' if ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""The twin's MQTT broker: a real Mosquitto, configured and owned by the supervisor."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from emulator.procutil import die_with_parent, wait_for_port
+
+
+class BrokerError(RuntimeError):
+    pass
+
+
+def write_config(directory: Path, host: str, port: int, log_file: Path) -> Path:
+    conf = directory / "mosquitto.conf"
+    conf.write_text(
+        f"# written by the clustertwin supervisor\n"
+        f"listener {port} {host}\n"
+        "allow_anonymous true\n"
+        "persistence false\n"
+        f"log_dest file {log_file}\n"
+        "log_type error\nlog_type warning\nlog_type notice\n"
+        "max_queued_messages 100000\n"
+        "max_inflight_messages 0\n"
+    )
+    return conf
+
+
+def start(directory: Path, host: str, port: int, log_file: Path, timeout: float = 10.0) -> subprocess.Popen:
+    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    if not Path(exe).exists():
+        raise BrokerError("mosquitto not found: run `make install` (it installs Debian's mosquitto)")
+    conf = write_config(directory, host, port, log_file)
+    proc = subprocess.Popen([exe, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=open(log_file, "ab"), preexec_fn=die_with_parent)
+    if not wait_for_port(host, port, timeout):
+        proc.kill()
+        raise BrokerError(f"mosquitto did not listen on {host}:{port} within {timeout:.0f}s; see {log_file}")
+    return proc

@@ -1,0 +1,174 @@
+"""Starting and stopping a twin from the command line or a test: `twin up`, `twin down`, `twin status`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from emulator.health import SERVING, check_all
+from emulator.plan import Options, parse_broker_url
+from emulator.procutil import pid_alive
+from emulator.rundir import RunDir, RunDirError, write_json_atomic
+from emulator.topology import load_topology
+
+NETWORKS = ("loopback", "mininet")
+DOWN_TIMEOUT_S = 15.0
+
+
+class TwinError(RuntimeError):
+    """A user-facing failure to start, stop or reach a twin."""
+
+
+Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
+
+
+def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
+       store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
+       telemetry_interval: float = 1.0, timeout: float = 120.0, progress: Progress | None = None) -> dict[str, Any]:
+    """Start a twin in `run` and wait until every daemon answers its health check."""
+    progress = progress or (lambda *_: None)
+    if network not in NETWORKS:
+        raise TwinError(f"unknown network backend {network!r}; choose one of {', '.join(NETWORKS)}")
+    if network == "mininet":
+        raise TwinError("the mininet network backend is not available yet; use --network loopback")
+    if broker_url:
+        try:
+            parse_broker_url(broker_url)
+        except ValueError as e:
+            raise TwinError(str(e)) from None
+    if clock_scale <= 0:
+        raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
+    if telemetry_interval <= 0:
+        raise TwinError(f"--telemetry-interval must be positive, got {telemetry_interval}")
+    topo = load_topology(topology)   # TopologyError names the file and field
+    pid = run.running_supervisor()
+    if pid:
+        raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
+                        f"run `twin down --run-dir {run.path}` first")
+
+    # A new twin starts from nothing: old state, logs and manifests of a previous run go.
+    for old in (run.state, run.logs, run.broker):
+        shutil.rmtree(old, ignore_errors=True)
+    for old in (run.manifest, run.daemons, run.config, run.path / "failed.json"):
+        old.unlink(missing_ok=True)
+    run.create()
+    opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
+                   clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
+                   telemetry_interval=telemetry_interval)
+    write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
+
+    log = open(run.logs / "supervisor.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "emulator.supervisor", str(run.path)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    progress(0, len(topo.gpu_servers), "starting supervisor")
+    while not run.manifest.exists():
+        _fail_if_supervisor_died(proc, run)
+        if time.monotonic() > deadline:
+            down(run)
+            raise TwinError(f"supervisor wrote no manifest within {timeout:.0f}s; see {run.logs / 'supervisor.log'}")
+        time.sleep(0.05)
+    manifest = run.read(run.manifest)
+    wait_healthy(run, manifest, deadline, progress, proc)
+    return manifest
+
+
+def _fail_if_supervisor_died(proc: subprocess.Popen, run: RunDir) -> None:
+    if proc.poll() is None:
+        return
+    failed = run.path / "failed.json"
+    why = run.read(failed)["error"] if failed.exists() else f"exit code {proc.returncode}"
+    raise TwinError(f"twin failed to start: {why} (log: {run.logs / 'supervisor.log'})")
+
+
+def wait_healthy(run: RunDir, manifest: dict[str, Any], deadline: float, progress: Progress,
+                 proc: subprocess.Popen | None = None) -> None:
+    pending = {d["grpc"]: d["name"] for d in manifest["daemons"]}
+    total = len(pending)
+    while pending:
+        if proc is not None:
+            _fail_if_supervisor_died(proc, run)
+        results = check_all(list(pending), timeout=1.0)
+        for address, status in results.items():
+            if status == SERVING:
+                pending.pop(address)
+        progress(total - len(pending), total, "daemons healthy")
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            names = sorted(pending.values())
+            tail = _log_tail(run.logs / f"{names[0]}.log")
+            down(run)
+            raise TwinError(f"{len(names)} daemon(s) not healthy in time: {', '.join(names[:8])}"
+                            f"{' ...' if len(names) > 8 else ''}\nlast lines of {names[0]}'s log:\n{tail}")
+        time.sleep(0.1)
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
+    """Stop the twin in `run`; returns what was stopped. Also cleans up after a crashed supervisor."""
+    stopped: list[str] = []
+    pid = run.running_supervisor()
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if pid_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+        stopped.append(f"supervisor {pid}")
+    # Whatever outlived a supervisor that was itself killed: its pids are in daemons.json.
+    try:
+        status = run.read(run.daemons)
+    except RunDirError:
+        status = {}
+    leftovers = [p for p in [status.get("broker_pid")] + [d["pid"] for d in status.get("daemons", {}).values()]
+                 if p and _is_twin_process(p, run)]
+    for p in leftovers:
+        os.kill(p, signal.SIGKILL)
+        stopped.append(f"leftover {p}")
+    run.supervisor_pid.unlink(missing_ok=True)
+    return stopped
+
+
+def _is_twin_process(pid: int, run: RunDir) -> bool:
+    if not pid_alive(pid):
+        return False
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return comm.startswith("twin:") or str(run.broker).encode() in cmdline
+
+
+def status(run: RunDir) -> dict[str, Any]:
+    """What runs in `run` and its health, in one document."""
+    manifest = run.read(run.manifest)
+    supervisor = run.running_supervisor()
+    try:
+        daemons = run.read(run.daemons).get("daemons", {})
+    except RunDirError:
+        daemons = {}
+    health = check_all([d["grpc"] for d in manifest["daemons"]], timeout=1.0) if supervisor else {}
+    rows = []
+    for d in manifest["daemons"]:
+        live = daemons.get(d["name"], {})
+        rows.append({"name": d["name"], "kind": d["kind"], "grpc": d["grpc"], "pid": live.get("pid", 0),
+                     "state": live.get("state", "unknown") if supervisor else "stopped",
+                     "restarts": live.get("restarts", 0), "health": health.get(d["grpc"], "-")})
+    return {"twin": manifest["twin"], "topology": manifest["topology"], "run_dir": str(run.path),
+            "supervisor": supervisor, "broker": manifest["broker"]["url"], "daemons": rows}

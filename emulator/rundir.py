@@ -1,0 +1,75 @@
+"""The run directory: everything one twin instance creates, and the manifest that describes it.
+
+    RUN_DIR/
+      config.json      what `twin up` asked for (topology, network, store, broker, clock)
+      manifest.json    every daemon's endpoints; written by the supervisor before it starts them
+      daemons.json     the supervisor's live view: pid, restarts, state per daemon
+      supervisor.pid
+      state/           databases (SQLite by default, one per daemon: each owns its tables)
+      logs/            one log per daemon, plus the supervisor's and the broker's
+      broker/          the Mosquitto config and persistence
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DEFAULT_RUN_DIR = Path(os.environ.get("TWIN_RUN_DIR", ".twin"))
+
+
+class RunDirError(RuntimeError):
+    """A run directory that is missing, unreadable or not a twin's."""
+
+
+class RunDir:
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path if path is not None else DEFAULT_RUN_DIR).resolve()
+
+    config = property(lambda self: self.path / "config.json")
+    manifest = property(lambda self: self.path / "manifest.json")
+    daemons = property(lambda self: self.path / "daemons.json")
+    supervisor_pid = property(lambda self: self.path / "supervisor.pid")
+    state = property(lambda self: self.path / "state")
+    logs = property(lambda self: self.path / "logs")
+    broker = property(lambda self: self.path / "broker")
+
+    def create(self) -> None:
+        for d in (self.path, self.state, self.logs, self.broker):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def read(self, file: Path) -> dict[str, Any]:
+        try:
+            return json.loads(file.read_text())
+        except FileNotFoundError:
+            raise RunDirError(f"{file} not found: is a twin running with --run-dir {self.path}?") from None
+        except (OSError, json.JSONDecodeError) as e:
+            raise RunDirError(f"{file}: unreadable ({e})") from None
+
+    def running_supervisor(self) -> int | None:
+        """The pid of this run directory's live supervisor, or None."""
+        try:
+            pid = int(self.supervisor_pid.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if b"emulator.supervisor" in cmdline else None
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    """Write JSON so that readers see the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,231 @@
+"""The supervisor: one process per twin that starts every emulated daemon and keeps it running.
+
+It imports every daemon's code once and then forks each daemon from itself (a zygote), so 128
+GPU-server processes share the interpreter's pages and start in seconds. It never opens a gRPC
+channel itself (gRPC does not survive fork once initialised); health is checked from outside by
+`twin up` and `twin status`. A daemon that dies is forked again and resumes from its store. On
+SIGTERM it stops the daemons (SIGTERM, then SIGKILL after a grace period) and the broker, and
+removes its pid file. Children die with it if it is killed (PR_SET_PDEATHSIG).
+
+    python -m emulator.supervisor RUN_DIR
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+
+from emulator import broker
+from emulator.addressing import acquire_slot
+from emulator.daemon_config import DaemonConfig
+from emulator.plan import DAEMON_MODULES, Options, make_plan
+from emulator.procutil import die_with_parent, pid_alive, set_process_name
+from emulator.rundir import RunDir, write_json_atomic
+from emulator.topology import load_topology
+
+log = logging.getLogger("supervisor")
+
+STOP_GRACE_S = 5.0
+CRASH_WINDOW_S = 10.0     # a daemon that dies sooner than this after its start counts as crash-looping
+MAX_FAST_RESTARTS = 5
+
+
+@dataclass
+class Child:
+    config: DaemonConfig
+    pid: int = 0
+    started_at: float = 0.0
+    restarts: int = 0
+    fast_restarts: int = 0
+    state: str = "starting"      # starting | running | restarting | failed | stopped
+    last_exit: str = ""
+    next_start: float = 0.0
+    history: list[float] = field(default_factory=list)
+
+
+class Supervisor:
+    def __init__(self, run: RunDir) -> None:
+        self.run = run
+        self.children: dict[str, Child] = {}
+        self.by_pid: dict[int, str] = {}
+        self.stopping = False
+        self.broker_proc = None
+        self.slot = None
+
+    # -- child processes ---------------------------------------------------------------------
+    def fork(self, child: Child) -> None:
+        pid = os.fork()
+        if pid == 0:  # the daemon
+            code = 0
+            try:
+                self._become_daemon(child.config)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                logging.getLogger(child.config.name).exception("daemon crashed")
+                code = 1
+            finally:
+                os._exit(code)
+        child.pid, child.started_at, child.state = pid, time.time(), "running"
+        self.by_pid[pid] = child.config.name
+
+    def _become_daemon(self, cfg: DaemonConfig) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        die_with_parent()
+        if self.slot is not None:
+            self.slot.release()
+        set_process_name(f"twin:{cfg.name}")
+        if cfg.log_file:
+            fd = os.open(cfg.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        logging.basicConfig(level=logging.INFO, force=True, stream=sys.stderr,
+                            format=f"%(asctime)s {cfg.name} %(levelname)s %(name)s: %(message)s")
+        gc.unfreeze()
+        importlib.import_module(DAEMON_MODULES[cfg.kind]).run(cfg)
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            name = self.by_pid.pop(pid, None)
+            if name is None:
+                continue  # the broker, or a child from before a restart
+            child = self.children[name]
+            why = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}")
+            child.last_exit, child.pid = why, 0
+            if self.stopping:
+                child.state = "stopped"
+                continue
+            now = time.time()
+            fast = now - child.started_at < CRASH_WINDOW_S
+            child.fast_restarts = child.fast_restarts + 1 if fast else 0
+            if child.fast_restarts > MAX_FAST_RESTARTS:
+                child.state = "failed"
+                log.error("%s died (%s) %d times within %.0fs of starting; giving up", name, why,
+                          child.fast_restarts, CRASH_WINDOW_S)
+            else:
+                child.state = "restarting"
+                child.next_start = now + (0.2 * 2 ** (child.fast_restarts - 1) if fast else 0.0)
+                log.warning("%s died (%s); restarting", name, why)
+            self.write_status()
+
+    def restart_due(self) -> None:
+        now = time.time()
+        for child in self.children.values():
+            if child.state == "restarting" and now >= child.next_start:
+                child.restarts += 1
+                self.fork(child)
+                self.write_status()
+
+    def write_status(self) -> None:
+        write_json_atomic(self.run.daemons, {
+            "supervisor": os.getpid(),
+            "slot": self.slot.slot if self.slot else None,
+            "broker_pid": self.broker_proc.pid if self.broker_proc else None,
+            "updated_at": time.time(),
+            "daemons": {n: {"pid": c.pid, "state": c.state, "restarts": c.restarts, "started_at": c.started_at,
+                            "last_exit": c.last_exit} for n, c in self.children.items()},
+        })
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        config = self.run.read(self.run.config)
+        opts = Options.from_dict(config["options"])
+        topo = load_topology(config["topology_file"])
+        self.slot = acquire_slot(config.get("slot"))
+        plan = make_plan(topo, self.slot.slot, self.run.path, opts)
+        write_json_atomic(self.run.manifest, plan.manifest)
+        if plan.start_broker:
+            self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
+                                            self.run.logs / "broker.log")
+        for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
+            importlib.import_module(DAEMON_MODULES[kind])
+        gc.collect()
+        gc.freeze()
+        for cfg in plan.daemons:
+            self.children[cfg.name] = Child(cfg)
+            self.fork(self.children[cfg.name])
+        self.write_status()
+        log.info("started %d daemons (slot %d)", len(plan.daemons), self.slot.slot)
+
+    def loop(self) -> None:
+        while not self.stopping:
+            self.reap()
+            self.restart_due()
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.stopping = True
+        for child in self.children.values():
+            if child.pid:
+                os.kill(child.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self.by_pid and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.02)
+        for pid in list(self.by_pid):
+            log.warning("%s did not stop within %.0fs; killing it", self.by_pid[pid], STOP_GRACE_S)
+            os.kill(pid, signal.SIGKILL)
+        while self.by_pid:
+            self.reap()
+            time.sleep(0.01)
+        if self.broker_proc:
+            self.broker_proc.terminate()
+            try:
+                self.broker_proc.wait(timeout=STOP_GRACE_S)
+            except Exception:
+                self.broker_proc.kill()
+        self.write_status()
+        if self.slot:
+            self.slot.release()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m emulator.supervisor RUN_DIR", file=sys.stderr)
+        return 2
+    run = RunDir(argv[0])
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s supervisor %(levelname)s %(message)s")
+    set_process_name("twin:supervisor")
+    sup = Supervisor(run)
+
+    def on_term(signum: int, _frame: object) -> None:
+        sup.stopping = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    existing = run.running_supervisor()
+    if existing and existing != os.getpid() and pid_alive(existing):
+        log.error("a supervisor (pid %d) already runs in %s", existing, run.path)
+        return 1
+    run.supervisor_pid.write_text(f"{os.getpid()}\n")
+    rc = 0
+    try:
+        sup.start()
+        sup.loop()
+    except Exception as e:
+        log.error("twin failed to start: %s", e)
+        write_json_atomic(run.path / "failed.json", {"error": str(e)})
+        rc = 1
+    finally:
+        sup.stop()
+        run.supervisor_pid.unlink(missing_ok=True)
+    return rc
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

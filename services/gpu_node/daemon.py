@@ -1,0 +1,124 @@
+"""The GPU-server daemon: one process per emulated HGX H100 server.
+
+Wires the pure model to the outside: its gRPC API (with health and reflection), a dcgm-exporter
+shaped Prometheus endpoint, the state store (every acknowledged change is committed first), and
+the MQTT bus (events, faults, 1 Hz telemetry per GPU).
+
+    python -m services.gpu_node.daemon CONFIG.json      # normally forked by the supervisor
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
+from emulator import bus
+from emulator.daemon_config import DaemonConfig, split_hostport
+from emulator.grpc_server import start_server
+from emulator.http_endpoint import PROMETHEUS_TEXT, serve
+from services.gpu_node import dcgm
+from services.gpu_node.model import NodeModel
+from services.gpu_node.servicer import GpuNodeServicer
+from services.gpu_node.spec import NodeSpec
+from services.gpu_node.store import NodeStore
+from services.gpu_node.telemetry import samples
+
+log = logging.getLogger("gpu_node")
+
+SERVICE_NAME = "clustertwin.v1.GpuNode"
+CHECKPOINT_EVERY_S = 30.0   # counters (energy) are saved this often even when nothing else changes
+
+
+class GpuNodeDaemon:
+    def __init__(self, cfg: DaemonConfig) -> None:
+        self.cfg = cfg
+        self.clock = cfg.clock
+        self.spec = NodeSpec.from_dict(cfg.spec)
+        self.store = NodeStore(cfg.store_url, cfg.name)
+        state = self.store.load()
+        now = self.clock.now()
+        self.first_boot = state is None
+        self.model = NodeModel(self.spec, now) if state is None else NodeModel.from_state(self.spec, state, now)
+        self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
+                                 status_topic=bus.status_topic(cfg.twin, cfg.name))
+        self.servicer = GpuNodeServicer(self.model, self.clock.now, self.persist)
+
+    async def persist(self, events: list[dict[str, Any]]) -> None:
+        """Commit the model's state before the change is acknowledged, then tell the bus."""
+        self.store.save(self.model.to_state(), events)
+        twin, node = self.cfg.twin, self.cfg.name
+        for ev in events:
+            self.bus.publish(bus.event_topic(twin, node, ev["kind"]), ev, qos=1)
+            fault = ev.get("fault")
+            if fault:
+                topic = bus.fault_topic(twin, node, fault["id"])
+                self.bus.publish(topic, fault, qos=1, retain=bool(fault.get("active")))
+                if not fault.get("active"):
+                    self.bus.publish(topic, b"", qos=1, retain=True)   # drop the retained copy
+
+    def metrics(self) -> tuple[str, str]:
+        return PROMETHEUS_TEXT, dcgm.render(self.model)
+
+    async def telemetry_loop(self) -> None:
+        twin, node = self.cfg.twin, self.cfg.name
+        since_checkpoint = 0.0
+        while True:
+            await asyncio.sleep(self.cfg.telemetry_interval)
+            now = self.clock.now()
+            self.model.tick(now)
+            await self.servicer.commit()
+            for sample in samples(self.model, now):
+                self.bus.publish(bus.telemetry_topic(twin, node, sample["gpu"]), sample)
+            since_checkpoint += self.cfg.telemetry_interval
+            if since_checkpoint >= CHECKPOINT_EVERY_S:
+                self.store.save(self.model.to_state(), [])
+                since_checkpoint = 0.0
+
+    async def serve(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if self.first_boot:
+            await self.servicer.commit()   # the first boot's state (and its MIG layout) is durable
+        server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_GpuNodeServicer_to_server,
+                                                             self.servicer, SERVICE_NAME)])
+        http = None
+        if self.cfg.metrics:
+            host, port = split_hostport(self.cfg.metrics)
+            http = await serve(host, port, {"/metrics": self.metrics})
+        tasks = [asyncio.create_task(self.bus.run(), name="bus"),
+                 asyncio.create_task(self.telemetry_loop(), name="telemetry")]
+        log.info("%s serving gRPC on %s, metrics on %s (boot %s)", self.cfg.name, self.cfg.grpc, self.cfg.metrics,
+                 "first" if self.first_boot else "restored from store")
+        await stop.wait()
+        log.info("%s stopping", self.cfg.name)
+        await health.enter_graceful_shutdown()
+        await server.stop(grace=1.0)
+        await self.servicer.close()
+        if http is not None:
+            http.close()
+        self.store.save(self.model.to_state(), [])
+        await self.bus.close()
+        for t in tasks:
+            t.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.store.close()
+
+
+def run(cfg: DaemonConfig) -> None:
+    asyncio.run(GpuNodeDaemon(cfg).serve())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m services.gpu_node.daemon CONFIG.json")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run(DaemonConfig.from_file(Path(sys.argv[1])))

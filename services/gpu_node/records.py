@@ -1,0 +1,138 @@
+"""The mutable records the node model keeps, and their JSON form for the state store.
+
+Every record round-trips through `to_dict`/`from_dict` exactly (lists, ints, floats, strings),
+so a restarted daemon shows clients what they saw before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from services.gpu_node import mig, thermal
+
+NVLINKS_PER_GPU = 18
+NVLINK_GBYTES = 26.562  # NVLink4, per link and direction
+# 18 links spread over the 4 NVSwitch chips of the baseboard (5 + 4 + 4 + 5 on HGX H100).
+NVLINK_SWITCH = (0,) * 5 + (1,) * 4 + (2,) * 4 + (3,) * 5
+
+FaultKind = Literal["XID", "THERMAL_SLOWDOWN", "ECC_SBE", "ECC_DBE", "NVLINK_DOWN"]
+FAULT_KINDS: tuple[str, ...] = ("XID", "THERMAL_SLOWDOWN", "ECC_SBE", "ECC_DBE", "NVLINK_DOWN")
+
+
+@dataclass
+class Device:
+    gpu: int
+    uuid: str
+    gi_id: int = 0
+    ci_id: int = 0
+    mig_profile: str = ""
+    is_mig: bool = False
+
+
+@dataclass
+class Lease:
+    id: str
+    job_id: str
+    devices: list[Device]
+    env: dict[str, str]
+    created_at: float
+    utilization: int
+    pid: int  # the pid the driver prints in Xid lines for this job's process
+    active: bool = True
+    end_reason: str = ""
+    ended_at: float = 0.0
+
+    @property
+    def gpus(self) -> list[int]:
+        return sorted({d.gpu for d in self.devices})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Lease:
+        return cls(**{**d, "devices": [Device(**x) for x in d["devices"]], "env": dict(d["env"])})
+
+
+@dataclass
+class Fault:
+    id: str
+    kind: str  # one of FAULT_KINDS
+    gpu: int
+    injected_at: float
+    xid: int = 0  # the Xid the fault raised, 0 if none
+    link: int = 0
+    count: int = 0
+    lease_id: str = ""
+    active: bool = True
+    cleared_at: float = 0.0
+    effect: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fault:
+        return cls(**d)
+
+
+@dataclass
+class EccState:
+    volatile_sbe: int = 0
+    volatile_dbe: int = 0
+    aggregate_sbe: int = 0
+    aggregate_dbe: int = 0
+    correctable_remapped_rows: int = 0
+    uncorrectable_remapped_rows: int = 0
+    row_remap_pending: bool = False
+    row_remap_failure: bool = False
+
+
+@dataclass
+class LinkState:
+    up: bool = True
+    crc_errors: int = 0
+    replay_errors: int = 0
+    recovery_errors: int = 0
+
+
+@dataclass
+class GpuState:
+    index: int
+    thermal: thermal.ThermalState
+    mig_enabled: bool = False
+    gis: list[mig.GpuInstance] = field(default_factory=list)
+    lost: bool = False
+    last_xid: int = 0
+    pcie_replay: int = 0
+    ecc: EccState = field(default_factory=EccState)
+    links: list[LinkState] = field(default_factory=lambda: [LinkState() for _ in range(NVLINKS_PER_GPU)])
+
+    def gi(self, gi_id: int) -> mig.GpuInstance | None:
+        return next((g for g in self.gis if g.id == gi_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GpuState:
+        gis = [
+            mig.GpuInstance(
+                id=g["id"], profile=g["profile"], start=g["start"],
+                cis=[mig.ComputeInstance(**c) for c in g["cis"]],
+            )
+            for g in d["gis"]
+        ]
+        return cls(
+            index=d["index"],
+            thermal=thermal.ThermalState(**d["thermal"]),
+            mig_enabled=d["mig_enabled"],
+            gis=gis,
+            lost=d["lost"],
+            last_xid=d["last_xid"],
+            pcie_replay=d["pcie_replay"],
+            ecc=EccState(**d["ecc"]),
+            links=[LinkState(**x) for x in d["links"]],
+        )

@@ -1,0 +1,102 @@
+"""`twin up` / `down` / `status` as a user runs them: real processes, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator import lifecycle
+from emulator.client import Twin
+from emulator.procutil import pid_alive
+from emulator.rundir import RunDir, RunDirError
+from emulator.topology import TopologyError
+from tests.conftest import assert_nothing_left, twin_pids
+
+
+def run_twin(twin_exe: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([twin_exe, *args], capture_output=True, text=True, timeout=timeout,
+                          env=os.environ | {"COLUMNS": "200"})
+
+
+def test_rack_twin_up_status_down_from_the_command_line(twin_exe: str, tmp_path: Path) -> None:
+    run_dir = str(tmp_path / "rack")
+    up = run_twin(twin_exe, "up", "rack", "--run-dir", run_dir)
+    assert up.returncode == 0, up.stderr
+    assert "4 daemons healthy" in up.stdout
+    try:
+        status = run_twin(twin_exe, "status", "--run-dir", run_dir, "--json")
+        assert status.returncode == 0, status.stderr
+        doc = json.loads(status.stdout)
+        assert [d["health"] for d in doc["daemons"]] == ["SERVING"] * 4
+        endpoints = json.loads(run_twin(twin_exe, "endpoints", "--run-dir", run_dir, "--json").stdout)
+        assert len(endpoints["daemons"]) == 4
+        listing = run_twin(twin_exe, "gpu", "list", "--run-dir", run_dir, "--node", "gpu004", "--json")
+        assert [g["index"] for g in json.loads(listing.stdout)] == list(range(8))
+        again = run_twin(twin_exe, "up", "rack", "--run-dir", run_dir)
+        assert again.returncode == 2 and "already running" in again.stderr
+        assert "Traceback" not in again.stderr
+        bad = run_twin(twin_exe, "fault", "inject", "gpu004", "--gpu", "2", "--xid", "12345", "--run-dir", run_dir)
+        assert bad.returncode == 2 and "12345" in bad.stderr and "Traceback" not in bad.stderr
+        unknown = run_twin(twin_exe, "gpu", "show", "gpu404", "0", "--run-dir", run_dir)
+        assert unknown.returncode == 2 and "gpu404" in unknown.stderr
+    finally:
+        pids = twin_pids(RunDir(run_dir))
+        down = run_twin(twin_exe, "down", "--run-dir", run_dir)
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert_nothing_left(RunDir(run_dir), pids)
+
+
+def test_bad_topology_starts_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nservers: [\n")
+    run = RunDir(tmp_path / "run")
+    with pytest.raises(TopologyError, match="bad.yaml"):
+        lifecycle.up(str(bad), run)
+    assert not run.manifest.exists() and run.running_supervisor() is None
+    with pytest.raises(TopologyError, match="no-such-topology"):
+        lifecycle.up("no-such-topology", run)
+
+
+def test_commands_on_a_directory_without_a_twin_say_so(twin_exe: str, tmp_path: Path) -> None:
+    result = run_twin(twin_exe, "status", "--run-dir", str(tmp_path))
+    assert result.returncode == 2 and "not found" in result.stderr and "Traceback" not in result.stderr
+    with pytest.raises(RunDirError):
+        Twin.connect(tmp_path)
+    assert "no twin running" in run_twin(twin_exe, "down", "--run-dir", str(tmp_path)).stdout
+
+
+def test_unknown_network_backend_and_bad_broker_url_are_refused(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    with pytest.raises(lifecycle.TwinError, match="unknown network backend"):
+        lifecycle.up("mini", run, network="carrier-pigeon")
+    with pytest.raises(lifecycle.TwinError, match="mqtt://HOST:PORT"):
+        lifecycle.up("mini", run, broker_url="http://x")
+    assert not run.manifest.exists()
+
+
+def test_killed_supervisor_takes_its_daemons_with_it(tmp_path: Path) -> None:
+    twin = Twin.up("mini", run_dir=tmp_path / "crash", timeout=60)
+    pids = twin_pids(twin.run)
+    supervisor = twin.run.running_supervisor()
+    assert supervisor and len(pids) == 4   # supervisor, broker, two daemons
+    os.kill(supervisor, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    twin.down()   # cleans whatever a crash left, and the pid file
+    assert_nothing_left(twin.run, pids)
+
+
+def test_two_twins_run_side_by_side(tmp_path: Path) -> None:
+    with Twin.up("mini", run_dir=tmp_path / "a", timeout=60) as a, Twin.up("mini", run_dir=tmp_path / "b",
+                                                                          timeout=60) as b:
+        assert a.manifest["slot"] != b.manifest["slot"]
+        assert a.gpu_node("gpu001").gpus()[0].uuid == b.gpu_node("gpu001").gpus()[0].uuid
+        a.gpu_node("gpu001").lease("only-in-a", count=1)
+        assert not b.gpu_node("gpu001").leases()
