@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +19,9 @@ def write_config(directory: Path, host: str, port: int, log_file: Path) -> Path:
     conf.write_text(
         f"# written by the clustertwin supervisor\n"
         f"listener {port} {host}\n"
+        # Stay the supervisor's user: dropping privileges would clear PR_SET_PDEATHSIG, and a broker
+        # outliving a killed supervisor would squat on the slot's address.
+        f"user {getpass.getuser()}\n"
         "allow_anonymous true\n"
         "persistence false\n"
         f"log_dest file {log_file}\n"

@@ -140,6 +140,9 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
     for p in leftovers:
         os.kill(p, signal.SIGKILL)
         stopped.append(f"leftover {p}")
+    deadline = time.monotonic() + timeout
+    while any(pid_alive(p) for p in leftovers) and time.monotonic() < deadline:
+        time.sleep(0.02)
     run.supervisor_pid.unlink(missing_ok=True)
     return stopped
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
@@ -24,9 +25,12 @@ def _health(h: int) -> str:
     return pb.Health.Name(h).removeprefix("HEALTH_")
 
 
+def _as_dict(message: object) -> dict:
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+
 def _dump(message: object) -> None:
-    import json
-    print(json.dumps(MessageToDict(message, preserving_proto_field_name=True), indent=2))
+    print(json.dumps(_as_dict(message), indent=2))
 
 
 @app.command("list")
@@ -43,8 +47,7 @@ def list_gpus(run_dir: RunDirOption = DEFAULT,
             for g in twin.gpu_node(name).gpus():
                 rows.append((name, g))
     if as_json:
-        import json
-        print(json.dumps([{"node": n} | MessageToDict(g, preserving_proto_field_name=True) for n, g in rows], indent=2))
+        print(json.dumps([{"node": n} | _as_dict(g) for n, g in rows], indent=2))
         return
     for name, g in rows:
         table.add_row(name, str(g.index), g.uuid, _health(g.health), f"{g.gpu_util}%", f"{g.power_w:.0f} W",

@@ -66,15 +66,15 @@ def test_health_and_reflection_answer(mini_twin: Twin) -> None:
 
 
 def test_xid79_ends_the_lease_and_reaches_the_bus(mini_twin: Twin) -> None:
-    node = mini_twin.gpu_node("gpu002")
+    node = mini_twin.gpu_node("gpu001")
     lease = node.lease("job-xid79", count=8, utilization=90)
     assert lease.env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert lease.env["NVIDIA_VISIBLE_DEVICES"] == ",".join(g.uuid for g in node.gpus())
-    with mini_twin.events("events/gpu002/#") as events:
+    with mini_twin.events("events/gpu001/#") as events:
         fault = node.inject_xid(gpu=3, xid=79)
         xid = events.wait_for(lambda e: e["kind"] == "xid" and e["xid"] == 79)
         ended = events.wait_for(lambda e: e["kind"] == "lease_end" and e["lease_id"] == lease.id)
-    assert xid["gpu"] == 3 and ended["node"] == "gpu002"
+    assert xid["gpu"] == 3 and ended["node"] == "gpu001"
     assert not node.lease_info(lease.id).active
     with pytest.raises(TwinRpcError) as lost:
         node.gpu(3)
@@ -115,11 +115,13 @@ def test_bad_requests_get_clear_errors_and_change_nothing(mini_twin: Twin) -> No
 
 def test_busy_gpu_draws_power_in_telemetry_and_metrics(mini_twin: Twin) -> None:
     node = mini_twin.gpu_node("gpu001")
+    idle = node.gpu(6)
     lease = node.lease("job-hot", gpus=[5], utilization=100)
     try:
         with mini_twin.events("telemetry/gpu001/gpu/5") as tel:
-            sample = tel.wait_for(lambda m: m["power_w"] > 300 and m["gpu_util"] >= 90, timeout=30)
-        assert sample["temperature_c"] > node.gpu(6).temperature_c
+            sample = tel.wait_for(lambda m: m["power_w"] > 300 and m["gpu_util"] >= 90
+                                  and m["temperature_c"] > idle.temperature_c + 2, timeout=30)
+        assert sample["sm_clock_mhz"] > idle.sm_clock_mhz
         url = mini_twin.daemon("gpu001")["metrics"]
         text = urllib.request.urlopen(url, timeout=5).read().decode()
         families = {f.name: f for f in text_string_to_metric_families(text)}
@@ -134,8 +136,10 @@ def test_busy_gpu_draws_power_in_telemetry_and_metrics(mini_twin: Twin) -> None:
 
 
 def test_killed_daemon_restarts_with_its_state(mini_twin: Twin) -> None:
-    node = mini_twin.gpu_node("gpu002")
-    lease = node.lease("job-survivor", gpus=[6])
+    node = mini_twin.gpu_node("gpu002")          # the MIG server of mini: its layout must survive too
+    layout = [[(gi.id, gi.profile) for gi in node.gpu_instances(g)] for g in range(8)]
+    assert layout[0], "gpu002 should come up with its MIG layout"
+    lease = node.lease("job-survivor", count=1, mig_profile="1g.10gb")
     fault = node.inject_fault("thermal", gpu=7)
     status = json.loads(mini_twin.run.daemons.read_text())["daemons"]["gpu002"]
     os.kill(status["pid"], signal.SIGKILL)
@@ -147,6 +151,7 @@ def test_killed_daemon_restarts_with_its_state(mini_twin: Twin) -> None:
     assert new_pid != status["pid"] and pid_alive(new_pid)
     assert lease.id in [ls.id for ls in node.leases()]
     assert fault.id in [f.id for f in node.faults()]
-    assert node.gpu(6).lease_ids == [lease.id]
+    assert [[(gi.id, gi.profile) for gi in node.gpu_instances(g)] for g in range(8)] == layout
+    assert lease.id in node.gpu(lease.devices[0].gpu).lease_ids
     node.release(lease.id)
     node.clear_fault(fault.id)

@@ -1,0 +1,34 @@
+"""The `mininet` network backend: the twin's three planes in real network namespaces.
+
+    from emulator.network import build_network, clean_network
+    net = build_network(load_topology("rack"), prefix="ct0", state_dir=run_dir / "network")
+    net.exec("gpu001", ["ping", "-c", "1", "-W", "1", net.address("gpu004", "compute")])
+    net.link_down("ib-leaf01", "ib-spine01"); net.link_up("ib-leaf01", "ib-spine01")
+    net.stop()                     # or, after a crash: clean_network(run_dir / "network")
+
+See `network.py` for how each plane is built and isolated, `plan.py` for names and addresses,
+`routing.py` for the route-table interface, `faults.py` for faults, `cleanup.py` for clean-up.
+"""
+
+from emulator.network.cleanup import clean_network
+from emulator.network.errors import NetworkError
+from emulator.network.faults import NetFault
+from emulator.network.network import DEFAULT_BANDWIDTH_SCALE, STATE_FILE, Network, build_network
+from emulator.network.plan import NetworkPlan, make_network_plan
+from emulator.network.routing import Nexthop, Route, RouteTable, shortest_path_routes
+
+__all__ = [
+    "DEFAULT_BANDWIDTH_SCALE",
+    "STATE_FILE",
+    "NetFault",
+    "Network",
+    "NetworkError",
+    "NetworkPlan",
+    "Nexthop",
+    "Route",
+    "RouteTable",
+    "build_network",
+    "clean_network",
+    "make_network_plan",
+    "shortest_path_routes",
+]

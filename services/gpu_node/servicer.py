@@ -1,0 +1,251 @@
+"""The GpuNode gRPC service (grpc.aio): a thin adapter over `NodeModel`.
+
+Each RPC translates the request, calls the model with `now=clock()` and translates the answer.
+Mutations run under one asyncio.Lock and end with `commit()`: drain the model's events, await
+`persist(events)` (the daemon saves state and publishes there), then fan the events out to
+WatchEvents subscribers. So a reply is only sent once its change is durable, and watchers never
+see an event that was not persisted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from clustertwin.v1 import gpu_node_pb2 as pb
+from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
+from services.gpu_node import convert
+from services.gpu_node.errors import ModelError
+from services.gpu_node.model import NodeModel
+
+Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+STATUS: dict[str, grpc.StatusCode] = {
+    "NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    "INVALID_ARGUMENT": grpc.StatusCode.INVALID_ARGUMENT,
+    "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
+    "RESOURCE_EXHAUSTED": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "ALREADY_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
+}
+WATCH_QUEUE_MAX = 10_000  # a watcher this far behind is cut off and told where to resume
+
+_CLOSE = object()
+_OVERFLOW = object()
+
+
+class PersistError(Exception):
+    """persist() failed: the change is applied in memory and will be retried with the next commit."""
+
+
+def _rpc(mutating: bool) -> Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]:
+    """Wrap `fn(self, request, now) -> reply` as a grpc.aio handler with error mapping."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+        @functools.wraps(fn)
+        async def handler(self: GpuNodeServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                if not mutating:
+                    return fn(self, request, self._clock())
+                async with self._lock:
+                    reply = fn(self, request, self._clock())
+                    await self._commit_locked()
+                    return reply
+            except ModelError as e:
+                await context.abort(STATUS[e.code], e.message)
+            except PersistError as e:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
+
+        return handler
+
+    return wrap
+
+
+class GpuNodeServicer(pb_grpc.GpuNodeServicer):
+    def __init__(self, model: NodeModel, clock: Callable[[], float], persist: Persist) -> None:
+        self._model = model
+        self._clock = clock
+        self._persist = persist
+        self._lock = asyncio.Lock()
+        self._watchers: set[asyncio.Queue[object]] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------------ commit and fan-out
+
+    async def commit(self) -> None:
+        """Persist and publish whatever the model changed (the daemon calls this after `tick`)."""
+        async with self._lock:
+            await self._commit_locked()
+
+    async def _commit_locked(self) -> None:
+        events = self._model.drain_events()
+        try:
+            await self._persist(events)
+        except Exception as exc:  # the daemon's storage or broker failed, not the caller
+            self._model.requeue_events(events)
+            raise PersistError(f"{self._model.spec.name}: change applied but not yet persisted: {exc}") from exc
+        for q in list(self._watchers):
+            for e in events:
+                try:
+                    q.put_nowait(e)
+                except asyncio.QueueFull:
+                    while not q.empty():
+                        q.get_nowait()
+                    q.put_nowait(_OVERFLOW)
+                    break
+
+    async def close(self) -> None:
+        """End every WatchEvents stream (server shutdown)."""
+        self._closed = True
+        for q in list(self._watchers):
+            while not q.empty():
+                q.get_nowait()
+            q.put_nowait(_CLOSE)
+
+    # ------------------------------------------------------------------ queries
+
+    @_rpc(mutating=False)
+    def GetNode(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
+        return convert.node(self._model.node_info(now))
+
+    @_rpc(mutating=False)
+    def ListGpus(self, request: pb.ListGpusRequest, now: float) -> pb.ListGpusResponse:
+        return pb.ListGpusResponse(gpus=[convert.gpu(v) for v in self._model.list_gpus()])
+
+    @_rpc(mutating=False)
+    def GetGpu(self, request: pb.GpuRequest, now: float) -> pb.GpuInfo:
+        return convert.gpu(self._model.gpu_info(request.gpu))
+
+    @_rpc(mutating=False)
+    def GetTopology(self, request: pb.GetNodeRequest, now: float) -> pb.TopologyMatrix:
+        return convert.topology(self._model.topology())
+
+    @_rpc(mutating=False)
+    def ListMigProfiles(self, request: pb.GpuRequest, now: float) -> pb.ListMigProfilesResponse:
+        views = self._model.mig_profiles(request.gpu)
+        return pb.ListMigProfilesResponse(profiles=[convert.mig_profile(v) for v in views])
+
+    @_rpc(mutating=False)
+    def ListGpuInstances(self, request: pb.GpuRequest, now: float) -> pb.ListGpuInstancesResponse:
+        views = self._model.gpu_instances(request.gpu)
+        return pb.ListGpuInstancesResponse(instances=[convert.gpu_instance(v) for v in views])
+
+    @_rpc(mutating=False)
+    def ListLeases(self, request: pb.ListLeasesRequest, now: float) -> pb.ListLeasesResponse:
+        return pb.ListLeasesResponse(leases=[convert.lease(x) for x in self._model.leases(request.include_ended)])
+
+    @_rpc(mutating=False)
+    def ListFaults(self, request: pb.ListFaultsRequest, now: float) -> pb.ListFaultsResponse:
+        return pb.ListFaultsResponse(faults=[convert.fault(f) for f in self._model.faults(request.include_cleared)])
+
+    @_rpc(mutating=False)
+    def KernelLog(self, request: pb.KernelLogRequest, now: float) -> pb.KernelLogResponse:
+        return pb.KernelLogResponse(lines=self._model.kernel_log())
+
+    # ------------------------------------------------------------------ MIG
+
+    @_rpc(mutating=True)
+    def SetMigMode(self, request: pb.SetMigModeRequest, now: float) -> pb.GpuInfo:
+        return convert.gpu(self._model.set_mig_mode(request.gpu, request.enabled, now))
+
+    @_rpc(mutating=True)
+    def CreateGpuInstance(self, request: pb.CreateGpuInstanceRequest, now: float) -> pb.GpuInstance:
+        start = request.placement_start if request.has_placement else None
+        view = self._model.create_gpu_instance(
+            request.gpu, request.profile, now, placement_start=start,
+            default_compute_instance=request.default_compute_instance,
+        )
+        return convert.gpu_instance(view)
+
+    @_rpc(mutating=True)
+    def DestroyGpuInstance(self, request: pb.DestroyGpuInstanceRequest, now: float) -> pb.Empty:
+        self._model.destroy_gpu_instance(request.gpu, request.gi_id, now)
+        return pb.Empty()
+
+    @_rpc(mutating=True)
+    def CreateComputeInstance(self, request: pb.CreateComputeInstanceRequest, now: float) -> pb.ComputeInstance:
+        return convert.compute_instance(
+            self._model.create_compute_instance(request.gpu, request.gi_id, request.slices, now)
+        )
+
+    @_rpc(mutating=True)
+    def DestroyComputeInstance(self, request: pb.DestroyComputeInstanceRequest, now: float) -> pb.Empty:
+        self._model.destroy_compute_instance(request.gpu, request.gi_id, request.ci_id, now)
+        return pb.Empty()
+
+    # ------------------------------------------------------------------ leases
+
+    @_rpc(mutating=True)
+    def AcquireLease(self, request: pb.LeaseRequest, now: float) -> pb.Lease:
+        lease = self._model.acquire(
+            request.job_id, now, count=request.count, gpus=list(request.gpus),
+            mig_profile=request.mig_profile, utilization=request.utilization,
+        )
+        return convert.lease(lease)
+
+    @_rpc(mutating=True)
+    def ReleaseLease(self, request: pb.LeaseId, now: float) -> pb.Lease:
+        return convert.lease(self._model.release(request.lease_id, now))
+
+    @_rpc(mutating=True)
+    def ReportLoad(self, request: pb.ReportLoadRequest, now: float) -> pb.Lease:
+        return convert.lease(self._model.report_load(request.lease_id, request.utilization, now))
+
+    # ------------------------------------------------------------------ faults
+
+    @_rpc(mutating=True)
+    def InjectFault(self, request: pb.InjectFaultRequest, now: float) -> pb.Fault:
+        fault = self._model.inject_fault(
+            convert.fault_kind(request.kind), request.gpu, now, xid=request.xid, link=request.link,
+            count=request.count, lease_id=request.lease_id,
+        )
+        return convert.fault(fault)
+
+    @_rpc(mutating=True)
+    def ClearFault(self, request: pb.FaultId, now: float) -> pb.Fault:
+        return convert.fault(self._model.clear_fault(request.fault_id, now))
+
+    @_rpc(mutating=True)
+    def ResetGpu(self, request: pb.GpuRequest, now: float) -> pb.GpuInfo:
+        return convert.gpu(self._model.reset_gpu(request.gpu, now))
+
+    @_rpc(mutating=True)
+    def RebootNode(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
+        return convert.node(self._model.reboot(now))
+
+    # ------------------------------------------------------------------ events
+
+    async def WatchEvents(
+        self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.Event]:
+        queue: asyncio.Queue[object] = asyncio.Queue(maxsize=WATCH_QUEUE_MAX)
+        # Under the lock no commit is half done, so backlog + live events have no gap.
+        async with self._lock:
+            backlog = self._model.events_after(request.after_seq) if request.replay else []
+            if self._closed:
+                queue.put_nowait(_CLOSE)
+            self._watchers.add(queue)
+        last = request.after_seq
+        try:
+            for e in backlog:
+                last = e["seq"]
+                yield convert.event(e)
+            while True:
+                item = await queue.get()
+                if item is _CLOSE:
+                    return
+                if item is _OVERFLOW:
+                    await context.abort(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{self._model.spec.name}: watcher fell behind; resume with replay after_seq={last}",
+                    )
+                assert isinstance(item, dict)
+                if item["seq"] <= last:
+                    continue
+                last = item["seq"]
+                yield convert.event(item)
+        finally:
+            self._watchers.discard(queue)
