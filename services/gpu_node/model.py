@@ -13,6 +13,7 @@ until the node reboots, and Xids end the affected lease or every lease on the GP
 from __future__ import annotations
 
 import copy
+import functools
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -96,7 +97,7 @@ class NodeModel:
         return GpuState(index=i, thermal=thermal.idle_state(self._offset(i)))
 
     def _offset(self, i: int) -> float:
-        return thermal.idle_offset(self.spec.gpu_uuid(i))
+        return _idle_offset(self.spec.gpu_uuid(i))
 
     def _where(self, gpu: int | None = None) -> str:
         return self.spec.name if gpu is None else f"{self.spec.name}: GPU {gpu}"
@@ -792,6 +793,10 @@ class NodeModel:
 
     # ======================================================================= events
 
+    @property
+    def has_pending_events(self) -> bool:
+        return bool(self._pending)
+
     def drain_events(self) -> list[dict[str, Any]]:
         """Events not yet drained, oldest first; they count as committed from here on."""
         out, self._pending = self._pending, []
@@ -863,3 +868,8 @@ def _serial(record_id: str) -> int:
     """The counter at the end of a lease or fault id (`gpu003-lease-12` → 12)."""
     tail = record_id.rsplit("-", 1)[-1]
     return int(tail) if tail.isdigit() else 0
+
+
+@functools.cache
+def _idle_offset(uuid: str) -> float:
+    return thermal.idle_offset(uuid)

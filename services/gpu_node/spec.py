@@ -7,6 +7,7 @@ is killed and restarted presents exactly the same devices, as real hardware does
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import uuid
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ class NodeSpec:
     def _uuid5(self, *parts: object) -> uuid.UUID:
         return uuid.uuid5(_IDENTITY_NAMESPACE, "/".join(str(p) for p in (self.twin, self.name, *parts)))
 
+    @functools.cache  # noqa: B019 - specs are few and live as long as the process
     def gpu_uuid(self, gpu: int) -> str:
         return f"GPU-{self._uuid5('gpu', gpu)}"
 
