@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from emulator.procutil import die_with_parent, wait_for_port
+from emulator.procutil import die_with_parent, enter_netns, wait_for_port
 
 
 class BrokerError(RuntimeError):
@@ -32,14 +32,22 @@ def write_config(directory: Path, host: str, port: int, log_file: Path) -> Path:
     return conf
 
 
-def start(directory: Path, host: str, port: int, log_file: Path, timeout: float = 10.0) -> subprocess.Popen:
+def start(directory: Path, host: str, port: int, log_file: Path, timeout: float = 10.0,
+          netns: str | None = None) -> subprocess.Popen:
+    """Start Mosquitto on host:port (inside the management host's namespace when there is one)."""
     exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
     if not Path(exe).exists():
         raise BrokerError("mosquitto not found: run `make install` (it installs Debian's mosquitto)")
     conf = write_config(directory, host, port, log_file)
     proc = subprocess.Popen([exe, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=open(log_file, "ab"), preexec_fn=die_with_parent)
+                            stderr=open(log_file, "ab"), preexec_fn=lambda: _prepare(netns))
     if not wait_for_port(host, port, timeout):
         proc.kill()
         raise BrokerError(f"mosquitto did not listen on {host}:{port} within {timeout:.0f}s; see {log_file}")
     return proc
+
+
+def _prepare(netns: str | None) -> None:
+    die_with_parent()
+    if netns:
+        enter_netns(netns)

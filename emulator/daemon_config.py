@@ -22,6 +22,7 @@ class DaemonConfig:
     broker_host: str
     broker_port: int
     log_file: str | None = None
+    netns: str | None = None     # network namespace of the daemon's host (netns backend), else None
     clock_epoch: float = 0.0
     clock_scale: float = 1.0
     telemetry_interval: float = 1.0

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from emulator import addressing, bus
 from emulator.daemon_config import DaemonConfig
+from emulator.network.errors import NetworkError
 from emulator.store import store_url
 from emulator.topology import Topology
 
@@ -44,6 +45,7 @@ class Options:
 
 @dataclass(frozen=True)
 class Plan:
+    broker_netns: str | None
     broker_host: str
     broker_port: int
     start_broker: bool
@@ -65,9 +67,47 @@ def host_addresses(slot: int, host: int) -> dict[str, str]:
     return {plane: addressing.host_address(slot, plane, host) for plane in addressing.PLANES}
 
 
-def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options) -> Plan:
+class Addressing(Protocol):
+    """Where an emulated host sits: its address per plane and its network namespace, if any."""
+
+    def addresses(self, host: str, index: int) -> dict[str, str]: ...
+    def netns(self, host: str) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class LoopbackAddressing:
+    slot: int
+
+    def addresses(self, host: str, index: int) -> dict[str, str]:
+        return host_addresses(self.slot, index)
+
+    def netns(self, host: str) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class NamespaceAddressing:
+    """Hosts are namespaces of an emulated network (emulator.network.Network)."""
+
+    network: Any
+
+    def addresses(self, host: str, index: int) -> dict[str, str]:
+        out = {}
+        for plane in addressing.PLANES:
+            try:
+                out[plane] = self.network.address(host, plane)
+            except NetworkError:   # the host is not on this plane (e.g. a management node on storage)
+                continue
+        return out
+
+    def netns(self, host: str) -> str | None:
+        return self.network.netns(host)
+
+
+def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options, hosts: Addressing | None = None) -> Plan:
+    hosts = hosts or LoopbackAddressing(slot)
     mgmt = topo.management_nodes[0] if topo.management_nodes else "mgmt01"
-    mgmt_addr = host_addresses(slot, MANAGEMENT_HOST_BASE)
+    mgmt_addr = hosts.addresses(mgmt, MANAGEMENT_HOST_BASE)
     if opts.broker_url:
         broker_host, broker_port = parse_broker_url(opts.broker_url)
     else:
@@ -76,7 +116,7 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options) -> Plan:
     daemons: list[DaemonConfig] = []
     entries: list[dict[str, Any]] = []
     for server in topo.gpu_servers:
-        addrs = host_addresses(slot, GPU_SERVER_HOST_BASE + server.index)
+        addrs = hosts.addresses(server.name, GPU_SERVER_HOST_BASE + server.index)
         oob = addrs["oob"]
         spec = server.to_dict() | {"twin": opts.twin}
         cfg = DaemonConfig(
@@ -84,7 +124,7 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options) -> Plan:
             grpc=f"{oob}:{GPU_NODE_GRPC_PORT}", metrics=f"{oob}:{DCGM_EXPORTER_PORT}",
             store_url=store_url(opts.store_url, run_dir / "state", server.name),
             broker_host=broker_host, broker_port=broker_port,
-            log_file=str(run_dir / "logs" / f"{server.name}.log"),
+            log_file=str(run_dir / "logs" / f"{server.name}.log"), netns=hosts.netns(server.name),
             clock_epoch=opts.clock_epoch, clock_scale=opts.clock_scale,
             telemetry_interval=opts.telemetry_interval,
         )
@@ -92,7 +132,7 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options) -> Plan:
         entries.append({
             "name": server.name, "kind": "gpu_node", "host": server.name, "rack": server.rack,
             "grpc": cfg.grpc, "metrics": f"http://{cfg.metrics}/metrics", "addresses": addrs,
-            "service": "clustertwin.v1.GpuNode",
+            "service": "clustertwin.v1.GpuNode", "netns": cfg.netns,
         })
 
     manifest = {
@@ -109,4 +149,6 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options) -> Plan:
         "management": {"host": mgmt, "addresses": mgmt_addr},
         "daemons": entries,
     }
-    return Plan(broker_host, broker_port, not opts.broker_url, daemons, manifest)
+    broker_netns = None if opts.broker_url or not topo.management_nodes else hosts.netns(mgmt)
+    manifest["management"]["netns"] = broker_netns
+    return Plan(broker_netns, broker_host, broker_port, not opts.broker_url, daemons, manifest)

@@ -47,3 +47,17 @@ def pid_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def enter_netns(name: str) -> None:
+    """Move this process into the named network namespace (/run/netns/NAME), as `ip netns exec`."""
+    fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(fd, _CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into network namespace {name}: {os.strerror(err)}")
+    finally:
+        os.close(fd)

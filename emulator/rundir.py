@@ -7,7 +7,8 @@
       supervisor.pid
       state/           databases (SQLite by default, one per daemon: each owns its tables)
       logs/            one log per daemon, plus the supervisor's and the broker's
-      broker/          the Mosquitto config and persistence
+      broker/          the Mosquitto config
+      network/         the emulated network's record (netns backend), so clean-up works after a crash
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class RunDir:
     state = property(lambda self: self.path / "state")
     logs = property(lambda self: self.path / "logs")
     broker = property(lambda self: self.path / "broker")
+    network = property(lambda self: self.path / "network")
 
     def create(self) -> None:
         for d in (self.path, self.state, self.logs, self.broker):

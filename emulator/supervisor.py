@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from emulator import broker
 from emulator.addressing import acquire_slot
 from emulator.daemon_config import DaemonConfig
-from emulator.plan import DAEMON_MODULES, Options, make_plan
-from emulator.procutil import die_with_parent, pid_alive, set_process_name
+from emulator.network.operator import OPERATOR_ADDRESS
+from emulator.plan import DAEMON_MODULES, NamespaceAddressing, Options, make_plan
+from emulator.procutil import die_with_parent, enter_netns, pid_alive, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
 from emulator.topology import load_topology
 
@@ -57,6 +58,7 @@ class Supervisor:
         self.stopping = False
         self.broker_proc = None
         self.slot = None
+        self.network = None
 
     # -- child processes ---------------------------------------------------------------------
     def fork(self, child: Child) -> None:
@@ -81,6 +83,8 @@ class Supervisor:
         die_with_parent()
         if self.slot is not None:
             self.slot.release()
+        if cfg.netns:
+            enter_netns(cfg.netns)   # the daemon lives in its emulated host, as the real one does
         set_process_name(f"twin:{cfg.name}")
         if cfg.log_file:
             fd = os.open(cfg.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -148,11 +152,17 @@ class Supervisor:
         opts = Options.from_dict(config["options"])
         topo = load_topology(config["topology_file"])
         self.slot = acquire_slot(config.get("slot"))
-        plan = make_plan(topo, self.slot.slot, self.run.path, opts)
+        hosts = None
+        if opts.network == "netns":
+            hosts = self.build_network(topo)
+        plan = make_plan(topo, self.slot.slot, self.run.path, opts, hosts)
+        if self.network is not None:
+            plan.manifest["network_backend"] = self.network.show() | {
+                "operator_address": OPERATOR_ADDRESS, "state_dir": str(self.network.state_dir)}
         write_json_atomic(self.run.manifest, plan.manifest)
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
-                                            self.run.logs / "broker.log")
+                                            self.run.logs / "broker.log", netns=plan.broker_netns)
         for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
             importlib.import_module(DAEMON_MODULES[kind])
         gc.collect()
@@ -162,6 +172,17 @@ class Supervisor:
             self.fork(self.children[cfg.name])
         self.write_status()
         log.info("started %d daemons (slot %d)", len(plan.daemons), self.slot.slot)
+
+    def build_network(self, topo: object) -> NamespaceAddressing:
+        from emulator.network import build_network
+        from emulator.network.operator import attach_operator_port
+
+        started = time.monotonic()
+        self.network = build_network(topo, prefix=f"ct{self.slot.slot}", state_dir=self.run.network)
+        attach_operator_port(self.network)
+        log.info("network built in %.1fs (%d namespaces)", time.monotonic() - started,
+                 len(self.network.namespaces))
+        return NamespaceAddressing(self.network)
 
     def loop(self) -> None:
         while not self.stopping:
@@ -191,6 +212,8 @@ class Supervisor:
             except Exception:
                 self.broker_proc.kill()
         self.write_status()
+        if self.network is not None:
+            self.network.stop()
         if self.slot:
             self.slot.release()
 

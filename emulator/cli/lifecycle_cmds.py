@@ -18,7 +18,7 @@ from emulator.rundir import RunDir
 def up(
     topology: Annotated[str, typer.Argument(help="Topology name (under topologies/) or path.")] = "mini",
     run_dir: RunDirOption = DEFAULT,
-    network: Annotated[str, typer.Option(help="Network backend: loopback or mininet.")] = "loopback",
+    network: Annotated[str, typer.Option(help="loopback (127.x) or netns (namespaces; root).")] = "loopback",
     name: Annotated[str | None, typer.Option(help="Twin name for topics and identities.")] = None,
     store_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default SQLite in the run dir.")] = None,
     broker_url: Annotated[str | None, typer.Option(help="Use this MQTT broker (mqtt://HOST:PORT).")] = None,
