@@ -16,6 +16,7 @@ from emulator.health import SERVING, check_all
 from emulator.plan import Options, parse_broker_url
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
+from emulator.store import StoreError, check_store
 from emulator.topology import load_topology
 
 NETWORKS = ("loopback", "netns")
@@ -50,6 +51,11 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
         raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
     if telemetry_interval <= 0:
         raise TwinError(f"--telemetry-interval must be positive, got {telemetry_interval}")
+    if store_url:
+        try:
+            check_store(store_url)
+        except StoreError as e:
+            raise TwinError(str(e)) from None
     topo = load_topology(topology)   # TopologyError names the file and field
     pid = run.running_supervisor()
     if pid:
@@ -98,6 +104,7 @@ def wait_healthy(run: RunDir, manifest: dict[str, Any], deadline: float, progres
     while pending:
         if proc is not None:
             _fail_if_supervisor_died(proc, run)
+        _fail_if_daemons_gave_up(run, set(pending.values()))
         results = check_all(list(pending), timeout=1.0)
         for address, status in results.items():
             if status == SERVING:
@@ -112,6 +119,26 @@ def wait_healthy(run: RunDir, manifest: dict[str, Any], deadline: float, progres
             raise TwinError(f"{len(names)} daemon(s) not healthy in time: {', '.join(names[:8])}"
                             f"{' ...' if len(names) > 8 else ''}\nlast lines of {names[0]}'s log:\n{tail}")
         time.sleep(0.1)
+
+
+def _fail_if_daemons_gave_up(run: RunDir, names: set[str]) -> None:
+    """Stop waiting at once for a daemon the supervisor stopped restarting (it crash-looped)."""
+    try:
+        daemons = run.read(run.daemons).get("daemons", {})
+    except RunDirError:
+        return
+    failed = sorted(n for n in names if daemons.get(n, {}).get("state") == "failed")
+    if failed:
+        reason = _last_error(run.logs / f"{failed[0]}.log")
+        down(run)
+        raise TwinError(f"{', '.join(failed)} kept crashing at start-up: {reason} "
+                        f"(log: {run.logs / (failed[0] + '.log')})")
+
+
+def _last_error(path: Path) -> str:
+    lines = [ln.strip() for ln in _log_tail(path, 40).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "Error" in ln or "error" in ln]
+    return (errors or lines or ["no log"])[-1]
 
 
 def _log_tail(path: Path, lines: int = 15) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase
 
 
@@ -35,3 +37,38 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+SCHEMA_LOCK = 7377394821   # any constant: serialises CREATE TABLE across daemons sharing one database
+
+
+def create_tables(engine: Engine, models: list[type[Base]]) -> None:
+    """Create a daemon's tables; daemons starting together on one PostgreSQL database take turns,
+    as concurrent CREATE TABLE of the same name fails there."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
+        Base.metadata.create_all(conn, tables=[m.__table__ for m in models])
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def check_store(url: str) -> None:
+    """Fail fast, with one clear line, on a store URL that is malformed or unreachable."""
+    try:
+        shown = make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        raise StoreError(f"state store URL {url!r} is not a SQLAlchemy URL (e.g. postgresql+psycopg://HOST/DB)") from None
+    try:
+        args = {"connect_timeout": 5} if url.startswith("postgresql") else {}
+        engine = create_engine(url, connect_args=args)
+        with engine.connect():
+            pass
+        engine.dispose()
+    except NoSuchModuleError as e:
+        raise StoreError(f"state store {shown}: unsupported database driver ({e})") from None
+    except OperationalError as e:
+        reason = str(getattr(e, "orig", e)).strip().splitlines()[0]
+        raise StoreError(f"cannot reach state store {shown}: {reason}") from None

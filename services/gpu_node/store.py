@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, make_engine
+from emulator.store import Base, create_tables, make_engine
 
 
 class NodeRow(Base):
@@ -55,9 +55,7 @@ class NodeStore:
     def __init__(self, url: str, node: str) -> None:
         self.node = node
         self.engine = make_engine(url)
-        Base.metadata.create_all(
-            self.engine, tables=[t.__table__ for t in (NodeRow, LeaseRow, FaultRow, EventRow)]
-        )
+        create_tables(self.engine, [NodeRow, LeaseRow, FaultRow, EventRow])
 
     def load(self) -> dict[str, Any] | None:
         """The last committed state of this node, or None on first boot."""

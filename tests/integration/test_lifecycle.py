@@ -100,3 +100,16 @@ def test_two_twins_run_side_by_side(tmp_path: Path) -> None:
         assert a.gpu_node("gpu001").gpus()[0].uuid == b.gpu_node("gpu001").gpus()[0].uuid
         a.gpu_node("gpu001").lease("only-in-a", count=1)
         assert not b.gpu_node("gpu001").leases()
+
+
+def test_up_stops_waiting_for_a_daemon_the_supervisor_gave_up_on(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    run.create()
+    (run.logs / "gpu001.log").write_text("starting\nOSError: [Errno 98] address already in use\n")
+    run.daemons.write_text(json.dumps({"daemons": {"gpu001": {"state": "failed", "pid": 0},
+                                                   "gpu002": {"state": "running", "pid": 0}}}))
+    manifest = {"daemons": [{"name": "gpu001", "grpc": "127.0.0.1:9"}, {"name": "gpu002", "grpc": "127.0.0.1:19"}]}
+    started = time.monotonic()
+    with pytest.raises(lifecycle.TwinError, match=r"gpu001 kept crashing at start-up: OSError: \[Errno 98\]"):
+        lifecycle.wait_healthy(run, manifest, time.monotonic() + 60, lambda *_: None)
+    assert time.monotonic() - started < 5
