@@ -60,7 +60,8 @@ def check_store(url: str) -> None:
     try:
         shown = make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
-        raise StoreError(f"state store URL {url!r} is not a SQLAlchemy URL (e.g. postgresql+psycopg://HOST/DB)") from None
+        raise StoreError(f"state store URL {url!r} is not a SQLAlchemy URL (say postgresql+psycopg://HOST/DB)") \
+            from None
     try:
         args = {"connect_timeout": 5} if url.startswith("postgresql") else {}
         engine = create_engine(url, connect_args=args)

@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from emulator.cli.common import DEFAULT, RunDirOption, console, fail
+from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail
 from emulator.network import Network, NetworkError, clean_network
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -52,6 +52,11 @@ def show(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
         table.add_row(plane, p["prefix"], nodes, p["forwarding"], p["isolation"], f"{rate}: {p['bandwidth']}",
                       p["loss"], p["latency"])
     console.print(table)
+    for plane, p in info["planes"].items():
+        cong = p.get("congestion")
+        if cong:
+            how = cong["summary"] if cong.get("applied") else f"{cong['mode']}, not emulated: {cong.get('why')}"
+            console.print(f"{plane} under congestion: {how}", highlight=False)
     if info["faults"]:
         console.print("active faults: " + ", ".join(f"{f['id']} {f['kind']} {f['target']}" for f in info["faults"]),
                       highlight=False)
@@ -85,3 +90,221 @@ def clean(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
     except NetworkError as e:
         fail(str(e))
     console.print(f"removed {done['namespaces']} namespaces and {done['processes']} processes", highlight=False)
+
+
+# --- faults on a running twin -----------------------------------------------------------------
+
+fault_app = typer.Typer(no_args_is_help=True, help="Inject and clear network faults on the running twin: each is an "
+                        "event on the bus (events/network/<kind>, faults/network/<id>) and in the fault log.")
+app.add_typer(fault_app, name="fault")
+
+MAX_FLAPS = 100
+MAX_FLAP_SECONDS = 300.0
+
+
+class _Target:
+    """The running twin's network, its broker, and a lock so concurrent commands do not interleave."""
+
+    def __init__(self, run_dir: Path) -> None:
+        from emulator.rundir import RunDir, RunDirError
+
+        run = RunDir(run_dir)
+        try:
+            manifest = run.read(run.manifest)
+        except RunDirError as e:
+            fail(f"no twin running in {run.path}: {e}")
+        if run.running_supervisor() is None:
+            fail(f"no twin running in {run.path} (its supervisor is not alive; `twin up` first)")
+        backend = manifest.get("network_backend")
+        if not backend:
+            fail(f"twin {manifest.get('twin')!r} in {run.path} runs with the {manifest.get('network', 'loopback')} "
+                 "network: network faults need `twin up --network netns`")
+        if os.geteuid() != 0:
+            fail("network faults change namespaces' interfaces and need root")
+        self.twin = manifest["twin"]
+        self.broker = manifest["broker"]
+        self.state_dir = Path(backend["state_dir"])
+        self._lock = open(self.state_dir / ".faults.lock", "w")  # noqa: SIM115  (held for the command)
+        import fcntl
+
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        try:
+            self.net = Network.attach(self.state_dir)
+        except NetworkError as e:
+            fail(str(e))
+
+    def run(self, op: Any) -> tuple[list[Any], list[Any]]:
+        """Run `op(net)`; returns (faults raised, faults cleared) and publishes them on the bus."""
+        before = {f.id for f in self.net.faults()}
+        try:
+            op(self.net)
+        except NetworkError as e:
+            fail(str(e))
+        now = self.net.faults(include_cleared=True)
+        raised = [f for f in now if f.active and f.id not in before]
+        cleared = [f for f in now if not f.active and f.id in before]
+        self.publish(raised, cleared)
+        return raised, cleared
+
+    def publish(self, raised: list[Any], cleared: list[Any]) -> None:
+        from emulator.network import events
+
+        try:
+            events.publish(self.broker, self.twin, raised, cleared)
+        except (OSError, TimeoutError) as e:
+            err_console.print(f"[yellow]warning:[/] the fault is applied and logged, but not published on the bus "
+                              f"({self.broker['host']}:{self.broker['port']}: {e})", highlight=False)
+
+
+def _report(raised: list[Any], cleared: list[Any], nothing: str) -> None:
+    from emulator.network.events import describe
+
+    for f in raised:
+        console.print(f"fault {describe(f)}", highlight=False)
+    for f in cleared:
+        console.print(f"cleared {describe(f)}", highlight=False)
+    if not raised and not cleared:
+        console.print(nothing, highlight=False)
+
+
+IndexOption = Annotated[int | None, typer.Option("--index", help="Only parallel cable N (0-based); default: all.")]
+
+
+@fault_app.command("link-down")
+def link_down(a: Annotated[str, typer.Argument(help="One end: a host or switch, e.g. ib-leaf01.")],
+              b: Annotated[str, typer.Argument(help="The other end, e.g. ib-spine01.")],
+              index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
+    """Cut the cable(s) between A and B; routes move to the remaining paths."""
+    _report(*_Target(run_dir).run(lambda n: n.link_down(a, b, index)), "nothing changed")
+
+
+@fault_app.command("link-up")
+def link_up(a: Annotated[str, typer.Argument(help="One end.")],
+            b: Annotated[str, typer.Argument(help="The other end.")],
+            index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
+    """Reconnect the cable(s) between A and B."""
+    _report(*_Target(run_dir).run(lambda n: n.link_up(a, b, index)), f"no link between {a} and {b} was down")
+
+
+@fault_app.command()
+def flap(a: Annotated[str, typer.Argument(help="One end.")], b: Annotated[str, typer.Argument(help="The other end.")],
+         times: Annotated[int, typer.Option("--times", help=f"Down/up cycles (1..{MAX_FLAPS}).")] = 3,
+         period: Annotated[float, typer.Option("--period", help="Seconds per cycle, half down, half up (0.2..60).")
+                           ] = 2.0,
+         index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
+    """Take the link down and up TIMES times, PERIOD seconds a cycle; it ends up."""
+    if not 1 <= times <= MAX_FLAPS:
+        fail(f"--times must be between 1 and {MAX_FLAPS}, not {times}")
+    if not 0.2 <= period <= 60 or times * period > MAX_FLAP_SECONDS:
+        fail(f"--period must be between 0.2 and 60 s and the whole flap at most {MAX_FLAP_SECONDS:g} s "
+             f"(asked: {times} x {period:g} s)")
+    import time
+
+    target = _Target(run_dir)
+    try:
+        target.net._links(a, b, index)  # validate before the first change
+    except NetworkError as e:
+        fail(str(e))
+    for i in range(times):
+        start = time.monotonic()
+        raised, _ = target.run(lambda n: n.link_down(a, b, index))
+        time.sleep(max(0.0, period / 2 - (time.monotonic() - start)))
+        _, cleared = target.run(lambda n: n.link_up(a, b, index))
+        console.print(f"flap {i + 1}/{times}: " + ", ".join(f.id for f in raised) + " down, up again",
+                      highlight=False)
+        if i + 1 < times:
+            time.sleep(max(0.0, period - (time.monotonic() - start)))
+
+
+@fault_app.command()
+def loss(a: Annotated[str, typer.Argument(help="One end.")], b: Annotated[str, typer.Argument(help="The other end.")],
+         percent: Annotated[float, typer.Option("--percent", help="Packets dropped per direction, 0..100 (0 clears).")],
+         index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
+    """Drop PERCENT % of the packets on the cable(s) between A and B (nftables)."""
+    _report(*_Target(run_dir).run(lambda n: n.set_loss(a, b, percent, index)), "no loss to clear")
+
+
+@fault_app.command("switch-down")
+def switch_down(name: Annotated[str, typer.Argument(help="A switch, e.g. ib-leaf01, eth-spine01, oob-core02.")],
+                run_dir: RunDirOption = DEFAULT) -> None:
+    """Power a switch off: every port down, routes move away."""
+    _report(*_Target(run_dir).run(lambda n: n.switch_down(name)), "nothing changed")
+
+
+@fault_app.command("switch-up")
+def switch_up(name: Annotated[str, typer.Argument(help="The switch.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Power a switch back on."""
+    _report(*_Target(run_dir).run(lambda n: n.switch_up(name)), f"switch {name} was not down")
+
+
+@fault_app.command()
+def cut(host: Annotated[str, typer.Argument(help="A host, e.g. gpu002.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Unplug every cable of a host, on every plane (its management API becomes unreachable)."""
+    _report(*_Target(run_dir).run(lambda n: n.cut_off(host)), "nothing changed")
+
+
+@fault_app.command()
+def reconnect(host: Annotated[str, typer.Argument(help="The host.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Plug a cut-off host back in."""
+    _report(*_Target(run_dir).run(lambda n: n.reconnect(host)), f"{host} was not cut off")
+
+
+def _hosts(value: str) -> list[str]:
+    return [h.strip() for h in value.split(",") if h.strip()]
+
+
+@fault_app.command()
+def partition(group_a: Annotated[str, typer.Option("--a", help="Hosts on one side, comma-separated.")],
+              group_b: Annotated[str, typer.Option("--b", help="Hosts on the other side.")],
+              run_dir: RunDirOption = DEFAULT) -> None:
+    """No packet between the two groups, on any plane."""
+    _report(*_Target(run_dir).run(lambda n: n.partition(_hosts(group_a), _hosts(group_b))), "nothing changed")
+
+
+@fault_app.command()
+def heal(fault_id: Annotated[str | None, typer.Argument(help="A partition's fault id; default: every partition.")]
+         = None, run_dir: RunDirOption = DEFAULT) -> None:
+    """Lift one partition, or all of them."""
+    _report(*_Target(run_dir).run(lambda n: n.heal(fault_id)), "no partition to heal")
+
+
+@fault_app.command("clear")
+def clear_fault(fault_id: Annotated[str, typer.Argument(help="A fault id from `twin net faults`, e.g. net-3.")],
+                run_dir: RunDirOption = DEFAULT) -> None:
+    """Clear any active network fault by id."""
+    _report(*_Target(run_dir).run(lambda n: n.clear(fault_id)), "nothing changed")
+
+
+@app.command()
+def faults(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
+           include_cleared: Annotated[bool, typer.Option("--all", help="Include cleared faults.")] = False,
+           as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """The network fault log: active faults (with --all, cleared ones too)."""
+    import datetime
+
+    if state_dir is None:
+        from emulator.rundir import RunDir, RunDirError
+
+        run = RunDir(run_dir)
+        try:
+            manifest = run.read(run.manifest)
+        except RunDirError as e:
+            fail(f"no twin in {run.path}: {e}")
+        if not manifest.get("network_backend"):
+            fail(f"twin {manifest.get('twin')!r} in {run.path} runs with the loopback network: it has no "
+                 "network faults (`twin up --network netns`)")
+        state_dir = Path(manifest["network_backend"]["state_dir"])
+    found = _attach(run_dir, state_dir).faults(include_cleared=include_cleared)
+    if as_json:
+        console.print_json(json.dumps([f.to_dict() for f in found]))
+        return
+
+    def when(t: float | None) -> str:
+        return datetime.datetime.fromtimestamp(t).strftime("%H:%M:%S") if t else "-"
+
+    table = Table("id", "kind", "target", "since", "cleared", "detail")
+    for f in found:
+        detail = ", ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in f.detail.items()
+                           if k != "links" or len(v) > 1)
+        table.add_row(f.id, f.kind, f.target, when(f.time), when(f.cleared), detail)
+    console.print(table if found else "no network faults" + ("" if include_cleared else " active"))

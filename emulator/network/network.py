@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from emulator.network import kernel
+from emulator.network import congestion, kernel
 from emulator.network.errors import NetworkError
 from emulator.network.faults import FaultLog, NetFault, guard_script, loss_script, partition_script, unpartition_script
 from emulator.network.kernel import Job, run_jobs
@@ -75,6 +75,7 @@ class Network:
         self._tables = {label: RouteTable(ns.name) for label, ns in plan.namespaces.items() if ns.kind != "bridge"}
         self._down_ends: set[tuple[str, str]] = set()
         self._stopped = False
+        self.congestion: dict[str, Any] = {}  # segment -> how it behaves under congestion (congestion.py)
 
     # --- names and addresses -------------------------------------------------------------
 
@@ -409,6 +410,7 @@ class Network:
                 "isolation": "namespace per VRF: every Ethernet switch is one router namespace per segment "
                              "and every cable one veth per segment (this kernel has no VRF or 802.1Q); "
                              "segments share no namespace, interface or route",
+                "congestion": self.congestion.get(seg, {"applied": False, "why": "not recorded"}),
             }
         planes[OOB] = {
             "prefix": plan.plane_prefix[OOB],
@@ -445,7 +447,7 @@ class Network:
             "namespaces": self.namespaces,
             "down_links": sorted(self._down_links), "down_nodes": sorted(self._down_nodes),
             "loss": self._loss, "faults": [f.to_dict() for f in self.log.faults],
-            "timings": self.timings,
+            "timings": self.timings, "congestion": self.congestion,
         }
 
     def _save(self, status: str = "up") -> None:
@@ -475,6 +477,7 @@ class Network:
         net._loss = dict(state.get("loss", {}))
         net.log = FaultLog([NetFault.from_dict(f) for f in state.get("faults", [])])
         net.timings = state.get("timings", {})
+        net.congestion = state.get("congestion", {})
         net._down_ends = net._admin_down()
         for table in net._tables.values():
             table.known = False
@@ -541,6 +544,9 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
     net._save(status="building")
     try:
         _build(net)
+        t0 = time.monotonic()
+        net.congestion = congestion.apply(net, {s.name: s.lossless for s in topo.spec.ethernet.segments})
+        net.timings["congestion"] = time.monotonic() - t0
     except BaseException:
         clean_network(state_dir)
         raise
