@@ -14,6 +14,10 @@ Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
         {"id", "kind", "gpu", "xid", "link", "count", "lease_id", "injected_at", "active",
          "cleared_at", "effect"}; cleared faults are published once with active=false and
          their retained message is then removed.
+    PREFIX/events/network/<kind>          QoS 1: network faults (netns backend) from `twin net fault`
+        {"time", "node": "network", "kind", "fault", "message"}; kinds link-down, loss,
+        switch-down, node-cut, partition, and each with "-clear" when it is cleared; the fault is
+        retained on PREFIX/faults/network/<id> while active.
     PREFIX/status/<node>                  QoS 1, retained: "online", or "offline" (also the
         daemon's MQTT last will, so a crashed daemon reads "offline").
 """
