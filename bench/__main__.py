@@ -60,7 +60,7 @@ def meminfo_available() -> int:
 
 def bench_su1024_netns(repeats: int) -> dict[str, float]:
     """The full su-1024 on the namespace network: every plane, every link, every daemon in its host."""
-    from emulator.network import Network
+    from emulator.network.remote import RemoteNetwork
 
     ups, downs, nets, mem, reroute = [], [], [], [], []
     for _ in range(repeats):
@@ -76,7 +76,7 @@ def bench_su1024_netns(repeats: int) -> dict[str, float]:
             pids = twin_pids(run)
             daemons = sum(procstat.pss_bytes(p) for p in pids["daemons"] + pids["broker"])
             mem.append(max(0, before - meminfo_available() - daemons) / GIB)
-            net = Network.attach(run.network)
+            net = RemoteNetwork(run.control_socket)   # as `twin net fault` does
             t0 = time.monotonic()
             net.link_down("ib-leaf01", "ib-spine01")
             reroute.append(time.monotonic() - t0)

@@ -5,6 +5,7 @@
       manifest.json    every daemon's endpoints; written by the supervisor before it starts them
       daemons.json     the supervisor's live view: pid, restarts, state per daemon
       supervisor.pid
+      control.sock     the supervisor's control socket (network faults go through it)
       state/           databases (SQLite by default, one per daemon: each owns its tables)
       logs/            one log per daemon, plus the supervisor's and the broker's
       broker/          the Mosquitto config
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -38,6 +40,14 @@ class RunDir:
     logs = property(lambda self: self.path / "logs")
     broker = property(lambda self: self.path / "broker")
     network = property(lambda self: self.path / "network")
+
+    @property
+    def control_socket(self) -> Path:
+        path = self.path / "control.sock"
+        if len(str(path)) < 100:   # a Unix socket path has room for 107 bytes
+            return path
+        digest = hashlib.sha1(str(self.path).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"clustertwin-{digest}.sock"
 
     def create(self) -> None:
         for d in (self.path, self.state, self.logs, self.broker):

@@ -16,6 +16,7 @@ import gc
 import importlib
 import logging
 import os
+import selectors
 import signal
 import sys
 import time
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 from emulator import broker
 from emulator.addressing import acquire_slot
+from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
 from emulator.network.operator import OPERATOR_ADDRESS
 from emulator.plan import DAEMON_MODULES, NamespaceAddressing, Options, make_plan
@@ -59,6 +61,7 @@ class Supervisor:
         self.broker_proc = None
         self.slot = None
         self.network = None
+        self.control: ControlServer | None = None
 
     # -- child processes ---------------------------------------------------------------------
     def fork(self, child: Child) -> None:
@@ -163,6 +166,7 @@ class Supervisor:
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
                                             self.run.logs / "broker.log", netns=plan.broker_netns)
+        self.control = ControlServer(self.run.control_socket, self.command)
         for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
             importlib.import_module(DAEMON_MODULES[kind])
         gc.collect()
@@ -184,11 +188,24 @@ class Supervisor:
                  len(self.network.namespaces))
         return NamespaceAddressing(self.network)
 
+    def command(self, op: str, args: list, kwargs: dict) -> object:
+        """A control-socket request: today, operations on the live network."""
+        if self.network is None:
+            raise RuntimeError("this twin runs on the loopback network: network faults need `twin up --network netns`")
+        from emulator.network.remote import serve
+        return serve(self.network, op, args, kwargs)
+
     def loop(self) -> None:
-        while not self.stopping:
-            self.reap()
-            self.restart_due()
-            time.sleep(0.05)
+        with selectors.DefaultSelector() as sel:
+            if self.control:
+                sel.register(self.control, selectors.EVENT_READ)
+            while not self.stopping:
+                self.reap()
+                self.restart_due()
+                if sel.get_map() and sel.select(timeout=0.05):
+                    self.control.serve_one()
+                elif not sel.get_map():
+                    time.sleep(0.05)
 
     def stop(self) -> None:
         self.stopping = True
@@ -212,6 +229,8 @@ class Supervisor:
             except Exception:
                 self.broker_proc.kill()
         self.write_status()
+        if self.control is not None:
+            self.control.close()
         if self.network is not None:
             self.network.stop()
         if self.slot:

@@ -128,10 +128,9 @@ class _Target:
         import fcntl
 
         fcntl.flock(self._lock, fcntl.LOCK_EX)
-        try:
-            self.net = Network.attach(self.state_dir)
-        except NetworkError as e:
-            fail(str(e))
+        from emulator.network.remote import RemoteNetwork
+
+        self.net = RemoteNetwork(run.control_socket)   # the supervisor holds the live route tables
 
     def run(self, op: Any) -> tuple[list[Any], list[Any]]:
         """Run `op(net)`; returns (faults raised, faults cleared) and publishes them on the bus."""
@@ -202,7 +201,7 @@ def flap(a: Annotated[str, typer.Argument(help="One end.")], b: Annotated[str, t
 
     target = _Target(run_dir)
     try:
-        target.net._links(a, b, index)  # validate before the first change
+        target.net.check_link(a, b, index)  # validate before the first change
     except NetworkError as e:
         fail(str(e))
     for i in range(times):
