@@ -166,11 +166,13 @@ class Supervisor:
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
                                             self.run.logs / "broker.log", netns=plan.broker_netns)
+            log.info("broker listening on %s:%d", plan.broker_host, plan.broker_port)
         self.control = ControlServer(self.run.control_socket, self.command)
         for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
             importlib.import_module(DAEMON_MODULES[kind])
         gc.collect()
         gc.freeze()
+        log.info("forking %d daemons", len(plan.daemons))
         for cfg in plan.daemons:
             self.children[cfg.name] = Child(cfg)
             self.fork(self.children[cfg.name])
