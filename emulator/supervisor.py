@@ -98,7 +98,8 @@ class Supervisor:
         os.dup2(devnull, 0)
         logging.basicConfig(level=logging.INFO, force=True, stream=sys.stderr,
                             format=f"%(asctime)s {cfg.name} %(levelname)s %(name)s: %(message)s")
-        gc.unfreeze()
+        # The zygote's objects stay frozen: a collection that walked them would copy every page
+        # this daemon shares with its 127 siblings.
         importlib.import_module(DAEMON_MODULES[cfg.kind]).run(cfg)
 
     def reap(self) -> None:

@@ -95,9 +95,8 @@ class GpuNodeDaemon:
         if self.cfg.metrics:
             host, port = split_hostport(self.cfg.metrics)
             http = await serve(host, port, {"/metrics": self.metrics})
-        # Everything allocated so far lives as long as the daemon: keep the collector off it, so
-        # that a full collection does not stall a request (it is what sets the RPC tail latency).
-        gc.collect()
+        # What start-up allocated lives as long as the daemon: keep the collector off it, so that
+        # a full collection neither stalls a request nor touches (and so copies) shared pages.
         gc.freeze()
         tasks = [asyncio.create_task(self.bus.run(), name="bus"),
                  asyncio.create_task(self.telemetry_loop(), name="telemetry")]
