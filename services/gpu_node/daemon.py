@@ -10,7 +10,6 @@ the MQTT bus (events, faults, 1 Hz telemetry per GPU).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import signal
@@ -113,8 +112,9 @@ class GpuNodeDaemon:
         await self.bus.close()
         for t in tasks:
             t.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*tasks, return_exceptions=True)
+        # A cancelled MQTT client may wait for the broker to acknowledge its disconnect; the
+        # daemon's state is saved and its status published, so do not wait long for it.
+        await asyncio.wait(tasks, timeout=0.5)
         self.store.close()
 
 
