@@ -21,9 +21,10 @@ def events(
     timeout: Annotated[float, typer.Option(help="Stop after this many seconds (0: never).")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
 ) -> None:
-    """Print events and faults as they happen (Ctrl-C to stop)."""
+    """Print events (and, unless --kind narrows them, faults) as they happen (Ctrl-C to stop)."""
     twin = connect(run_dir)
-    patterns = [f"events/{node}/{kind}", f"faults/{node}/#"] + ([f"telemetry/{node}/#"] if telemetry else [])
+    patterns = [f"events/{node}/{kind}"] + ([f"faults/{node}/#"] if kind == "+" else []) \
+        + ([f"telemetry/{node}/#"] if telemetry else [])
     seen = 0
     deadline = time.monotonic() + timeout if timeout else None
     with user_errors(), twin.events(*patterns) as sub:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 import urllib.request
 
@@ -155,3 +156,35 @@ def test_killed_daemon_restarts_with_its_state(mini_twin: Twin) -> None:
     assert lease.id in node.gpu(lease.devices[0].gpu).lease_ids
     node.release(lease.id)
     node.clear_fault(fault.id)
+
+
+def test_event_stream_and_cli_tail_see_a_fault(mini_twin: Twin, twin_exe: str) -> None:
+    node = mini_twin.gpu_node("gpu001")
+    stream = node.watch_events(after_seq=0, replay=True)
+    tail = subprocess.Popen([twin_exe, "events", "--run-dir", str(mini_twin.run.path), "--node", "gpu001",
+                             "--kind", "xid", "--count", "1", "--timeout", "30", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The tail subscribes asynchronously: inject until it has seen one (bounded), as a user would retry.
+        deadline = time.monotonic() + 20
+        while tail.poll() is None and time.monotonic() < deadline:
+            node.inject_xid(gpu=1, xid=13)
+            try:
+                tail.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        out, err = tail.communicate(timeout=10)
+        assert tail.returncode == 0, err
+        doc = json.loads(out.splitlines()[0])
+        assert doc["topic"].endswith("/events/gpu001/xid") and doc["xid"] == 13
+        seen = []
+        for event in stream:
+            seen.append(event)
+            if event.kind == "xid" and event.xid == 13:
+                break
+        assert [e.seq for e in seen] == sorted(e.seq for e in seen), "events arrive in order"
+        assert seen[-1].gpu == 1
+    finally:
+        stream.cancel()
+        if tail.poll() is None:
+            tail.kill()
