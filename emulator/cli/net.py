@@ -78,6 +78,21 @@ def exec_(host: Annotated[str, typer.Argument(help="Host (gpu001) or switch name
 
 
 @app.command()
+def cli(run_dir: RunDirOption = DEFAULT) -> None:
+    """An operator shell on the running twin's network, shaped like Mininet's CLI."""
+    from emulator.network.remote import RemoteNetwork
+    from emulator.network.shell import NetShell
+    from emulator.rundir import RunDir
+
+    if os.geteuid() != 0:
+        fail("the network shell enters network namespaces and needs root")
+    run = RunDir(run_dir)
+    if run.running_supervisor() is None:
+        fail(f"no twin running in {run.path}")
+    NetShell(_attach(run_dir, None), RemoteNetwork(run.control_socket)).cmdloop()
+
+
+@app.command()
 def clean(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
           prefix: Annotated[str | None, typer.Option(help="Remove every namespace named PREFIX-* instead.")] = None
           ) -> None:

@@ -91,3 +91,17 @@ def test_operator_reaches_oob_but_no_data_plane(netns_twin: Twin) -> None:
     for plane in ("compute", "storage", "business"):
         assert subprocess.run(["ping", "-c", "1", "-W", "1", gpu001["addresses"][plane]],
                               capture_output=True).returncode != 0, plane
+
+
+def test_operator_shell_runs_commands_in_hosts_and_cuts_links(netns_twin: Twin, twin_exe: str) -> None:
+    script = "\n".join(["nodes", "pingall compute", "link ib-leaf01 ib-spine01 down", "faults",
+                        "link ib-leaf01 ib-spine01 up", "faults", "gpu002 ip -br addr show rail0",
+                        "pingall nowhere", "bogus", "link ib-leaf01", "exit"]) + "\n"
+    out = subprocess.run([twin_exe, "net", "cli", "--run-dir", str(netns_twin.run.path)], input=script,
+                         capture_output=True, text=True, timeout=60).stdout
+    assert "hosts: gpu001 gpu002" in out
+    assert "*** Results: 0% dropped (2/2 received)" in out
+    assert "link-down ib-leaf01:ib-spine01" in out and "no active faults" in out
+    assert netns_twin.daemon("gpu002")["addresses"]["compute"] + "/32" in out
+    assert "*** unknown plane 'nowhere'" in out and "*** unknown command or host: 'bogus'" in out
+    assert "*** usage: link A B up|down" in out
