@@ -32,7 +32,8 @@ Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 
 def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
        store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
-       telemetry_interval: float = 1.0, timeout: float = 120.0, progress: Progress | None = None) -> dict[str, Any]:
+       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, timeout: float = 120.0,
+       progress: Progress | None = None) -> dict[str, Any]:
     """Start a twin in `run` and wait until every daemon answers its health check."""
     progress = progress or (lambda *_: None)
     if network not in NETWORKS:
@@ -49,6 +50,8 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
             raise TwinError(str(e)) from None
     if clock_scale <= 0:
         raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
+    if not 0 <= bandwidth_scale <= 1:
+        raise TwinError(f"--bandwidth-scale must be between 0 (unshaped) and 1, got {bandwidth_scale}")
     if telemetry_interval <= 0:
         raise TwinError(f"--telemetry-interval must be positive, got {telemetry_interval}")
     if store_url:
@@ -70,7 +73,7 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
     run.create()
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
-                   telemetry_interval=telemetry_interval)
+                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale)
     write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
 
     log = open(run.logs / "supervisor.log", "ab")

@@ -37,6 +37,7 @@ class Options:
     clock_epoch: float = 0.0
     clock_scale: float = 1.0
     telemetry_interval: float = 1.0
+    bandwidth_scale: float = 0.001        # netns links shaped to real rate x this (0: unshaped)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:

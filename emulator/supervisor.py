@@ -158,7 +158,7 @@ class Supervisor:
         self.slot = acquire_slot(config.get("slot"))
         hosts = None
         if opts.network == "netns":
-            hosts = self.build_network(topo)
+            hosts = self.build_network(topo, opts.bandwidth_scale or None)
         plan = make_plan(topo, self.slot.slot, self.run.path, opts, hosts)
         if self.network is not None:
             plan.manifest["network_backend"] = self.network.show() | {
@@ -180,12 +180,13 @@ class Supervisor:
         self.write_status()
         log.info("started %d daemons (slot %d)", len(plan.daemons), self.slot.slot)
 
-    def build_network(self, topo: object) -> NamespaceAddressing:
+    def build_network(self, topo: object, bandwidth_scale: float | None) -> NamespaceAddressing:
         from emulator.network import build_network
         from emulator.network.operator import attach_operator_port
 
         started = time.monotonic()
-        self.network = build_network(topo, prefix=f"ct{self.slot.slot}", state_dir=self.run.network)
+        self.network = build_network(topo, prefix=f"ct{self.slot.slot}", state_dir=self.run.network,
+                                     bandwidth_scale=bandwidth_scale)
         attach_operator_port(self.network)
         log.info("network built in %.1fs (%d namespaces)", time.monotonic() - started,
                  len(self.network.namespaces))

@@ -24,6 +24,8 @@ def up(
     broker_url: Annotated[str | None, typer.Option(help="Use this MQTT broker (mqtt://HOST:PORT).")] = None,
     clock_scale: Annotated[float, typer.Option(help="Twin seconds per wall second.")] = 1.0,
     telemetry_interval: Annotated[float, typer.Option(help="Seconds between telemetry samples.")] = 1.0,
+    bandwidth_scale: Annotated[float, typer.Option(help="netns: links shaped to real rate x this; 0 unshaped.")
+                               ] = 0.001,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
@@ -38,7 +40,8 @@ def up(
         with user_errors():
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
-                                    telemetry_interval=telemetry_interval, timeout=timeout, progress=progress)
+                                    telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
+                                    timeout=timeout, progress=progress)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")
