@@ -1,0 +1,94 @@
+"""Ceph's hashes, reimplemented bit for bit from the C sources (pure, 32-bit unsigned arithmetic).
+
+- `str_hash_rjenkins`: `ceph_str_hash_rjenkins` (Bob Jenkins' lookup2), the default object-name
+  hash of a pool (`object_hash rjenkins`).
+- `crush_hash32_2` / `crush_hash32_3`: `crush_hash32_rjenkins1_{2,3}`, CRUSH's hash of
+  (pg seed, pool) and of (x, item, r).
+- `stable_mod`: `ceph_stable_mod`, which maps a hash onto `pg_num` PGs so that raising pg_num
+  splits PGs instead of reshuffling them.
+
+They are transcribed from Ceph's `src/common/ceph_hash.cc` and `src/crush/hash.c`; they have not
+been checked against a live cluster's `ceph osd map`, so treat PG ids as Ceph-like, not Ceph-equal.
+"""
+
+from __future__ import annotations
+
+MASK = 0xFFFFFFFF
+CRUSH_HASH_SEED = 1315423911
+
+
+def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
+    a = (a - b - c) & MASK
+    a ^= c >> 13
+    b = (b - c - a) & MASK
+    b ^= (a << 8) & MASK
+    c = (c - a - b) & MASK
+    c ^= b >> 13
+    a = (a - b - c) & MASK
+    a ^= c >> 12
+    b = (b - c - a) & MASK
+    b ^= (a << 16) & MASK
+    c = (c - a - b) & MASK
+    c ^= b >> 5
+    a = (a - b - c) & MASK
+    a ^= c >> 3
+    b = (b - c - a) & MASK
+    b ^= (a << 10) & MASK
+    c = (c - a - b) & MASK
+    c ^= b >> 15
+    return a, b, c
+
+
+def str_hash_rjenkins(data: bytes | str) -> int:
+    """`ceph_str_hash_rjenkins`: lookup2 over the bytes, little-endian words, initial c = 0."""
+    k = data.encode() if isinstance(data, str) else data
+    length = len(k)
+    a = b = 0x9E3779B9
+    c = 0
+    i = 0
+    while length - i >= 12:
+        a = (a + int.from_bytes(k[i : i + 4], "little")) & MASK
+        b = (b + int.from_bytes(k[i + 4 : i + 8], "little")) & MASK
+        c = (c + int.from_bytes(k[i + 8 : i + 12], "little")) & MASK
+        a, b, c = _mix(a, b, c)
+        i += 12
+    rest = k[i:]
+    c = (c + length) & MASK
+    # The tail: bytes 0-3 into a, 4-7 into b, 8-10 into c shifted by one byte (c's low byte is the length).
+    a = (a + int.from_bytes(rest[0:4], "little")) & MASK
+    b = (b + int.from_bytes(rest[4:8], "little")) & MASK
+    c = (c + (int.from_bytes(rest[8:11], "little") << 8)) & MASK
+    _, _, c = _mix(a, b, c)
+    return c
+
+
+def crush_hash32_2(a: int, b: int) -> int:
+    a, b = a & MASK, b & MASK
+    h = CRUSH_HASH_SEED ^ a ^ b
+    x, y = 231232, 1232
+    a, b, h = _mix(a, b, h)
+    x, a, h = _mix(x, a, h)
+    b, y, h = _mix(b, y, h)
+    return h
+
+
+def crush_hash32_3(a: int, b: int, c: int) -> int:
+    a, b, c = a & MASK, b & MASK, c & MASK
+    h = CRUSH_HASH_SEED ^ a ^ b ^ c
+    x, y = 231232, 1232
+    a, b, h = _mix(a, b, h)
+    c, x, h = _mix(c, x, h)
+    y, a, h = _mix(y, a, h)
+    b, x, h = _mix(b, x, h)
+    y, c, h = _mix(y, c, h)
+    return h
+
+
+def pg_num_mask(pg_num: int) -> int:
+    """The smallest 2^n − 1 that covers pg_num − 1 (Ceph's `calc_pg_masks`)."""
+    return (1 << max(pg_num - 1, 0).bit_length()) - 1
+
+
+def stable_mod(x: int, b: int, bmask: int) -> int:
+    """`ceph_stable_mod`: x mod b that stays stable while b grows towards the next power of two."""
+    return x & bmask if (x & bmask) < b else x & (bmask >> 1)
