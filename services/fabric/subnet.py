@@ -1,0 +1,298 @@
+"""The real subnet manager over a simulated fabric: ibsim, OpenSM (ftree) and infiniband-diags as
+processes. The adapter between `FabricPlan` and `FabricState`; everything else is in pure modules.
+
+How the pieces meet (Debian 12: apt-get install ibsim-utils opensm infiniband-diags):
+
+- `ibsim -s NETFILE` holds the fabric. It listens on abstract-namespace unix datagram sockets
+  `@<sockname>:ctl` and `@<sockname>:out0..9` (at most 10 clients at once); the sockname is taken
+  from `IBSIM_SOCKNAME` (default "sim"), so each `Subnet` uses its own and several can run side by
+  side. Its console reads commands from stdin: here a FIFO in the run directory (`ibsim.ctl`),
+  which ibsim itself holds open for writing too, so it never sees end-of-file. Anyone may write
+  commands into it (`Unlink "ib-leaf01"[57]`, `ReLink "ib-leaf01"[57]`, `Dump`, ...); ibsim's
+  answers go to `ibsim.log`.
+- OpenSM and the diags run under `ibsim-run`, which LD_PRELOADs libumad2sim: their umad calls go to
+  ibsim. `SIM_HOST` picks the node they attach to: OpenSM the plan's SM node (a spine's embedded
+  SM), the diags an HCA (`diag_node`, default the first server's mlx5_0), as an operator runs them
+  from a host. Not from the spine: ftree gives a spine no route to the other spines (that would be
+  a down-up turn), so LID-routed queries such as `ibroute` could not reach them from there.
+  umad2sim makes a fake sysfs `./sys-<pid>` in the working directory: processes run in
+  `<run>/work`, and `stop()` removes what a killed process left there.
+- OpenSM runs `-R ftree -a <root GUIDs>` with a config file that forces log flushing (its log is
+  buffered otherwise, and "SUBNET UP" would not be seen when it happens). Readiness and re-sweeps
+  are read from its log: every completed heavy sweep ends with "SUBNET UP"; a link change arrives
+  as "Received Generic Notice type:1 num:128 (Link state change)".
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from emulator.procutil import die_with_parent, pid_alive
+from services.fabric.diags import build_state, parse_iblinkinfo, parse_ibnetdiscover, parse_ibroute
+from services.fabric.model import FabricState
+from services.fabric.netfile import FabricPlan, render_netfile, render_root_guids
+
+TOOLS = ("ibsim", "ibsim-run", "opensm", "ibnetdiscover", "iblinkinfo", "ibroute")
+APT_PACKAGES = ("ibsim-utils", "opensm", "infiniband-diags")
+SUBNET_UP = "SUBNET UP"
+TRAP_128 = "num:128"
+POLL = 0.01
+DIAG_WORKERS = 4  # concurrent diags: ibsim serves at most 10 clients, OpenSM is one
+
+
+class SubnetError(RuntimeError):
+    """The subnet manager or the simulator failed; the message names which and quotes its log."""
+
+
+def missing_tools() -> list[str]:
+    return [t for t in TOOLS if shutil.which(t) is None]
+
+
+@dataclass(frozen=True)
+class Resweep:
+    """A re-sweep OpenSM completed after a change: seconds from the change to "SUBNET UP"."""
+
+    seconds: float
+    trap_128: bool  # OpenSM logged the link-state-change trap
+
+
+class Subnet:
+    """One ibsim + OpenSM pair over `plan`, with its files under `run_dir`."""
+
+    def __init__(self, plan: FabricPlan, run_dir: Path, sockname: str | None = None,
+                 diag_node: str | None = None) -> None:
+        self.plan = plan
+        self.diag_node = diag_node or plan.hcas[0].id
+        self.run_dir = Path(run_dir)
+        self.sockname = sockname or f"ct-{uuid.uuid4().hex[:10]}"
+        self.netfile = self.run_dir / "fabric.net"
+        self.root_guids = self.run_dir / "root_guids.conf"
+        self.osm_conf = self.run_dir / "opensm.conf"
+        self.partitions = self.run_dir / "partitions.conf"
+        self.ctl = self.run_dir / "ibsim.ctl"
+        self.ibsim_log = self.run_dir / "ibsim.log"
+        self.osm_log = self.run_dir / "opensm.log"
+        self.osm_out = self.run_dir / "opensm.out"
+        self.cache = self.run_dir / "cache"
+        self.work = self.run_dir / "work"
+        self._ibsim: subprocess.Popen[bytes] | None = None
+        self._opensm: subprocess.Popen[bytes] | None = None
+        self._ctl_fd: int | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in (self._ibsim, self._opensm) if p is not None]
+
+    def start(self, timeout: float = 30.0) -> float:
+        """Write the files, start ibsim, then OpenSM; return seconds from OpenSM's start to its
+        first "SUBNET UP". Raises SubnetError (and leaves nothing running) on failure."""
+        missing = missing_tools()
+        if missing:
+            raise SubnetError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
+        try:
+            self._write_files()
+            self._start_ibsim(timeout)
+            return self._start_opensm(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop OpenSM, then ibsim (SIGTERM, then SIGKILL after `timeout`); nothing is left."""
+        for proc in (self._opensm, self._ibsim):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout)
+        self._opensm = self._ibsim = None
+        if self._ctl_fd is not None:
+            os.close(self._ctl_fd)
+            self._ctl_fd = None
+        for leftover in self.work.glob("sys-*") if self.work.exists() else ():
+            pid = leftover.name.removeprefix("sys-")
+            if not (pid.isdigit() and pid_alive(int(pid))):
+                shutil.rmtree(leftover, ignore_errors=True)
+
+    def __enter__(self) -> Subnet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _write_files(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.cache.mkdir(exist_ok=True)
+        self.work.mkdir(exist_ok=True)
+        self.netfile.write_text(render_netfile(self.plan))
+        self.root_guids.write_text(render_root_guids(self.plan))
+        self.partitions.write_text("Default=0x7fff, ipoib : ALL=full;\n")
+        self.osm_conf.write_text(
+            "routing_engine ftree\n"
+            f"root_guid_file {self.root_guids}\n"
+            f"log_file {self.osm_log}\n"
+            "force_log_flush TRUE\n"
+            "accum_log_file FALSE\n"
+            f"dump_files_dir {self.work}/\n"
+            f"partition_config_file {self.partitions}\n"
+        )
+        for stale in (self.ctl, self.osm_log, self.osm_out, self.ibsim_log):
+            stale.unlink(missing_ok=True)  # an old "SUBNET UP" must not pass for a new one
+        os.mkfifo(self.ctl, 0o600)
+
+    def _env(self, host: str | None = None) -> dict[str, str]:
+        env = dict(os.environ, IBSIM_SOCKNAME=self.sockname, OSM_CACHE_DIR=str(self.cache),
+                   OSM_TMP_DIR=str(self.cache))
+        env["SIM_HOST"] = host or self.plan.sm_node
+        return env
+
+    def _start_ibsim(self, timeout: float) -> None:
+        listening = f"@{self.sockname}:ctl"
+        if _unix_socket_bound(listening):
+            raise SubnetError(f"ibsim socket {listening} is already in use (another fabric runs with "
+                              f"IBSIM_SOCKNAME={self.sockname})")
+        # O_RDWR: ibsim's stdin is a FIFO with a writer that lives as long as ibsim does.
+        self._ctl_fd = os.open(self.ctl, os.O_RDWR)
+        with open(self.ibsim_log, "wb") as log:
+            self._ibsim = subprocess.Popen(
+                ["ibsim", "-s", str(self.netfile)], stdin=self._ctl_fd, stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.work, env=self._env(), preexec_fn=die_with_parent)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._ibsim.poll() is not None:
+                raise SubnetError(f"ibsim exited ({self._ibsim.returncode}): {_tail(self.ibsim_log)}")
+            if _unix_socket_bound(listening):
+                return
+            time.sleep(POLL)
+        raise SubnetError(f"ibsim did not listen on {listening} within {timeout:.0f} s: {_tail(self.ibsim_log)}")
+
+    def _start_opensm(self, timeout: float) -> float:
+        cmd = ["ibsim-run", "opensm", "-F", str(self.osm_conf), "-R", "ftree", "-a", str(self.root_guids),
+               "-f", str(self.osm_log)]
+        started = time.monotonic()
+        with open(self.osm_out, "wb") as out:
+            self._opensm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                            cwd=self.work, env=self._env(), preexec_fn=die_with_parent)
+        self.wait_for_sweep(0, timeout)
+        return time.monotonic() - started
+
+    # --- OpenSM's log --------------------------------------------------------------------------
+
+    def log_offset(self) -> int:
+        try:
+            return self.osm_log.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def wait_for_sweep(self, offset: int, timeout: float) -> bool:
+        """Poll OpenSM's log past byte `offset` until a sweep completes ("SUBNET UP"); return
+        whether a trap 128 was logged there first. Raises SubnetError on timeout or exit."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self._log_since(offset)
+            if SUBNET_UP in text:
+                return TRAP_128 in text.split(SUBNET_UP, 1)[0]
+            if self._opensm is None or self._opensm.poll() is not None:
+                raise SubnetError(f"OpenSM is not running: {_tail(self.osm_out)} {_tail(self.osm_log)}")
+            if time.monotonic() >= deadline:
+                raise SubnetError(f"OpenSM did not report {SUBNET_UP} within {timeout:.1f} s: {_tail(self.osm_log)}")
+            time.sleep(POLL)
+
+    def sweeps(self) -> int:
+        return self._log_since(0).count(SUBNET_UP)
+
+    def _log_since(self, offset: int) -> str:
+        try:
+            with open(self.osm_log, "rb") as f:
+                f.seek(offset)
+                return f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    # --- ibsim's console -----------------------------------------------------------------------
+
+    def command(self, line: str) -> None:
+        """Send one console command to ibsim (its answer goes to ibsim.log)."""
+        if self._ctl_fd is None or self._ibsim is None or self._ibsim.poll() is not None:
+            raise SubnetError("ibsim is not running")
+        os.write(self._ctl_fd, (line.strip() + "\n").encode())
+
+    def _check_port(self, node: str, port: int) -> None:
+        n = self.plan.nodes.get(node)
+        if n is None:
+            raise KeyError(f"no node {node!r} in the {self.plan.topology} fabric")
+        if not 1 <= port <= n.ports or self.plan.peer(node, port) is None:
+            raise KeyError(f"{node} port {port} has no cable")
+
+    def link_down(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
+        """Take the cable at `node`'s `port` down (ibsim `Unlink`, both ends go Down/Polling and
+        the switches raise trap 128); return when OpenSM has re-swept."""
+        return self._change(node, port, f'Unlink "{node}"[{port}]', timeout)
+
+    def link_up(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
+        """Restore a cable taken down with `link_down` (ibsim `ReLink`)."""
+        return self._change(node, port, f'ReLink "{node}"[{port}]', timeout)
+
+    def _change(self, node: str, port: int, command: str, timeout: float) -> Resweep:
+        self._check_port(node, port)
+        offset = self.log_offset()
+        t0 = time.monotonic()
+        self.command(command)
+        trap = self.wait_for_sweep(offset, timeout)
+        return Resweep(time.monotonic() - t0, trap)
+
+    # --- infiniband-diags ----------------------------------------------------------------------
+
+    def diag(self, tool: str, *args: str, timeout: float = 60.0) -> str:
+        """Run one infiniband-diags tool against the fabric; its standard output."""
+        try:
+            done = subprocess.run(["ibsim-run", tool, *args], capture_output=True, cwd=self.work,
+                                  env=self._env(self.diag_node),
+                                  timeout=timeout, preexec_fn=die_with_parent)
+        except subprocess.TimeoutExpired as e:
+            raise SubnetError(f"{tool} {' '.join(args)} took more than {timeout:.0f} s") from e
+        if done.returncode != 0:
+            err = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+            raise SubnetError(f"{tool} {' '.join(args)} failed ({done.returncode}): {' | '.join(err)}")
+        return done.stdout.decode(errors="replace")
+
+    def lft(self, switch_lid: int) -> dict[int, int]:
+        """A switch's linear forwarding table as `ibroute` reads it: {LID: out port}. `-n`: the
+        destinations are not resolved (that costs a NodeDesc query per LID)."""
+        return parse_ibroute(self.diag("ibroute", "-n", str(switch_lid)))[2]
+
+    def snapshot(self) -> FabricState:
+        """The fabric as the diags read it now: ibnetdiscover, iblinkinfo -l, ibroute per switch."""
+        discovery = parse_ibnetdiscover(self.diag("ibnetdiscover"))
+        ports = parse_iblinkinfo(self.diag("iblinkinfo", "-l"))
+        lids = [s.lid for s in discovery.systems.values() if s.lid]
+        with ThreadPoolExecutor(DIAG_WORKERS) as pool:
+            tables = list(pool.map(lambda lid: parse_ibroute(self.diag("ibroute", "-n", str(lid))), lids))
+        return build_state(discovery, ports, {guid: lft for guid, _, lft in tables})
+
+
+def _unix_socket_bound(name: str) -> bool:
+    """Whether an abstract unix socket `@name` is bound (in this network namespace). ibsim binds
+    the whole sun_path, so /proc shows the name's trailing NULs as '@' too."""
+    return any(line.rsplit(" ", 1)[-1].rstrip("@") == name
+               for line in Path("/proc/net/unix").read_text(errors="replace").splitlines())
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except FileNotFoundError:
+        return f"({path.name} not written)"
+    return " | ".join(text[-lines:])

@@ -1,0 +1,96 @@
+"""ibsim + OpenSM (ftree) over the rack fabric, read back with infiniband-diags."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
+from services.fabric.model import FabricState, RouteError
+from services.fabric.netfile import FabricPlan
+from services.fabric.subnet import Subnet
+
+REROUTE_BOUND_S = 5.0
+
+
+@pytest.fixture(scope="module")
+def state(rack_subnet: Subnet) -> FabricState:
+    return rack_subnet.snapshot()
+
+
+def test_every_hca_port_has_a_lid_and_is_active(state: FabricState, rack_plan: FabricPlan) -> None:
+    ports = state.ca_ports()
+    assert len(ports) == len(rack_plan.hcas) == 32
+    assert all(p.active and p.lid > 0 for p in ports), [p for p in ports if not p.active or not p.lid]
+    assert len({p.lid for p in ports}) == 32
+    assert {p.width for p in ports} == {"4X"}
+    assert {link.speed for link in state.links} == {"4xHDR"}  # 400G NDR is modelled, not simulated
+    names = {state.systems[p.guid].description for p in ports}
+    assert "gpu004 mlx5_7" in names
+    assert {s.description for s in state.switches} == {"ib-leaf01", "ib-leaf02", "ib-spine01", "ib-spine02"}
+
+
+def test_leaf_lft_covers_every_hca(rack_subnet: Subnet, state: FabricState) -> None:
+    lft = rack_subnet.lft(state.lid_of("ib-leaf01"))
+    assert {p.lid for p in state.ca_ports()} <= set(lft)
+    # its own HCAs are reached directly: rail 0 of gpu001 on port 1
+    assert lft[state.lid_of("gpu001 mlx5_0")] == 1
+
+
+def test_route_crosses_a_spine(state: FabricState) -> None:
+    src, dst = state.lid_of("gpu001 mlx5_0"), state.lid_of("gpu003 mlx5_4")
+    route = state.route(src, dst)
+    names = [state.systems[g].description for g in route.switches()]
+    assert names[0] == "ib-leaf01" and names[-1] == "ib-leaf02" and len(names) == 3
+    assert names[1].startswith("ib-spine")
+    same_leaf = state.route(src, state.lid_of("gpu002 mlx5_0"))
+    assert [state.systems[g].description for g in same_leaf.switches()] == ["ib-leaf01"]
+    with pytest.raises(RouteError, match="not assigned"):
+        state.route(src, 60000)
+
+
+def test_ftree_is_balanced_and_non_blocking(state: FabricState) -> None:
+    a2a = route_balance(state, all_to_all_flows(state), "all-to-all")
+    assert a2a.routed == a2a.flows == 32 * 31 and not a2a.unroutable
+    assert a2a.balanced, a2a.spread("up")
+    ring = route_balance(state, ring_flows(["gpu001", "gpu002", "gpu003", "gpu004"], 8), "ring")
+    assert ring.routed == 32 and ring.busiest() == 0  # rail-aligned rings stay on their leaf
+    caps = leaf_capacity(state)
+    assert [c.leaf for c in caps] == ["ib-leaf01", "ib-leaf02"]
+    assert all(c.non_blocking and c.down_ports == c.up_ports == 16 for c in caps)
+
+
+def test_link_down_reroutes_then_restores(rack_subnet: Subnet, rack_plan: FabricPlan, state: FabricState) -> None:
+    leaf, spine = "ib-leaf01", "ib-spine01"
+    dead = rack_plan.cables_between(leaf, spine)[0].a_port
+    leaf_lid = state.lid_of(leaf)
+    before = rack_subnet.lft(leaf_lid)
+    uses_dead = [lid for lid, port in before.items() if port == dead]
+    assert uses_dead, "ftree sends some LIDs up every uplink"
+    t0 = time.monotonic()
+    sweep = rack_subnet.link_down(leaf, dead, timeout=REROUTE_BOUND_S)
+    try:
+        assert sweep.trap_128 and sweep.seconds < REROUTE_BOUND_S
+        after = rack_subnet.lft(leaf_lid)
+        assert time.monotonic() - t0 < REROUTE_BOUND_S
+        assert dead not in after.values()
+        assert set(after) == set(before)
+        degraded = rack_subnet.snapshot()
+        assert not degraded.ports[(degraded.by_description(leaf).guid, dead)].active
+        for lid in uses_dead:
+            for src in ("gpu001 mlx5_0", "gpu002 mlx5_3"):
+                degraded.route(degraded.lid_of(src), lid)  # still reachable, not over the dead port
+        caps = {c.leaf: c for c in leaf_capacity(degraded)}
+        assert caps[leaf].up_ports == 15 and not caps[leaf].non_blocking
+    finally:
+        back = rack_subnet.link_up(leaf, dead, timeout=REROUTE_BOUND_S)
+    assert back.trap_128
+    assert dead in rack_subnet.lft(leaf_lid).values()
+
+
+def test_bad_port_is_refused(rack_subnet: Subnet) -> None:
+    with pytest.raises(KeyError, match="no node 'ib-leaf99'"):
+        rack_subnet.link_down("ib-leaf99", 1)
+    with pytest.raises(KeyError, match="port 40 has no cable"):
+        rack_subnet.link_down("ib-leaf01", 40)
