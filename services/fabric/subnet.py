@@ -86,12 +86,21 @@ class Subnet:
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
         self._ctl_fd: int | None = None
+        # Run the diags without a pre-exec hook (setpriv sets the parent-death signal instead), so
+        # that Python spawns them with vfork: a process serving gRPC must not fork() from a worker
+        # thread, as gRPC core's fork handlers abort the child. The fabric daemon sets this.
+        self.spawn_diags = False
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in (self._ibsim, self._opensm) if p is not None]
+
+    @property
+    def sm_running(self) -> bool:
+        """Whether OpenSM (started by this Subnet) is still running."""
+        return self._opensm is not None and self._opensm.poll() is None
 
     def start(self, timeout: float = 30.0) -> float:
         """Write the files, start ibsim, then OpenSM; return seconds from OpenSM's start to its
@@ -257,10 +266,12 @@ class Subnet:
 
     def diag(self, tool: str, *args: str, timeout: float = 60.0) -> str:
         """Run one infiniband-diags tool against the fabric; its standard output."""
+        cmd, preexec = ["ibsim-run", tool, *args], die_with_parent
+        if self.spawn_diags and shutil.which("setpriv"):
+            cmd, preexec = ["setpriv", "--pdeathsig", "KILL", *cmd], None
         try:
-            done = subprocess.run(["ibsim-run", tool, *args], capture_output=True, cwd=self.work,
-                                  env=self._env(self.diag_node),
-                                  timeout=timeout, preexec_fn=die_with_parent)
+            done = subprocess.run(cmd, capture_output=True, cwd=self.work, env=self._env(self.diag_node),
+                                  timeout=timeout, preexec_fn=preexec)
         except subprocess.TimeoutExpired as e:
             raise SubnetError(f"{tool} {' '.join(args)} took more than {timeout:.0f} s") from e
         if done.returncode != 0:

@@ -1,0 +1,313 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class FabricSystem(_message.Message):
+    __slots__ = ("name", "guid", "type", "role", "model", "vendor", "lid", "ports")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GUID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    VENDOR_FIELD_NUMBER: _ClassVar[int]
+    LID_FIELD_NUMBER: _ClassVar[int]
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    guid: str
+    type: str
+    role: str
+    model: str
+    vendor: str
+    lid: int
+    ports: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., guid: _Optional[str] = ..., type: _Optional[str] = ..., role: _Optional[str] = ..., model: _Optional[str] = ..., vendor: _Optional[str] = ..., lid: _Optional[int] = ..., ports: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class FabricPort(_message.Message):
+    __slots__ = ("name", "system", "node", "number", "guid", "node_guid", "lid", "logical_state", "physical_state", "active_width", "active_speed", "computer", "peer_node", "peer_port", "peer_guid", "peer_lid", "disabled")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    GUID_FIELD_NUMBER: _ClassVar[int]
+    NODE_GUID_FIELD_NUMBER: _ClassVar[int]
+    LID_FIELD_NUMBER: _ClassVar[int]
+    LOGICAL_STATE_FIELD_NUMBER: _ClassVar[int]
+    PHYSICAL_STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_SPEED_FIELD_NUMBER: _ClassVar[int]
+    COMPUTER_FIELD_NUMBER: _ClassVar[int]
+    PEER_NODE_FIELD_NUMBER: _ClassVar[int]
+    PEER_PORT_FIELD_NUMBER: _ClassVar[int]
+    PEER_GUID_FIELD_NUMBER: _ClassVar[int]
+    PEER_LID_FIELD_NUMBER: _ClassVar[int]
+    DISABLED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    system: str
+    node: str
+    number: int
+    guid: str
+    node_guid: str
+    lid: int
+    logical_state: str
+    physical_state: str
+    active_width: str
+    active_speed: str
+    computer: bool
+    peer_node: str
+    peer_port: int
+    peer_guid: str
+    peer_lid: int
+    disabled: bool
+    def __init__(self, name: _Optional[str] = ..., system: _Optional[str] = ..., node: _Optional[str] = ..., number: _Optional[int] = ..., guid: _Optional[str] = ..., node_guid: _Optional[str] = ..., lid: _Optional[int] = ..., logical_state: _Optional[str] = ..., physical_state: _Optional[str] = ..., active_width: _Optional[str] = ..., active_speed: _Optional[str] = ..., computer: _Optional[bool] = ..., peer_node: _Optional[str] = ..., peer_port: _Optional[int] = ..., peer_guid: _Optional[str] = ..., peer_lid: _Optional[int] = ..., disabled: _Optional[bool] = ...) -> None: ...
+
+class FabricLink(_message.Message):
+    __slots__ = ("source_node", "source_port", "source_guid", "destination_node", "destination_port", "destination_guid", "speed", "active")
+    SOURCE_NODE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PORT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_GUID_FIELD_NUMBER: _ClassVar[int]
+    DESTINATION_NODE_FIELD_NUMBER: _ClassVar[int]
+    DESTINATION_PORT_FIELD_NUMBER: _ClassVar[int]
+    DESTINATION_GUID_FIELD_NUMBER: _ClassVar[int]
+    SPEED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    source_node: str
+    source_port: int
+    source_guid: str
+    destination_node: str
+    destination_port: int
+    destination_guid: str
+    speed: str
+    active: bool
+    def __init__(self, source_node: _Optional[str] = ..., source_port: _Optional[int] = ..., source_guid: _Optional[str] = ..., destination_node: _Optional[str] = ..., destination_port: _Optional[int] = ..., destination_guid: _Optional[str] = ..., speed: _Optional[str] = ..., active: _Optional[bool] = ...) -> None: ...
+
+class FabricEndpoint(_message.Message):
+    __slots__ = ("node", "server", "rail", "lid")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    RAIL_FIELD_NUMBER: _ClassVar[int]
+    LID_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    server: str
+    rail: int
+    lid: int
+    def __init__(self, node: _Optional[str] = ..., server: _Optional[str] = ..., rail: _Optional[int] = ..., lid: _Optional[int] = ...) -> None: ...
+
+class RouteHop(_message.Message):
+    __slots__ = ("switch_name", "switch_guid", "in_port", "out_port")
+    SWITCH_NAME_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_GUID_FIELD_NUMBER: _ClassVar[int]
+    IN_PORT_FIELD_NUMBER: _ClassVar[int]
+    OUT_PORT_FIELD_NUMBER: _ClassVar[int]
+    switch_name: str
+    switch_guid: str
+    in_port: int
+    out_port: int
+    def __init__(self, switch_name: _Optional[str] = ..., switch_guid: _Optional[str] = ..., in_port: _Optional[int] = ..., out_port: _Optional[int] = ...) -> None: ...
+
+class FabricRoute(_message.Message):
+    __slots__ = ("src_lid", "dst_lid", "hops")
+    SRC_LID_FIELD_NUMBER: _ClassVar[int]
+    DST_LID_FIELD_NUMBER: _ClassVar[int]
+    HOPS_FIELD_NUMBER: _ClassVar[int]
+    src_lid: int
+    dst_lid: int
+    hops: _containers.RepeatedCompositeFieldContainer[RouteHop]
+    def __init__(self, src_lid: _Optional[int] = ..., dst_lid: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[RouteHop, _Mapping]]] = ...) -> None: ...
+
+class FabricEvent(_message.Message):
+    __slots__ = ("seq", "time", "kind", "severity", "system", "node", "port", "port_name", "message", "resweep_seconds", "trap_128")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    PORT_NAME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRAP_128_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    time: float
+    kind: str
+    severity: str
+    system: str
+    node: str
+    port: int
+    port_name: str
+    message: str
+    resweep_seconds: float
+    trap_128: bool
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[float] = ..., kind: _Optional[str] = ..., severity: _Optional[str] = ..., system: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ..., port_name: _Optional[str] = ..., message: _Optional[str] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
+
+class FabricHealth(_message.Message):
+    __slots__ = ("ports_total", "ports_active", "down_ports", "sm_state", "sm_node", "routing_engine", "sweeps", "last_sweep_time", "last_sweep_seconds")
+    PORTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PORTS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    DOWN_PORTS_FIELD_NUMBER: _ClassVar[int]
+    SM_STATE_FIELD_NUMBER: _ClassVar[int]
+    SM_NODE_FIELD_NUMBER: _ClassVar[int]
+    ROUTING_ENGINE_FIELD_NUMBER: _ClassVar[int]
+    SWEEPS_FIELD_NUMBER: _ClassVar[int]
+    LAST_SWEEP_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_SWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ports_total: int
+    ports_active: int
+    down_ports: _containers.RepeatedCompositeFieldContainer[FabricPort]
+    sm_state: str
+    sm_node: str
+    routing_engine: str
+    sweeps: int
+    last_sweep_time: float
+    last_sweep_seconds: float
+    def __init__(self, ports_total: _Optional[int] = ..., ports_active: _Optional[int] = ..., down_ports: _Optional[_Iterable[_Union[FabricPort, _Mapping]]] = ..., sm_state: _Optional[str] = ..., sm_node: _Optional[str] = ..., routing_engine: _Optional[str] = ..., sweeps: _Optional[int] = ..., last_sweep_time: _Optional[float] = ..., last_sweep_seconds: _Optional[float] = ...) -> None: ...
+
+class LeafCapacityInfo(_message.Message):
+    __slots__ = ("leaf", "down_ports", "up_ports", "down_gbps", "up_gbps", "non_blocking")
+    LEAF_FIELD_NUMBER: _ClassVar[int]
+    DOWN_PORTS_FIELD_NUMBER: _ClassVar[int]
+    UP_PORTS_FIELD_NUMBER: _ClassVar[int]
+    DOWN_GBPS_FIELD_NUMBER: _ClassVar[int]
+    UP_GBPS_FIELD_NUMBER: _ClassVar[int]
+    NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
+    leaf: str
+    down_ports: int
+    up_ports: int
+    down_gbps: float
+    up_gbps: float
+    non_blocking: bool
+    def __init__(self, leaf: _Optional[str] = ..., down_ports: _Optional[int] = ..., up_ports: _Optional[int] = ..., down_gbps: _Optional[float] = ..., up_gbps: _Optional[float] = ..., non_blocking: _Optional[bool] = ...) -> None: ...
+
+class LinkLoadInfo(_message.Message):
+    __slots__ = ("switch_name", "port", "peer", "peer_port", "direction", "flows")
+    SWITCH_NAME_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    PEER_FIELD_NUMBER: _ClassVar[int]
+    PEER_PORT_FIELD_NUMBER: _ClassVar[int]
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
+    switch_name: str
+    port: int
+    peer: str
+    peer_port: int
+    direction: str
+    flows: int
+    def __init__(self, switch_name: _Optional[str] = ..., port: _Optional[int] = ..., peer: _Optional[str] = ..., peer_port: _Optional[int] = ..., direction: _Optional[str] = ..., flows: _Optional[int] = ...) -> None: ...
+
+class BalanceInfo(_message.Message):
+    __slots__ = ("pattern", "flows", "routed", "unroutable", "busiest", "up_min", "up_max", "balanced", "loads")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
+    ROUTED_FIELD_NUMBER: _ClassVar[int]
+    UNROUTABLE_FIELD_NUMBER: _ClassVar[int]
+    BUSIEST_FIELD_NUMBER: _ClassVar[int]
+    UP_MIN_FIELD_NUMBER: _ClassVar[int]
+    UP_MAX_FIELD_NUMBER: _ClassVar[int]
+    BALANCED_FIELD_NUMBER: _ClassVar[int]
+    LOADS_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    flows: int
+    routed: int
+    unroutable: _containers.RepeatedScalarFieldContainer[str]
+    busiest: int
+    up_min: int
+    up_max: int
+    balanced: bool
+    loads: _containers.RepeatedCompositeFieldContainer[LinkLoadInfo]
+    def __init__(self, pattern: _Optional[str] = ..., flows: _Optional[int] = ..., routed: _Optional[int] = ..., unroutable: _Optional[_Iterable[str]] = ..., busiest: _Optional[int] = ..., up_min: _Optional[int] = ..., up_max: _Optional[int] = ..., balanced: _Optional[bool] = ..., loads: _Optional[_Iterable[_Union[LinkLoadInfo, _Mapping]]] = ...) -> None: ...
+
+class ListSystemsRequest(_message.Message):
+    __slots__ = ("type",)
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    def __init__(self, type: _Optional[str] = ...) -> None: ...
+
+class ListSystemsResponse(_message.Message):
+    __slots__ = ("systems",)
+    SYSTEMS_FIELD_NUMBER: _ClassVar[int]
+    systems: _containers.RepeatedCompositeFieldContainer[FabricSystem]
+    def __init__(self, systems: _Optional[_Iterable[_Union[FabricSystem, _Mapping]]] = ...) -> None: ...
+
+class ListPortsRequest(_message.Message):
+    __slots__ = ("system", "computer_only")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    COMPUTER_ONLY_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    computer_only: bool
+    def __init__(self, system: _Optional[str] = ..., computer_only: _Optional[bool] = ...) -> None: ...
+
+class ListPortsResponse(_message.Message):
+    __slots__ = ("ports",)
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedCompositeFieldContainer[FabricPort]
+    def __init__(self, ports: _Optional[_Iterable[_Union[FabricPort, _Mapping]]] = ...) -> None: ...
+
+class ListLinksRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListLinksResponse(_message.Message):
+    __slots__ = ("links",)
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    links: _containers.RepeatedCompositeFieldContainer[FabricLink]
+    def __init__(self, links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ...) -> None: ...
+
+class GetRouteRequest(_message.Message):
+    __slots__ = ("src", "dst")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    src: FabricEndpoint
+    dst: FabricEndpoint
+    def __init__(self, src: _Optional[_Union[FabricEndpoint, _Mapping]] = ..., dst: _Optional[_Union[FabricEndpoint, _Mapping]] = ...) -> None: ...
+
+class SetPortStateRequest(_message.Message):
+    __slots__ = ("system", "port", "enabled")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    enabled: bool
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., enabled: _Optional[bool] = ...) -> None: ...
+
+class SetPortStateResponse(_message.Message):
+    __slots__ = ("port", "changed", "resweep_seconds", "trap_128")
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRAP_128_FIELD_NUMBER: _ClassVar[int]
+    port: FabricPort
+    changed: bool
+    resweep_seconds: float
+    trap_128: bool
+    def __init__(self, port: _Optional[_Union[FabricPort, _Mapping]] = ..., changed: _Optional[bool] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
+
+class GetHealthRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AnalyzeRequest(_message.Message):
+    __slots__ = ("pattern",)
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    def __init__(self, pattern: _Optional[str] = ...) -> None: ...
+
+class AnalyzeResponse(_message.Message):
+    __slots__ = ("leaves", "non_blocking", "balance")
+    LEAVES_FIELD_NUMBER: _ClassVar[int]
+    NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
+    BALANCE_FIELD_NUMBER: _ClassVar[int]
+    leaves: _containers.RepeatedCompositeFieldContainer[LeafCapacityInfo]
+    non_blocking: bool
+    balance: BalanceInfo
+    def __init__(self, leaves: _Optional[_Iterable[_Union[LeafCapacityInfo, _Mapping]]] = ..., non_blocking: _Optional[bool] = ..., balance: _Optional[_Union[BalanceInfo, _Mapping]] = ...) -> None: ...
+
+class WatchFabricEventsRequest(_message.Message):
+    __slots__ = ("since_seq",)
+    SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    since_seq: int
+    def __init__(self, since_seq: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,116 @@
+"""The `clustertwin.v1.Fabric` gRPC service over a `FabricManager`.
+
+Errors: an unknown system, port, node or LID is NOT_FOUND, a request that cannot be carried out
+(no route, a bad pattern or type) INVALID_ARGUMENT or FAILED_PRECONDITION, a subnet manager that
+failed UNAVAILABLE; each with the manager's message, and nothing changed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from clustertwin.v1 import fabric_pb2 as pb
+from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
+from services.fabric.manager import FabricInvalid, FabricManager, FabricNotFound
+from services.fabric.subnet import SubnetError
+
+SERVICE_NAME = "clustertwin.v1.Fabric"
+
+
+def _fields(message_cls: Any, d: dict[str, Any]) -> dict[str, Any]:
+    names = set(message_cls.DESCRIPTOR.fields_by_name)
+    return {k: v for k, v in d.items() if k in names and v is not None}
+
+
+def port_pb(d: dict[str, Any]) -> pb.FabricPort:
+    return pb.FabricPort(**_fields(pb.FabricPort, d))
+
+
+def event_pb(d: dict[str, Any]) -> pb.FabricEvent:
+    return pb.FabricEvent(**_fields(pb.FabricEvent, d))
+
+
+def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def handler(self: FabricServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await fn(self, request, context)
+        except FabricNotFound as e:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(e.args[0]))
+        except FabricInvalid as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION if "no route" in str(e)
+                                else grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except SubnetError as e:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"subnet manager: {e}")
+    return handler
+
+
+class FabricServicer(pb_grpc.FabricServicer):
+    def __init__(self, manager: FabricManager) -> None:
+        self.m = manager
+
+    @_errors
+    async def ListSystems(self, request: pb.ListSystemsRequest, context: Any) -> pb.ListSystemsResponse:
+        return pb.ListSystemsResponse(systems=[pb.FabricSystem(**_fields(pb.FabricSystem, s))
+                                               for s in self.m.systems(request.type)])
+
+    @_errors
+    async def ListPorts(self, request: pb.ListPortsRequest, context: Any) -> pb.ListPortsResponse:
+        return pb.ListPortsResponse(ports=[port_pb(p) for p in self.m.ports(request.system, request.computer_only)])
+
+    @_errors
+    async def ListLinks(self, request: pb.ListLinksRequest, context: Any) -> pb.ListLinksResponse:
+        return pb.ListLinksResponse(links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in self.m.links()])
+
+    @_errors
+    async def GetRoute(self, request: pb.GetRouteRequest, context: Any) -> pb.FabricRoute:
+        lids = []
+        for name, ep in (("src", request.src), ("dst", request.dst)):
+            try:
+                lids.append(self.m.endpoint_lid(ep.node, ep.server, ep.rail, ep.lid))
+            except (FabricNotFound, FabricInvalid) as e:
+                raise type(e)(f"{name}: {e.args[0]}") from None
+        r = self.m.route(*lids)
+        return pb.FabricRoute(src_lid=r["src_lid"], dst_lid=r["dst_lid"], hops=[pb.RouteHop(**h) for h in r["hops"]])
+
+    @_errors
+    async def SetPortState(self, request: pb.SetPortStateRequest, context: Any) -> pb.SetPortStateResponse:
+        r = await self.m.set_port_state(request.system, request.port, request.enabled)
+        return pb.SetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
+                                       resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
+
+    @_errors
+    async def GetHealth(self, request: pb.GetHealthRequest, context: Any) -> pb.FabricHealth:
+        h = self.m.health()
+        return pb.FabricHealth(**{**_fields(pb.FabricHealth, h), "down_ports": [port_pb(p) for p in h["down_ports"]]})
+
+    @_errors
+    async def Analyze(self, request: pb.AnalyzeRequest, context: Any) -> pb.AnalyzeResponse:
+        a = self.m.analyze(request.pattern)
+        b = a["balance"]
+        loads = [pb.LinkLoadInfo(**ld) for ld in b["loads"]]
+        balance = pb.BalanceInfo(**{**_fields(pb.BalanceInfo, b), "loads": loads})
+        return pb.AnalyzeResponse(leaves=[pb.LeafCapacityInfo(**c) for c in a["leaves"]],
+                                  non_blocking=a["non_blocking"], balance=balance)
+
+    async def WatchEvents(self, request: pb.WatchFabricEventsRequest, context: Any) -> AsyncIterator[pb.FabricEvent]:
+        q = self.m.watch()   # subscribe first, then replay: nothing falls between
+        try:
+            # Replay what is kept after since_seq, then everything new (a since_seq from the
+            # future, e.g. after a restart, means "from now on").
+            last = min(request.since_seq, self.m.events[-1]["seq"] if self.m.events else 0)
+            for ev in list(self.m.events):
+                if ev["seq"] > last:
+                    last = ev["seq"]
+                    yield event_pb(ev)
+            while True:
+                ev = await q.get()
+                if ev["seq"] > last:
+                    last = ev["seq"]
+                    yield event_pb(ev)
+        finally:
+            self.m.unwatch(q)

@@ -1,0 +1,230 @@
+"""A UFM-shaped REST API over the fabric manager's state (a small asyncio HTTP/1.1 server: GET and
+POST with a JSON body; no web framework).
+
+Authentication as UFM does it on `/ufmRest`: HTTP basic auth, 401 with `WWW-Authenticate` without
+it or with wrong credentials.
+
+    GET  /ufmRest/resources/systems      [?type=switch|host]
+    GET  /ufmRest/resources/ports        [?sys_type=Computer|Switch] [?system=NAME or system GUID]
+    GET  /ufmRest/resources/links
+    POST /ufmRest/actions                {"action": "disable"|"enable"|"port_disable"|"port_enable",
+                                          "params": {"port_id": "<port name>"},
+                                          "object_ids": [...], "object_type": "System"|"Port",
+                                          "identifier": "id", "description": "..."}
+                                         (the port is params.port_id, else object_ids[0] when
+                                          object_type is "Port"); 202 with a completed job
+    GET  /ufmRest/app/events
+
+JSON field names follow UFM's (ports: name, guid, system_name, systemID, node_description, number,
+dname, description "Computer IB Port" / "Switch IB Port", physical_state, logical_state,
+active_speed, active_width, lid, peer, peer_guid, peer_lid, peer_node_name, peer_node_guid,
+peer_node_description, peer_port_dname, tier, severity; systems: system_name, guid, type, model,
+vendor, ports, description; links: source_guid, source_port, source_port_node_description,
+destination_*, width, severity; events: id, name, severity, timestamp, type, object_name,
+object_path, description, category). Volcano's UFM topology discovery reads `description`,
+`tier`, `system_name`, `node_description` and `peer_node_name` of the Computer ports: a host port's
+peer_node_name is its leaf; tier is 1 for leaves (and the host ports that hang off them), 2 for
+spines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import datetime
+import hmac
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from services.fabric.manager import FabricInvalid, FabricManager, FabricNotFound
+from services.fabric.subnet import SubnetError
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/ufmRest"
+MAX_BODY = 1 << 20
+ACTIONS = {"disable": False, "port_disable": False, "enable": True, "port_enable": True}
+TIER = {"leaf": 1, "spine": 2}
+REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+           405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error",
+           503: "Service Unavailable"}
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _iso(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def ufm_port(p: dict[str, Any]) -> dict[str, Any]:
+    host = p["computer"]
+    dname = f"{p['node'].split(' ', 1)[-1]}/{p['number']}" if host else str(p["number"])
+    peer_dname = str(p["peer_port"]) if host else f"{p['peer_node'].split(' ', 1)[-1]}/{p['peer_port']}"
+    if not host and p["peer_role"]:
+        peer_dname = str(p["peer_port"])
+    tier = TIER.get(p["peer_role"] if host else p["role"], 0)
+    return {
+        "name": p["name"], "guid": p["guid"], "system_name": p["system"], "systemID": p["system_guid"],
+        "node_description": p["node"], "number": p["number"], "external_number": p["number"], "dname": dname,
+        "description": "Computer IB Port" if host else "Switch IB Port",
+        "physical_state": p["physical_state"], "logical_state": p["logical_state"],
+        "active_speed": p["active_speed"], "active_width": p["active_width"], "lid": p["lid"], "mtu": 4096,
+        "peer": p["peer_guid"] and f"{p['peer_guid']}_{p['peer_port']}", "peer_guid": p["peer_guid"],
+        "peer_lid": p["peer_lid"], "peer_node_name": p["peer_system"], "peer_node_guid": p["peer_node_guid"],
+        "peer_node_description": p["peer_node"], "peer_port_dname": peer_dname, "tier": tier,
+        "severity": "Info" if p["logical_state"] == "Active" else "Critical",
+        "module": "", "path": f"default / {p['system']} / {dname}", "capabilities": [],
+        "disabled": p["disabled"],
+    }
+
+
+def ufm_system(s: dict[str, Any]) -> dict[str, Any]:
+    return {"system_name": s["name"], "name": s["guid"], "guid": s["guid"], "system_guid": s["guid"],
+            "type": s["type"], "model": s["model"], "vendor": s["vendor"], "description": s["description"],
+            "ports": s["ports"], "technology": "InfiniBand", "ip": "0.0.0.0", "state": "active",
+            "severity": "Info", "role": s["role"], "tier": TIER.get(s["role"], 0)}
+
+
+def ufm_link(lk: dict[str, Any]) -> dict[str, Any]:
+    return {"name": f"{lk['source_guid']}_{lk['source_port']}:{lk['destination_guid']}_{lk['destination_port']}",
+            "source_guid": lk["source_node_guid"], "source_port": lk["source_port"],
+            "source_port_node_description": lk["source_node"],
+            "destination_guid": lk["destination_node_guid"], "destination_port": lk["destination_port"],
+            "destination_port_node_description": lk["destination_node"],
+            "width": "IB_4x" if lk["active"] else "", "speed": lk["speed"], "capabilities": [],
+            "severity": "Info" if lk["active"] else "Critical", "state": "Active" if lk["active"] else "Down"}
+
+
+def ufm_event(ev: dict[str, Any]) -> dict[str, Any]:
+    return {"id": ev["seq"], "name": "Port Down" if ev["kind"] == "port_down" else "Port Up",
+            "event_type": ev["kind"], "severity": ev["severity"], "timestamp": _iso(ev["time"]),
+            "type": "Port", "object_name": ev["port_name"],
+            "object_path": f"default / {ev['system']} / {ev['node']} / {ev['port']}",
+            "description": ev["message"], "category": "Hardware", "write_to_syslog": False}
+
+
+class UfmRest:
+    def __init__(self, manager: FabricManager, user: str, password: str) -> None:
+        self.m = manager
+        self._auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    async def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        url = urlsplit(target)
+        path = url.path.rstrip("/")
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        if not path.startswith(PREFIX + "/") and path != PREFIX:
+            raise HttpError(404, f"no such path {path}: the API is under {PREFIX}")
+        if not hmac.compare_digest(headers.get("authorization", "").encode(), self._auth.encode()):
+            raise HttpError(401, "authentication required (HTTP basic auth)")
+        route = path.removeprefix(PREFIX)
+        gets = {"/resources/systems": self.systems, "/resources/ports": self.ports,
+                "/resources/links": self.links, "/app/events": self.events}
+        if route in gets:
+            if method != "GET":
+                raise HttpError(405, f"{path} takes GET")
+            return 200, gets[route](query)
+        if route == "/actions":
+            if method != "POST":
+                raise HttpError(405, f"{path} takes POST")
+            return await self.action(body)
+        raise HttpError(404, f"no such resource {path}; try {', '.join(PREFIX + r for r in [*gets, '/actions'])}")
+
+    def systems(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        kind = q.get("type", "").lower()
+        return [ufm_system(s) for s in self.m.systems(kind)]
+
+    def ports(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        sys_type = q.get("sys_type", "")
+        if sys_type and sys_type.lower() not in ("computer", "switch"):
+            raise HttpError(400, f"sys_type {sys_type!r}: use Computer or Switch")
+        system = q.get("system", "")
+        if system:   # a name, or a system GUID as UFM's own clients pass it
+            by_guid = {s["guid"]: s["name"] for s in self.m.systems()}
+            system = by_guid.get(system.lower(), system)
+        ports = self.m.ports(system)
+        if sys_type:
+            want = sys_type.lower() == "computer"
+            ports = [p for p in ports if p["computer"] == want]
+        return [ufm_port(p) for p in ports]
+
+    def links(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        return [ufm_link(lk) for lk in self.m.links()]
+
+    def events(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        return [ufm_event(ev) for ev in self.m.events]
+
+    async def action(self, body: bytes) -> tuple[int, Any]:
+        try:
+            doc = json.loads(body or b"null")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise HttpError(400, f"body is not JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise HttpError(400, "body must be a JSON object with 'action' and 'params'")
+        action = doc.get("action")
+        if action not in ACTIONS:
+            raise HttpError(400, f"action {action!r} is not supported: use one of {', '.join(sorted(ACTIONS))}")
+        params = doc.get("params") or {}
+        if not isinstance(params, dict):
+            raise HttpError(400, "'params' must be an object")
+        port_id = params.get("port_id")
+        if not port_id and str(doc.get("object_type", "")).lower() == "port":
+            ids = doc.get("object_ids") or []
+            port_id = ids[0] if isinstance(ids, list) and ids else None
+        if not isinstance(port_id, str) or not port_id:
+            raise HttpError(400, "which port? give params.port_id (a port name, '<port guid>_<number>')")
+        r = await self.m.set_port_state(port_id, 0, ACTIONS[action])
+        return 202, {"status": "Completed", "action": action, "object_ids": [port_id],
+                     "description": doc.get("description", ""), "changed": r["changed"],
+                     "summary": f"port {port_id} ({r['port']['node']} port {r['port']['number']}) is "
+                                f"{r['port']['logical_state']}", "port": ufm_port(r["port"])}
+
+
+async def serve(rest: UfmRest, host: str, port: int) -> asyncio.Server:
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
+            lines = head.decode("latin-1").split("\r\n")
+            method, target, *_ = lines[0].split(" ")
+            headers = {}
+            for line in lines[1:]:
+                k, sep, v = line.partition(":")
+                if sep:
+                    headers[k.strip().lower()] = v.strip()
+            length = int(headers.get("content-length", "0") or 0)
+            try:
+                if length > MAX_BODY:
+                    raise HttpError(413, f"body larger than {MAX_BODY} bytes")
+                body = await asyncio.wait_for(reader.readexactly(length), timeout=10) if length else b""
+                status, doc = await rest.handle(method, target, headers, body)
+            except HttpError as e:
+                status, doc = e.status, {"error": str(e)}
+            except FabricNotFound as e:
+                status, doc = 404, {"error": str(e.args[0])}
+            except FabricInvalid as e:
+                status, doc = 400, {"error": str(e)}
+            except SubnetError as e:
+                status, doc = 503, {"error": f"subnet manager: {e}"}
+            except Exception as e:  # a bug must not kill the server: answer 500 and log it
+                log.exception("UFM REST %s %s failed", method, target)
+                status, doc = 500, {"error": f"{type(e).__name__}: {e}"}
+            data = json.dumps(doc).encode()
+            extra = 'WWW-Authenticate: Basic realm="UFM"\r\n' if status == 401 else ""
+            writer.write((f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\nContent-Type: application/json\r\n"
+                          f"Content-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n").encode() + data)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError,
+                ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    return await asyncio.start_server(client, host, port, reuse_address=True)

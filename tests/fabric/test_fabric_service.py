@@ -1,0 +1,314 @@
+"""The fabric-manager daemon end to end: `python -m services.fabric.daemon` over the rack fabric
+(real ibsim + OpenSM), its gRPC API, its UFM-shaped REST API, events on WatchEvents and on a
+throwaway Mosquitto, and a clean stop (no ibsim or OpenSM left)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from clustertwin.v1 import fabric_pb2 as pb
+from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
+from emulator.daemon_config import DaemonConfig
+from emulator.procutil import pid_alive
+from tests.fabric.conftest import REASON
+
+pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
+
+ROOT = Path(__file__).resolve().parents[2]
+TWIN = "fabrictest"
+AUTH = "Basic " + base64.b64encode(b"admin:123456").decode()
+START_TIMEOUT_S = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+class Twin:
+    def __init__(self, proc: subprocess.Popen[bytes], grpc_addr: str, ufm: str, mqtt: queue.Queue[Any],
+                 log: Path) -> None:
+        self.proc, self.grpc_addr, self.ufm, self.mqtt, self.log = proc, grpc_addr, ufm, mqtt, log
+        self.subnet_pids: list[int] = []
+        self.channel = grpc.insecure_channel(grpc_addr)
+        self.stub = pb_grpc.FabricStub(self.channel)
+
+    def rest(self, path: str, body: Any = None, auth: str | None = AUTH) -> tuple[int, Any]:
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        req = urllib.request.Request(f"http://{self.ufm}/ufmRest{path}", data=data,
+                                     method="GET" if data is None else "POST")
+        if auth:
+            req.add_header("Authorization", auth)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=20) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+
+def _subscribe(port: int, topic: str) -> tuple[queue.Queue[Any], Any]:
+    import paho.mqtt.client as mqtt
+
+    got: queue.Queue[Any] = queue.Queue()
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="fabric-test-sub")
+    client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
+    client.on_message = lambda c, u, msg: got.put((msg.topic, json.loads(msg.payload)))
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.connect("127.0.0.1", port)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    client.loop_start()
+    return got, client
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    if shutil.which("mosquitto") is None:
+        pytest.skip("needs mosquitto")
+    run = tmp_path_factory.mktemp("fabric-svc")
+    (run / "logs").mkdir()
+    mqtt_port, grpc_port, ufm_port = _free_port(), _free_port(), _free_port()
+    broker = subprocess.Popen(["mosquitto", "-p", str(mqtt_port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    sub, client = _subscribe(mqtt_port, f"clustertwin/{TWIN}/events/fabric/#")
+    cfg = DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec={"topology_file": "rack"},
+                       grpc=f"127.0.0.1:{grpc_port}", metrics=None, store_url=f"sqlite:///{run}/state/fabric.db",
+                       broker_host="127.0.0.1", broker_port=mqtt_port, log_file=str(run / "logs" / "fabric.log"),
+                       extra={"ufm": f"127.0.0.1:{ufm_port}", "ufm_user": "admin", "ufm_password": "123456"})
+    (run / "fabric.json").write_text(json.dumps(cfg.to_dict()))
+    log = run / "logs" / "fabric.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "services.fabric.daemon", str(run / "fabric.json")],
+                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    t = Twin(proc, cfg.grpc, cfg.extra["ufm"], sub, log)
+    try:
+        health = health_pb2_grpc.HealthStub(t.channel)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            assert proc.poll() is None, f"daemon exited: {log.read_text()[-2000:]}"
+            try:
+                if health.Check(health_pb2.HealthCheckRequest(service="clustertwin.v1.Fabric"),
+                                timeout=1).status == health_pb2.HealthCheckResponse.SERVING:
+                    break
+            except grpc.RpcError:
+                pass
+            assert time.monotonic() < deadline, f"not serving within {START_TIMEOUT_S} s: {log.read_text()[-2000:]}"
+            time.sleep(0.1)
+        assert (run / "fabric" / "fabric" / "opensm.log").exists()   # <run>/fabric/<name>
+        t.subnet_pids = _children(proc.pid)
+        yield t
+    finally:
+        kids = _children(proc.pid)
+        t.channel.close()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        client.loop_stop()
+        client.disconnect()
+        broker.terminate()
+        broker.wait(5)
+        assert rc == 0, log.read_text()[-2000:]
+        left = [p for p in kids if pid_alive(p)]
+        assert not left, f"left running after SIGTERM: {left}"
+        assert not list((run / "fabric" / "fabric" / "work").glob("sys-*"))
+
+
+def _hops(route: pb.FabricRoute) -> list[str]:
+    return [h.switch_name for h in route.hops]
+
+
+def test_every_hca_active_with_a_lid(twin: Twin) -> None:
+    assert len(twin.subnet_pids) == 2  # ibsim and OpenSM
+    ports = twin.stub.ListPorts(pb.ListPortsRequest(computer_only=True)).ports
+    assert len(ports) == 32
+    assert all(p.logical_state == "Active" and p.lid > 0 and p.active_width == "4X" for p in ports)
+    assert len({p.lid for p in ports}) == 32
+    gpu1 = twin.stub.ListPorts(pb.ListPortsRequest(system="gpu001")).ports
+    assert sorted(p.node for p in gpu1) == [f"gpu001 mlx5_{r}" for r in range(8)]
+    assert {p.peer_node for p in gpu1} == {"ib-leaf01", "ib-leaf02"}
+    leaf = twin.stub.ListPorts(pb.ListPortsRequest(system="ib-leaf01")).ports
+    assert len(leaf) == 32 and sum(p.computer for p in leaf) == 0
+    systems = twin.stub.ListSystems(pb.ListSystemsRequest()).systems
+    assert sorted(s.name for s in systems if s.type == "switch") == ["ib-leaf01", "ib-leaf02", "ib-spine01",
+                                                                     "ib-spine02"]
+    hosts = [s for s in systems if s.type == "host"]
+    assert len(hosts) == 4 and all(len(h.ports) == 8 for h in hosts)
+    links = twin.stub.ListLinks(pb.ListLinksRequest()).links
+    assert len(links) == 32 + 32 and all(lk.active and lk.speed == "4xHDR" for lk in links)
+    h = twin.stub.GetHealth(pb.GetHealthRequest())
+    assert h.sm_state == "MASTER" and h.routing_engine == "ftree" and h.sweeps >= 1
+    assert h.ports_total == h.ports_active == 128 and not h.down_ports
+
+
+def test_route_between_servers_crosses_a_spine(twin: Twin) -> None:
+    src = pb.FabricEndpoint(node="gpu001 mlx5_0")
+    route = twin.stub.GetRoute(pb.GetRouteRequest(src=src, dst=pb.FabricEndpoint(server="gpu003", rail=4)))
+    names = _hops(route)
+    assert names[0] == "ib-leaf01" and names[-1] == "ib-leaf02" and names[1].startswith("ib-spine"), names
+    by_lid = twin.stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(lid=route.src_lid),
+                                                   dst=pb.FabricEndpoint(lid=route.dst_lid)))
+    assert by_lid == route
+    same_leaf = twin.stub.GetRoute(pb.GetRouteRequest(src=src, dst=pb.FabricEndpoint(node="gpu002-mlx5_0")))
+    assert _hops(same_leaf) == ["ib-leaf01"]
+    a = twin.stub.Analyze(pb.AnalyzeRequest(pattern="all_to_all"))
+    assert a.non_blocking and [c.leaf for c in a.leaves] == ["ib-leaf01", "ib-leaf02"]
+    assert a.balance.routed == a.balance.flows == 32 * 31 and a.balance.balanced
+    ring = twin.stub.Analyze(pb.AnalyzeRequest())
+    assert ring.balance.pattern == "ring" and ring.balance.routed == 32 and ring.balance.busiest == 0
+
+
+def test_unknown_system_or_port_is_not_found_and_changes_nothing(twin: Twin) -> None:
+    cases = [("ib-leaf99", 1, "no system 'ib-leaf99'"), ("ib-leaf01", 40, "port 40 has no cable"),
+             ("gpu001", 1, "is a host with 8 HCAs"), ("0123456789abcdef_1", 0, "no port named")]
+    for system, port, msg in cases:
+        with pytest.raises(grpc.RpcError) as e:
+            twin.stub.SetPortState(pb.SetPortStateRequest(system=system, port=port, enabled=False))
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND and msg in (e.value.details() or ""), e.value
+    with pytest.raises(grpc.RpcError) as e:
+        twin.stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu009 mlx5_0"),
+                                              dst=pb.FabricEndpoint(lid=1)))
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND and "src: no system" in (e.value.details() or "")
+    with pytest.raises(grpc.RpcError) as e:
+        twin.stub.ListPorts(pb.ListPortsRequest(system="nope"))
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+    h = twin.stub.GetHealth(pb.GetHealthRequest())
+    assert h.ports_active == h.ports_total and not twin.stub.ListPorts(pb.ListPortsRequest()).ports[0].disabled
+
+
+def test_disable_uplink_reroutes_with_events(twin: Twin) -> None:
+    events: queue.Queue[pb.FabricEvent] = queue.Queue()
+    stream = twin.stub.WatchEvents(pb.WatchFabricEventsRequest(since_seq=10**9))
+
+    def follow() -> None:
+        try:
+            for ev in stream:
+                events.put(ev)
+        except grpc.RpcError:
+            pass   # cancelled at the end of the test
+    threading.Thread(target=follow, daemon=True).start()
+    req = pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_0"), dst=pb.FabricEndpoint(node="gpu003 mlx5_4"))
+    before = twin.stub.GetRoute(req)
+    uplink = before.hops[0].out_port
+    try:
+        r = twin.stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=uplink, enabled=False), timeout=30)
+        assert r.changed and r.trap_128 and r.port.disabled and r.port.logical_state != "Active"
+        ev = events.get(timeout=10)
+        assert ev.kind == "port_down" and ev.node == "ib-leaf01" and ev.port == uplink and ev.trap_128
+        topic, payload = twin.mqtt.get(timeout=10)
+        assert topic == f"clustertwin/{TWIN}/events/fabric/port_down" and payload["port"] == uplink
+        after = twin.stub.GetRoute(req)
+        assert after.hops[0].out_port != uplink and _hops(after)[1].startswith("ib-spine")
+        h = twin.stub.GetHealth(pb.GetHealthRequest())
+        assert {(p.node, p.number) for p in h.down_ports} >= {("ib-leaf01", uplink)} and len(h.down_ports) == 2
+        caps = {c.leaf: c for c in twin.stub.Analyze(pb.AnalyzeRequest()).leaves}
+        assert caps["ib-leaf01"].up_ports == 15 and not caps["ib-leaf01"].non_blocking
+        again = twin.stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=uplink, enabled=False))
+        assert not again.changed
+    finally:
+        back = twin.stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=uplink, enabled=True), timeout=30)
+    assert back.changed and back.port.logical_state == "Active"
+    assert events.get(timeout=10).kind == "port_up"
+    assert twin.stub.GetHealth(pb.GetHealthRequest()).ports_active == 128
+    stream.cancel()
+
+
+def test_ufm_rest_shapes_and_filters(twin: Twin) -> None:
+    status, systems = twin.rest("/resources/systems")
+    assert status == 200 and len(systems) == 8
+    leaf = next(s for s in systems if s["system_name"] == "ib-leaf01")
+    assert {"system_name", "guid", "type", "model", "vendor", "ports"} <= set(leaf)
+    assert leaf["type"] == "switch" and leaf["model"] == "MQM9700" and len(leaf["ports"]) == 32
+    status, ports = twin.rest("/resources/ports?sys_type=Computer")
+    assert status == 200 and len(ports) == 32
+    p = next(p for p in ports if p["node_description"] == "gpu001 mlx5_0")
+    assert p["system_name"] == "gpu001" and p["peer_node_name"] == "ib-leaf01" and "Computer" in p["description"]
+    assert p["logical_state"] == "Active" and p["physical_state"] == "LinkUp" and p["lid"] > 0
+    assert p["active_width"] == "4X" and p["active_speed"] == "HDR" and p["tier"] == 1
+    assert p["name"] == f"{p['guid']}_1" and p["peer_guid"] and p["peer_lid"] > 0
+    status, one = twin.rest("/resources/ports?system=gpu002")
+    assert status == 200 and {q["system_name"] for q in one} == {"gpu002"} and len(one) == 8
+    host_guid = next(s["guid"] for s in systems if s["system_name"] == "gpu002")
+    assert twin.rest(f"/resources/ports?system={host_guid}")[1] == one
+    status, switch_ports = twin.rest("/resources/ports?sys_type=Switch")
+    assert status == 200 and len(switch_ports) == 96
+    status, links = twin.rest("/resources/links")
+    assert status == 200 and len(links) == 64
+    assert {"source_guid", "source_port", "destination_guid", "destination_port", "width"} <= set(links[0])
+    # the REST view agrees with the gRPC one
+    grpc_ports = {q.name: q for q in twin.stub.ListPorts(pb.ListPortsRequest(computer_only=True)).ports}
+    assert {q["name"]: q["lid"] for q in ports} == {n: q.lid for n, q in grpc_ports.items()}
+
+
+def test_ufm_rest_auth_and_bad_requests(twin: Twin) -> None:
+    assert twin.rest("/resources/ports", auth=None)[0] == 401
+    assert twin.rest("/resources/ports", auth="Basic " + base64.b64encode(b"admin:wrong").decode())[0] == 401
+    status, doc = twin.rest("/actions", {"action": "reboot_everything", "params": {"port_id": "x"}})
+    assert status == 400 and "not supported" in doc["error"]
+    status, doc = twin.rest("/actions", b"{not json")
+    assert status == 400 and "not JSON" in doc["error"]
+    status, doc = twin.rest("/actions", {"action": "port_disable", "params": {}})
+    assert status == 400 and "port_id" in doc["error"]
+    status, doc = twin.rest("/actions", {"action": "port_disable", "params": {"port_id": "0123456789abcdef_1"}})
+    assert status == 404 and "no port named" in doc["error"]
+    assert twin.rest("/resources/nothing")[0] == 404
+    assert twin.rest("/resources/ports?sys_type=Router")[0] == 400
+
+
+def test_ufm_rest_port_action_and_events(twin: Twin) -> None:
+    _, ports = twin.rest("/resources/ports?system=gpu004")
+    port = next(p for p in ports if p["node_description"] == "gpu004 mlx5_7")
+    body = {"action": "disable", "params": {"port_id": port["name"]}, "object_ids": [port["systemID"]],
+            "object_type": "System", "identifier": "id", "description": "test"}
+    status, doc = twin.rest("/actions", body)
+    try:
+        assert status == 202 and doc["changed"] and doc["port"]["logical_state"] != "Active", doc
+        down = twin.stub.ListPorts(pb.ListPortsRequest(system="gpu004 mlx5_7")).ports[0]
+        assert down.disabled and down.logical_state != "Active"
+        _, events = twin.rest("/app/events")
+        assert events[-1]["object_name"] == port["name"] and events[-1]["severity"] == "Warning"
+    finally:
+        status, doc = twin.rest("/actions", {**body, "action": "port_enable"})
+    assert status == 202 and doc["port"]["logical_state"] == "Active"
+    _, events = twin.rest("/app/events")
+    assert [e["event_type"] for e in events[-2:]] == ["port_down", "port_up"]
+    assert {"id", "name", "severity", "timestamp", "description", "object_name"} <= set(events[-1])
+
