@@ -32,7 +32,7 @@ Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 
 def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
        store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
-       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, timeout: float = 120.0,
+       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, timeout: float = 120.0,
        progress: Progress | None = None) -> dict[str, Any]:
     """Start a twin in `run` and wait until every daemon answers its health check."""
     progress = progress or (lambda *_: None)
@@ -50,6 +50,12 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
             raise TwinError(str(e)) from None
     if clock_scale <= 0:
         raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
+    if fabric and os.geteuid() != 0:
+        raise TwinError("--fabric needs root (the simulated InfiniBand fabric and OpenSM run as root)")
+    if fabric:
+        from services.fabric.subnet import missing_tools
+        if missing := missing_tools():
+            raise TwinError(f"--fabric needs {', '.join(missing)}: run `make install`")
     if not 0 <= bandwidth_scale <= 1:
         raise TwinError(f"--bandwidth-scale must be between 0 (unshaped) and 1, got {bandwidth_scale}")
     if telemetry_interval <= 0:
@@ -73,7 +79,7 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
     run.create()
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
-                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale)
+                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric)
     write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
 
     log = open(run.logs / "supervisor.log", "ab")

@@ -17,6 +17,8 @@ from emulator.store import store_url
 from emulator.topology import Topology
 
 GPU_NODE_GRPC_PORT = 50051
+FABRIC_GRPC_PORT = 50052
+UFM_REST_PORT = 80
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default
 MQTT_PORT = 1883
 
@@ -25,7 +27,7 @@ MANAGEMENT_HOST_BASE = 0
 GPU_SERVER_HOST_BASE = 16
 
 # Each daemon kind and the module whose `run(DaemonConfig)` serves it.
-DAEMON_MODULES = {"gpu_node": "services.gpu_node.daemon"}
+DAEMON_MODULES = {"gpu_node": "services.gpu_node.daemon", "fabric": "services.fabric.daemon"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Options:
     clock_scale: float = 1.0
     telemetry_interval: float = 1.0
     bandwidth_scale: float = 0.001        # netns links shaped to real rate x this (0: unshaped)
+    fabric: bool = False                  # run the fabric manager (ibsim + OpenSM; needs root)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:
@@ -105,6 +108,35 @@ class NamespaceAddressing:
         return self.network.netns(host)
 
 
+def fabric_host(topo: Topology) -> tuple[str, int]:
+    """The management node the fabric manager (UFM) runs on, and its host index."""
+    roles = [(m.name, m.role) for m in topo.spec.management_nodes]
+    for wanted in ("ufm", "mgmt"):
+        for i, (name, role) in enumerate(roles):
+            if role == wanted:
+                return name, MANAGEMENT_HOST_BASE + i
+    return roles[0][0], MANAGEMENT_HOST_BASE
+
+
+def fabric_daemon(topo: Topology, hosts: Addressing, run_dir: Path, opts: Options, broker_host: str,
+                  broker_port: int) -> tuple[DaemonConfig, dict[str, Any]]:
+    host, index = fabric_host(topo)
+    addrs = hosts.addresses(host, index)
+    oob = addrs["oob"]
+    cfg = DaemonConfig(
+        name="fabric", kind="fabric", twin=opts.twin, spec={"topology_file": str(topo.source)},
+        grpc=f"{oob}:{FABRIC_GRPC_PORT}", metrics=None,
+        store_url=store_url(opts.store_url, run_dir / "state", "fabric"),
+        broker_host=broker_host, broker_port=broker_port, log_file=str(run_dir / "logs" / "fabric.log"),
+        netns=hosts.netns(host), clock_epoch=opts.clock_epoch, clock_scale=opts.clock_scale,
+        extra={"ufm": f"{oob}:{UFM_REST_PORT}"},
+    )
+    entry = {"name": "fabric", "kind": "fabric", "host": host, "grpc": cfg.grpc, "addresses": addrs,
+             "ufm": f"http://{oob}:{UFM_REST_PORT}/ufmRest", "ufm_user": "admin", "ufm_password": "123456",
+             "service": "clustertwin.v1.Fabric", "netns": cfg.netns}
+    return cfg, entry
+
+
 def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options, hosts: Addressing | None = None) -> Plan:
     hosts = hosts or LoopbackAddressing(slot)
     mgmt = topo.management_nodes[0] if topo.management_nodes else "mgmt01"
@@ -135,6 +167,11 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options, hosts: Ad
             "grpc": cfg.grpc, "metrics": f"http://{cfg.metrics}/metrics", "addresses": addrs,
             "service": "clustertwin.v1.GpuNode", "netns": cfg.netns,
         })
+
+    if opts.fabric:
+        cfg, entry = fabric_daemon(topo, hosts, run_dir, opts, broker_host, broker_port)
+        daemons.append(cfg)
+        entries.append(entry)
 
     manifest = {
         "twin": opts.twin,

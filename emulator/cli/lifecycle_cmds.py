@@ -26,6 +26,8 @@ def up(
     telemetry_interval: Annotated[float, typer.Option(help="Seconds between telemetry samples.")] = 1.0,
     bandwidth_scale: Annotated[float, typer.Option(help="netns: links shaped to real rate x this; 0 unshaped.")
                                ] = 0.001,
+    fabric: Annotated[bool, typer.Option("--fabric", help="Also run the fabric manager: ibsim + OpenSM, "
+                                         "gRPC and UFM REST (root).")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
@@ -41,7 +43,7 @@ def up(
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                                    timeout=timeout, progress=progress)
+                                    fabric=fabric, timeout=timeout, progress=progress)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")
