@@ -95,10 +95,11 @@ def endpoints(run_dir: RunDirOption = DEFAULT,
     b = manifest["broker"]
     console.print(f"twin {manifest['twin']} ({manifest['topology']}), network {manifest['network']}")
     console.print(f"broker  {b['url']}  topics {b['topic_prefix']}/#")
-    table = Table("daemon", "kind", "grpc", "metrics", "oob", "compute", "storage")
+    table = Table("daemon", "kind", "grpc", "http (metrics, UFM)", "oob", "compute", "storage")
     for d in manifest["daemons"]:
         a = d["addresses"]
-        table.add_row(d["name"], d["kind"], d["grpc"], d.get("metrics", ""), a["oob"], a["compute"], a["storage"])
+        table.add_row(d["name"], d["kind"], d["grpc"], d.get("metrics") or d.get("ufm", ""), a.get("oob", ""),
+                      a.get("compute", ""), a.get("storage", ""))
     console.print(table)
     if not manifest["daemons"]:
         fail("the manifest lists no daemons", 1)
