@@ -149,6 +149,12 @@ class GpuNodeClient:
     def reboot(self) -> pb.NodeInfo:
         return self._call("RebootNode", pb.GetNodeRequest())
 
+    def stop_fabric_manager(self) -> pb.NodeInfo:
+        return self._call("StopFabricManager", pb.GetNodeRequest())
+
+    def start_fabric_manager(self) -> pb.NodeInfo:
+        return self._call("StartFabricManager", pb.GetNodeRequest())
+
     def watch_events(self, after_seq: int = 0, replay: bool = True) -> Iterator[pb.Event]:
         """Events from the daemon's gRPC stream; iterate, and call .cancel() on it to stop."""
         return self._stub.WatchEvents(pb.WatchEventsRequest(after_seq=after_seq, replay=replay))

@@ -8,6 +8,26 @@ drains them, persists and publishes.
 Consequences of faults follow FIDELITY.md §2 and `xid.XID_TABLE`: health is derived from the
 active faults on a GPU (clear, reset or reboot make it healthy again), Xid 79 makes the GPU vanish
 until the node reboots, and Xids end the affected lease or every lease on the GPU.
+
+NVSwitch fabric manager (FIDELITY.md §3): each node runs nvidia-fabricmanager, which trains every
+GPU's NVLinks after boot; per GPU `fabric_state` goes Not Started → In Progress → Completed over
+`spec.fabric_training_s` twin seconds (Not Started for the first quarter, while the manager
+discovers the baseboard), advanced by `tick(now)`, one "fabric" event per transition. A lease stands
+for a CUDA context: it is refused (FAILED_PRECONDITION, `cudaErrorSystemNotReady`) while a GPU is
+not Completed or while the fabric manager is stopped, and the refusal changes nothing.
+
+- Creation: `NodeModel(spec, now)` is the node as its daemon first answers, and the daemon serves
+  only once the fabric is trained, so the boot is taken to have begun `fabric_training_s` earlier:
+  every GPU is Completed, no training events.
+- Reboot: the fabric manager restarts (even if it had been stopped) and retrains every GPU from
+  `now`; the RebootNode RPC replies once training is done, like "reboot and wait for the node".
+- Stop: as NVIDIA's Fabric Manager guide describes, CUDA processes already running keep running
+  (their leases stay), new ones fail to initialise; the GPUs' trained state is kept.
+- Start: GPUs still Completed stay so (the manager re-attaches, as in its restart mode); any GPU
+  not trained (stopped mid-training, or reset while the manager was down) trains from `now`.
+- GPU reset: with the manager running the GPU is retrained within the reset call; with it stopped
+  the GPU is left Not Started until the manager starts.
+- NVLink down (Xid 74): the state stays Completed, Fabric Health Bandwidth becomes "Degraded".
 """
 
 from __future__ import annotations
@@ -21,6 +41,9 @@ from typing import Any
 from services.gpu_node import activity, mig, thermal, topo_matrix
 from services.gpu_node.errors import ModelError
 from services.gpu_node.records import (
+    FABRIC_COMPLETED,
+    FABRIC_IN_PROGRESS,
+    FABRIC_NOT_STARTED,
     FAULT_KINDS,
     NVLINK_GBYTES,
     NVLINK_SWITCH,
@@ -60,10 +83,13 @@ MAX_CLEARED_FAULTS = 256
 MAX_RETAINED_EVENTS = 1000
 MAX_KERNEL_LOG = 1000
 STATE_VERSION = 1
+FABRIC_DISCOVERY_FRACTION = 0.25  # share of the training time a GPU stays Not Started
+ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+CUDA_NOT_READY = "cudaErrorSystemNotReady: system not yet initialized"
 
 EVENT_KINDS = (
     "xid", "health", "lease_start", "lease_end", "mig", "fault",
-    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost",
+    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost", "fabric", "fabric_manager",
 )
 
 
@@ -89,6 +115,7 @@ class NodeModel:
         self._events: deque[dict[str, Any]] = deque(maxlen=MAX_RETAINED_EVENTS)
         self._pending: list[dict[str, Any]] = []
         self._kernel_log: deque[str] = deque(maxlen=MAX_KERNEL_LOG)
+        self.fabric_manager_running = True  # boot began fabric_training_s ago: GPUs are trained
         self._apply_boot_layout(now, announce=False)
 
     # ======================================================================= helpers
@@ -253,6 +280,7 @@ class NodeModel:
             cpu_sockets=CPU_SOCKETS, cpu_cores_per_socket=CPU_CORES_PER_SOCKET, cpu_threads=CPU_THREADS,
             cpu_model=CPU_MODEL, memory_bytes=MEMORY_BYTES, health=worst, boot_id=self.boot_id,
             uptime_s=max(0.0, now - self.boot_time), active_leases=len(self._active_leases()),
+            fabric_manager_running=self.fabric_manager_running,
         )
 
     def gpu_info(self, gpu: int) -> GpuView:
@@ -303,6 +331,10 @@ class NodeModel:
             pcie_replay_counter=g.pcie_replay, tensor_active=act.tensor_active,
             dram_active=act.dram_active, gr_engine_active=act.gr_engine_active,
             device_plugin_healthy=dp_ok, health_reason=reason,
+            fabric_state=g.fabric_state,
+            fabric_status="Success" if g.fabric_state == FABRIC_COMPLETED else "N/A",
+            fabric_clique_id=0, fabric_cluster_uuid=ZERO_UUID,
+            fabric_bandwidth="Degraded" if any(not ls.up for ls in g.links) else "Full",
         )
 
     def _memory_used(self, g: GpuState, util: float) -> int:
@@ -495,6 +527,11 @@ class NodeModel:
             raise self._fail("INVALID_ARGUMENT", f"count {count} disagrees with {len(gpus)} GPUs listed")
         for i in gpus:
             self._gpu(i)
+        if not self.fabric_manager_running:
+            raise self._fail(
+                "FAILED_PRECONDITION",
+                f"{CUDA_NOT_READY} (NVIDIA fabric manager is not running; start nvidia-fabricmanager)",
+            )
         if mig_profile:
             devices = self._pick_mig(mig_profile, count or (0 if gpus else 1), gpus)
         else:
@@ -526,7 +563,20 @@ class NodeModel:
         health, dp_ok, _, reason = self._health(g)
         if not dp_ok or health == Health.FAIL:
             return f"unhealthy ({reason})"
-        return None
+        return self._fabric_unready(g)
+
+    def _fabric_unready(self, g: GpuState) -> str | None:
+        if g.fabric_state == FABRIC_COMPLETED:
+            return None
+        return f"{CUDA_NOT_READY} (NVLink fabric state {g.fabric_state})"
+
+    def _raise_if_fabric_blocked(self, gpus: list[int]) -> None:
+        """A request that falls short only because GPUs are still training fails as CUDA would."""
+        scope = [g for g in self._gpus if (not gpus or g.index in gpus) and not g.lost]
+        training = [g.index for g in scope if self._fabric_unready(g)]
+        if training:
+            states = ", ".join(f"GPU {i} {self._gpus[i].fabric_state}" for i in training)
+            raise self._fail("FAILED_PRECONDITION", f"{CUDA_NOT_READY} (NVLink fabric training: {states})")
 
     def _pick_whole(self, count: int, gpus: list[int]) -> list[Device]:
         if gpus:
@@ -547,6 +597,7 @@ class NodeModel:
                 if not g.mig_enabled and self._holder(g.index) is None and self._unusable(g) is None
             ]
             if count > len(free):
+                self._raise_if_fabric_blocked([])
                 raise self._fail(
                     "RESOURCE_EXHAUSTED",
                     f"asked for {count} whole GPU(s), {len(free)} free ({', '.join(map(str, free)) or 'none'})",
@@ -570,6 +621,7 @@ class NodeModel:
                         candidates.append(Device(g.index, uuid, gi.id, ci.id, name, True))
         want = count or len(gpus)
         if want > len(candidates):
+            self._raise_if_fabric_blocked(gpus)
             scope = f"on GPU(s) {', '.join(map(str, gpus))}" if gpus else "on this node"
             raise self._fail(
                 "RESOURCE_EXHAUSTED", f"asked for {want} × {profile}, {len(candidates)} free {scope}"
@@ -742,6 +794,12 @@ class NodeModel:
         g.last_xid = 0
         for ls in g.links:
             ls.up = True
+        # NVSwitch systems: the fabric manager re-trains a reset GPU as part of the reset.
+        self._set_fabric(g, FABRIC_NOT_STARTED, now, "GPU reset")
+        g.fabric_train_start = None
+        if self.fabric_manager_running:
+            self._set_fabric(g, FABRIC_IN_PROGRESS, now, "fabric manager training NVLinks")
+            self._set_fabric(g, FABRIC_COMPLETED, now, "NVLink training completed")
         if g.gis:
             self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: MIG layout lost on reset ({mig.describe(g.gis)})")
             g.gis = []
@@ -774,13 +832,72 @@ class NodeModel:
         self.last_tick = now
         self._kernel_log.clear()
         self._apply_boot_layout(now, announce=True)
+        # nvidia-fabricmanager is enabled at boot: it starts and trains every GPU from now.
+        if not self.fabric_manager_running:
+            self.fabric_manager_running = True
+            self._emit(now, "fabric_manager", message="fabric manager started at boot")
+        for g in self._gpus:
+            g.fabric_state, g.fabric_train_start = FABRIC_NOT_STARTED, now
         self._emit_health_changes(before, now)
+        return self.node_info(now)
+
+    # ======================================================================= fabric manager
+
+    def _set_fabric(self, g: GpuState, state: str, now: float, why: str) -> None:
+        if g.fabric_state == state:
+            return
+        old, g.fabric_state = g.fabric_state, state
+        self._emit(now, "fabric", gpu=g.index, message=f"GPU {g.index}: fabric state {old} -> {state} ({why})")
+
+    def _advance_fabric(self, now: float) -> None:
+        if not self.fabric_manager_running:
+            return
+        period = max(0.0, self.spec.fabric_training_s)
+        for g in self._gpus:
+            if g.fabric_train_start is None or g.lost:
+                continue
+            elapsed = now - g.fabric_train_start
+            if elapsed >= period * FABRIC_DISCOVERY_FRACTION:
+                self._set_fabric(g, FABRIC_IN_PROGRESS, now, "fabric manager training NVLinks")
+            if elapsed >= period:
+                self._set_fabric(g, FABRIC_COMPLETED, now, "NVLink training completed")
+                g.fabric_train_start = None
+
+    def fabric_ready_at(self) -> float | None:
+        """Twin time the last scheduled training ends; None when nothing is training."""
+        starts = [g.fabric_train_start for g in self._gpus if g.fabric_train_start is not None and not g.lost]
+        if not starts or not self.fabric_manager_running:
+            return None
+        return max(starts) + max(0.0, self.spec.fabric_training_s)
+
+    def stop_fabric_manager(self, now: float) -> NodeView:
+        """`systemctl stop nvidia-fabricmanager`: running leases continue, new ones are refused.
+
+        GPUs keep their fabric state; a training in progress is abandoned (resumes on start)."""
+        if not self.fabric_manager_running:  # like systemctl: stopping a stopped service is a no-op
+            return self.node_info(now)
+        self.fabric_manager_running = False
+        self._emit(now, "fabric_manager", message="fabric manager stopped; new CUDA contexts will fail")
+        return self.node_info(now)
+
+    def start_fabric_manager(self, now: float) -> NodeView:
+        """`systemctl start nvidia-fabricmanager`: trained GPUs stay Completed; others train from now."""
+        if self.fabric_manager_running:  # starting a running service is a no-op
+            return self.node_info(now)
+        self.fabric_manager_running = True
+        self._emit(now, "fabric_manager", message="fabric manager started")
+        for g in self._gpus:
+            if g.fabric_state != FABRIC_COMPLETED:
+                g.fabric_train_start = now
+                self._set_fabric(g, FABRIC_NOT_STARTED, now, "fabric manager started")
+        self._advance_fabric(now)
         return self.node_info(now)
 
     # ======================================================================= time
 
     def tick(self, now: float) -> None:
         """Advance telemetry to `now` (power and temperature follow the current load)."""
+        self._advance_fabric(now)
         dt = now - self.last_tick
         if dt <= 0:
             return
@@ -830,6 +947,7 @@ class NodeModel:
             "faults": [f.to_dict() for f in self._faults.values()],
             "events": [dict(e) for e in self._events],
             "kernel_log": list(self._kernel_log),
+            "fabric_manager_running": self.fabric_manager_running,
         }
 
     @classmethod
@@ -860,6 +978,7 @@ class NodeModel:
         model._events = deque((dict(e) for e in state["events"]), maxlen=MAX_RETAINED_EVENTS)
         model._pending = [dict(e) for e in model._events if e["seq"] > model._drained_seq]
         model._kernel_log = deque(state["kernel_log"], maxlen=MAX_KERNEL_LOG)
+        model.fabric_manager_running = state.get("fabric_manager_running", True)
         del now  # restoring observes nothing new; the next tick advances telemetry
         return model
 

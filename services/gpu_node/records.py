@@ -20,6 +20,13 @@ NVLINK_SWITCH = (0,) * 5 + (1,) * 4 + (2,) * 4 + (3,) * 5
 FaultKind = Literal["XID", "THERMAL_SLOWDOWN", "ECC_SBE", "ECC_DBE", "NVLINK_DOWN"]
 FAULT_KINDS: tuple[str, ...] = ("XID", "THERMAL_SLOWDOWN", "ECC_SBE", "ECC_DBE", "NVLINK_DOWN")
 
+# NVLink fabric training state of a GPU, as `nvidia-smi -q` prints it under "Fabric" (NVML
+# nvmlGpuFabricState_t: NOT_SUPPORTED, NOT_STARTED, IN_PROGRESS, COMPLETED).
+FABRIC_NOT_STARTED = "Not Started"
+FABRIC_IN_PROGRESS = "In Progress"
+FABRIC_COMPLETED = "Completed"
+FABRIC_STATES: tuple[str, ...] = (FABRIC_NOT_STARTED, FABRIC_IN_PROGRESS, FABRIC_COMPLETED)
+
 
 @dataclass
 class Device:
@@ -109,6 +116,10 @@ class GpuState:
     pcie_replay: int = 0
     ecc: EccState = field(default_factory=EccState)
     links: list[LinkState] = field(default_factory=lambda: [LinkState() for _ in range(NVLINKS_PER_GPU)])
+    fabric_state: str = FABRIC_COMPLETED  # one of FABRIC_STATES
+    # Twin time the fabric manager began training this GPU's NVLinks; None = not scheduled
+    # (trained already, or waiting for a stopped fabric manager).
+    fabric_train_start: float | None = None
 
     def gi(self, gi_id: int) -> mig.GpuInstance | None:
         return next((g for g in self.gis if g.id == gi_id), None)
@@ -135,4 +146,7 @@ class GpuState:
             pcie_replay=d["pcie_replay"],
             ecc=EccState(**d["ecc"]),
             links=[LinkState(**x) for x in d["links"]],
+            # States saved before the fabric manager was modelled are of trained GPUs.
+            fabric_state=d.get("fabric_state", FABRIC_COMPLETED),
+            fabric_train_start=d.get("fabric_train_start"),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ STATUS: dict[str, grpc.StatusCode] = {
     "RESOURCE_EXHAUSTED": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "ALREADY_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
 }
+REBOOT_POLL_S = 0.05      # wall seconds between fabric-training checks while RebootNode waits
+REBOOT_WAIT_MAX_S = 60.0  # wall seconds: reply anyway (GPUs still training) if the clock stalls
 WATCH_QUEUE_MAX = 10_000  # a watcher this far behind is cut off and told where to resume
 
 _CLOSE = object()
@@ -212,9 +215,38 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
     def ResetGpu(self, request: pb.GpuRequest, now: float) -> pb.GpuInfo:
         return convert.gpu(self._model.reset_gpu(request.gpu, now))
 
+    async def RebootNode(self, request: pb.GetNodeRequest, context: grpc.aio.ServicerContext) -> pb.NodeInfo:
+        """Reboot and wait for the node to come back: the reply is sent once the fabric manager has
+        trained every GPU's NVLinks (about `spec.fabric_training_s` twin seconds), ticking the model
+        meanwhile so the training events are persisted and published as they happen. Other RPCs
+        are served during the wait and see the GPUs training (leases refused)."""
+        try:
+            async with self._lock:
+                self._model.reboot(self._clock())
+                await self._commit_locked()
+            give_up = time.monotonic() + REBOOT_WAIT_MAX_S
+            while True:
+                async with self._lock:
+                    now = self._clock()
+                    self._model.tick(now)
+                    await self._commit_locked()
+                    if self._model.fabric_ready_at() is None or time.monotonic() >= give_up:
+                        return convert.node(self._model.node_info(now))
+                await asyncio.sleep(REBOOT_POLL_S)
+        except ModelError as e:
+            await context.abort(STATUS[e.code], e.message)
+            raise  # not reached: abort raises
+        except PersistError as e:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
+            raise  # not reached: abort raises
+
     @_rpc(mutating=True)
-    def RebootNode(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
-        return convert.node(self._model.reboot(now))
+    def StopFabricManager(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
+        return convert.node(self._model.stop_fabric_manager(now))
+
+    @_rpc(mutating=True)
+    def StartFabricManager(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
+        return convert.node(self._model.start_fabric_manager(now))
 
     # ------------------------------------------------------------------ events
 

@@ -41,6 +41,9 @@ class NodeSpec:
     cuda_version: str = "12.4"
     gpu_count: int = 8
     twin: str = "twin"
+    # Twin seconds the NVSwitch fabric manager needs to train the NVLinks after boot (uncertain:
+    # real HGX H100 boots show a few seconds; a parameter, FIDELITY.md style).
+    fabric_training_s: float = 2.0
 
     def __post_init__(self) -> None:
         # Accept lists (YAML/JSON) but store tuples: the spec is frozen and hashable in spirit.

@@ -61,6 +61,12 @@ class GpuView:
     gr_engine_active: float
     device_plugin_healthy: bool
     health_reason: str
+    # `nvidia-smi -q` Fabric section (NVML nvmlDeviceGetGpuFabricInfo).
+    fabric_state: str = "Completed"
+    fabric_status: str = "Success"
+    fabric_clique_id: int = 0
+    fabric_cluster_uuid: str = "00000000-0000-0000-0000-000000000000"
+    fabric_bandwidth: str = "Full"
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class NodeView:
     boot_id: int
     uptime_s: float
     active_leases: int
+    fabric_manager_running: bool = True
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ class NvLink(_message.Message):
     def __init__(self, link: _Optional[int] = ..., up: _Optional[bool] = ..., bandwidth_gbytes: _Optional[float] = ..., nvswitch: _Optional[int] = ..., crc_errors: _Optional[int] = ..., replay_errors: _Optional[int] = ..., recovery_errors: _Optional[int] = ...) -> None: ...
 
 class GpuInfo(_message.Message):
-    __slots__ = ("index", "uuid", "name", "pci_bus_id", "pci_device_id", "serial", "compute_capability", "numa_node", "memory_total_mib", "memory_used_mib", "memory_free_mib", "memory_reserved_mib", "temperature_c", "memory_temperature_c", "power_w", "power_limit_w", "total_energy_mj", "gpu_util", "mem_copy_util", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz", "persistence_mode", "compute_mode", "mig_enabled", "lost", "health", "last_xid", "recovery_action", "ecc", "nvlinks", "clock_throttle_reasons", "lease_ids", "pcie_replay_counter", "tensor_active", "dram_active", "gr_engine_active", "device_plugin_healthy", "health_reason")
+    __slots__ = ("index", "uuid", "name", "pci_bus_id", "pci_device_id", "serial", "compute_capability", "numa_node", "memory_total_mib", "memory_used_mib", "memory_free_mib", "memory_reserved_mib", "temperature_c", "memory_temperature_c", "power_w", "power_limit_w", "total_energy_mj", "gpu_util", "mem_copy_util", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz", "persistence_mode", "compute_mode", "mig_enabled", "lost", "health", "last_xid", "recovery_action", "ecc", "nvlinks", "clock_throttle_reasons", "lease_ids", "pcie_replay_counter", "tensor_active", "dram_active", "gr_engine_active", "device_plugin_healthy", "health_reason", "fabric_state", "fabric_status", "fabric_clique_id", "fabric_cluster_uuid", "fabric_bandwidth")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +125,11 @@ class GpuInfo(_message.Message):
     GR_ENGINE_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     DEVICE_PLUGIN_HEALTHY_FIELD_NUMBER: _ClassVar[int]
     HEALTH_REASON_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_STATE_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_STATUS_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_CLIQUE_ID_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_CLUSTER_UUID_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_BANDWIDTH_FIELD_NUMBER: _ClassVar[int]
     index: int
     uuid: str
     name: str
@@ -164,10 +169,15 @@ class GpuInfo(_message.Message):
     gr_engine_active: float
     device_plugin_healthy: bool
     health_reason: str
-    def __init__(self, index: _Optional[int] = ..., uuid: _Optional[str] = ..., name: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., pci_device_id: _Optional[str] = ..., serial: _Optional[str] = ..., compute_capability: _Optional[str] = ..., numa_node: _Optional[int] = ..., memory_total_mib: _Optional[int] = ..., memory_used_mib: _Optional[int] = ..., memory_free_mib: _Optional[int] = ..., memory_reserved_mib: _Optional[int] = ..., temperature_c: _Optional[float] = ..., memory_temperature_c: _Optional[float] = ..., power_w: _Optional[float] = ..., power_limit_w: _Optional[float] = ..., total_energy_mj: _Optional[int] = ..., gpu_util: _Optional[int] = ..., mem_copy_util: _Optional[int] = ..., sm_clock_mhz: _Optional[int] = ..., mem_clock_mhz: _Optional[int] = ..., max_sm_clock_mhz: _Optional[int] = ..., persistence_mode: _Optional[bool] = ..., compute_mode: _Optional[str] = ..., mig_enabled: _Optional[bool] = ..., lost: _Optional[bool] = ..., health: _Optional[_Union[Health, str]] = ..., last_xid: _Optional[int] = ..., recovery_action: _Optional[_Union[RecoveryAction, str]] = ..., ecc: _Optional[_Union[EccCounters, _Mapping]] = ..., nvlinks: _Optional[_Iterable[_Union[NvLink, _Mapping]]] = ..., clock_throttle_reasons: _Optional[_Iterable[str]] = ..., lease_ids: _Optional[_Iterable[str]] = ..., pcie_replay_counter: _Optional[int] = ..., tensor_active: _Optional[float] = ..., dram_active: _Optional[float] = ..., gr_engine_active: _Optional[float] = ..., device_plugin_healthy: _Optional[bool] = ..., health_reason: _Optional[str] = ...) -> None: ...
+    fabric_state: str
+    fabric_status: str
+    fabric_clique_id: int
+    fabric_cluster_uuid: str
+    fabric_bandwidth: str
+    def __init__(self, index: _Optional[int] = ..., uuid: _Optional[str] = ..., name: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., pci_device_id: _Optional[str] = ..., serial: _Optional[str] = ..., compute_capability: _Optional[str] = ..., numa_node: _Optional[int] = ..., memory_total_mib: _Optional[int] = ..., memory_used_mib: _Optional[int] = ..., memory_free_mib: _Optional[int] = ..., memory_reserved_mib: _Optional[int] = ..., temperature_c: _Optional[float] = ..., memory_temperature_c: _Optional[float] = ..., power_w: _Optional[float] = ..., power_limit_w: _Optional[float] = ..., total_energy_mj: _Optional[int] = ..., gpu_util: _Optional[int] = ..., mem_copy_util: _Optional[int] = ..., sm_clock_mhz: _Optional[int] = ..., mem_clock_mhz: _Optional[int] = ..., max_sm_clock_mhz: _Optional[int] = ..., persistence_mode: _Optional[bool] = ..., compute_mode: _Optional[str] = ..., mig_enabled: _Optional[bool] = ..., lost: _Optional[bool] = ..., health: _Optional[_Union[Health, str]] = ..., last_xid: _Optional[int] = ..., recovery_action: _Optional[_Union[RecoveryAction, str]] = ..., ecc: _Optional[_Union[EccCounters, _Mapping]] = ..., nvlinks: _Optional[_Iterable[_Union[NvLink, _Mapping]]] = ..., clock_throttle_reasons: _Optional[_Iterable[str]] = ..., lease_ids: _Optional[_Iterable[str]] = ..., pcie_replay_counter: _Optional[int] = ..., tensor_active: _Optional[float] = ..., dram_active: _Optional[float] = ..., gr_engine_active: _Optional[float] = ..., device_plugin_healthy: _Optional[bool] = ..., health_reason: _Optional[str] = ..., fabric_state: _Optional[str] = ..., fabric_status: _Optional[str] = ..., fabric_clique_id: _Optional[int] = ..., fabric_cluster_uuid: _Optional[str] = ..., fabric_bandwidth: _Optional[str] = ...) -> None: ...
 
 class NodeInfo(_message.Message):
-    __slots__ = ("hostname", "rack", "product_name", "driver_version", "cuda_version", "gpu_count", "nvswitch_count", "cpu_sockets", "cpu_cores_per_socket", "cpu_threads", "cpu_model", "memory_bytes", "health", "boot_id", "uptime_s", "active_leases")
+    __slots__ = ("hostname", "rack", "product_name", "driver_version", "cuda_version", "gpu_count", "nvswitch_count", "cpu_sockets", "cpu_cores_per_socket", "cpu_threads", "cpu_model", "memory_bytes", "health", "boot_id", "uptime_s", "active_leases", "fabric_manager_running")
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
     RACK_FIELD_NUMBER: _ClassVar[int]
     PRODUCT_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -184,6 +194,7 @@ class NodeInfo(_message.Message):
     BOOT_ID_FIELD_NUMBER: _ClassVar[int]
     UPTIME_S_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_LEASES_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_MANAGER_RUNNING_FIELD_NUMBER: _ClassVar[int]
     hostname: str
     rack: str
     product_name: str
@@ -200,7 +211,8 @@ class NodeInfo(_message.Message):
     boot_id: int
     uptime_s: float
     active_leases: int
-    def __init__(self, hostname: _Optional[str] = ..., rack: _Optional[str] = ..., product_name: _Optional[str] = ..., driver_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., gpu_count: _Optional[int] = ..., nvswitch_count: _Optional[int] = ..., cpu_sockets: _Optional[int] = ..., cpu_cores_per_socket: _Optional[int] = ..., cpu_threads: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., health: _Optional[_Union[Health, str]] = ..., boot_id: _Optional[int] = ..., uptime_s: _Optional[float] = ..., active_leases: _Optional[int] = ...) -> None: ...
+    fabric_manager_running: bool
+    def __init__(self, hostname: _Optional[str] = ..., rack: _Optional[str] = ..., product_name: _Optional[str] = ..., driver_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., gpu_count: _Optional[int] = ..., nvswitch_count: _Optional[int] = ..., cpu_sockets: _Optional[int] = ..., cpu_cores_per_socket: _Optional[int] = ..., cpu_threads: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., health: _Optional[_Union[Health, str]] = ..., boot_id: _Optional[int] = ..., uptime_s: _Optional[float] = ..., active_leases: _Optional[int] = ..., fabric_manager_running: _Optional[bool] = ...) -> None: ...
 
 class MigProfile(_message.Message):
     __slots__ = ("name", "gi_profile_id", "max_instances", "free_instances", "sm_count", "memory_gib", "memory_slices", "placements", "free_placements")

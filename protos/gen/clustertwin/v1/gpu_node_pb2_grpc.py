@@ -139,6 +139,16 @@ class GpuNodeStub:
                 request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogResponse.FromString,
                 _registered_method=True)
+        self.StopFabricManager = channel.unary_unary(
+                '/clustertwin.v1.GpuNode/StopFabricManager',
+                request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.FromString,
+                _registered_method=True)
+        self.StartFabricManager = channel.unary_unary(
+                '/clustertwin.v1.GpuNode/StartFabricManager',
+                request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.FromString,
+                _registered_method=True)
         self.WatchEvents = channel.unary_stream(
                 '/clustertwin.v1.GpuNode/WatchEvents',
                 request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.WatchEventsRequest.SerializeToString,
@@ -275,6 +285,20 @@ class GpuNodeServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StopFabricManager(self, request, context):
+        """`systemctl stop/start nvidia-fabricmanager`. Stopping keeps running leases (existing CUDA
+        processes continue) but refuses new ones; starting trains any GPU not yet trained.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartFabricManager(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchEvents(self, request, context):
         """Events after `after_seq` (with replay) and then live ones, until the client cancels.
         """
@@ -389,6 +413,16 @@ def add_GpuNodeServicer_to_server(servicer, server):
                     servicer.KernelLog,
                     request_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogResponse.SerializeToString,
+            ),
+            'StopFabricManager': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopFabricManager,
+                    request_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.SerializeToString,
+            ),
+            'StartFabricManager': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartFabricManager,
+                    request_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.SerializeToString,
             ),
             'WatchEvents': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchEvents,
@@ -963,6 +997,60 @@ class GpuNode:
             '/clustertwin.v1.GpuNode/KernelLog',
             clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogRequest.SerializeToString,
             clustertwin_dot_v1_dot_gpu__node__pb2.KernelLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopFabricManager(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.GpuNode/StopFabricManager',
+            clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartFabricManager(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.GpuNode/StartFabricManager',
+            clustertwin_dot_v1_dot_gpu__node__pb2.GetNodeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_gpu__node__pb2.NodeInfo.FromString,
             options,
             channel_credentials,
             insecure,
