@@ -1,0 +1,158 @@
+"""The RGW HTTP front end: an asyncio HTTP/1.1 server (keep-alive, Content-Length and chunked
+bodies, `Expect: 100-continue`) handing each request to the pure `Gateway`.
+
+Run stand-alone over an in-process cluster (port 7480 is RGW's default):
+    python -m services.ceph.rgw.http --port 7480 --users users.json
+or in a test: `server = start_in_thread(gateway, "127.0.0.1", 0)`, then `server.port`, `server.stop()`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import threading
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+
+from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
+from services.ceph.rgw.gateway import Gateway, Request, Response
+from services.ceph.rgw.users import Users
+
+MAX_HEADER = 64 << 10
+IDLE_TIMEOUT = 60.0
+
+
+class _BadRequest(Exception):
+    pass
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        out = bytearray()
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                    pass
+                return bytes(out)
+            out += await reader.readexactly(size)
+            await reader.readexactly(2)
+    n = headers.get("content-length", "0")
+    if not n.isdigit():
+        raise _BadRequest(f"bad Content-Length {n!r}")
+    return await reader.readexactly(int(n))
+
+
+def _head(resp: Response, keep_alive: bool) -> bytes:
+    reason = HTTPStatus(resp.status).phrase if resp.status in HTTPStatus._value2member_map_ else "Unknown"
+    length = resp.length if resp.length is not None else len(resp.body)
+    lines = [f"HTTP/1.1 {resp.status} {reason}", *(f"{k}: {v}" for k, v in resp.headers)]
+    if resp.status not in (204, 304):
+        lines.append(f"Content-Length: {length}")
+    lines.append(f"Connection: {'keep-alive' if keep_alive else 'close'}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    """Serve one request; returns whether the connection stays open."""
+    try:
+        raw = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT)
+    except (asyncio.IncompleteReadError, TimeoutError):
+        return False
+    lines = raw.decode("latin-1").split("\r\n")
+    try:
+        method, target, version = lines[0].split(" ")
+    except ValueError:
+        return False
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, _, value = line.partition(":")
+        k = name.strip().lower()
+        headers[k] = f"{headers[k]},{value.strip()}" if k in headers else value.strip()
+    keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+    if headers.get("expect", "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    try:
+        body = await _read_body(reader, headers)
+    except (_BadRequest, ValueError):
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        return False
+    path, _, query = target.partition("?")
+    peer = writer.get_extra_info("peername")
+    req = Request(method, path, query, headers, body, peer[0] if peer else "")
+    resp = await asyncio.to_thread(gw.handle, req)
+    writer.write(_head(resp, keep) + (b"" if method == "HEAD" else resp.body))
+    await writer.drain()
+    return keep
+
+
+async def serve(gw: Gateway, host: str, port: int) -> asyncio.Server:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await _serve_one(gw, reader, writer):
+                pass
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    return await asyncio.start_server(handle, host, port, reuse_address=True, limit=MAX_HEADER)
+
+
+@dataclass
+class RunningServer:
+    port: int
+    loop: asyncio.AbstractEventLoop
+    server: asyncio.Server
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        async def close() -> None:
+            self.server.close()
+            me = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not me]
+            for t in tasks:  # open keep-alive connections
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(timeout=5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+        self.loop.close()
+
+
+def start_in_thread(gw: Gateway, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(serve(gw, host, port))
+    thread = threading.Thread(target=loop.run_forever, name="rgw-http", daemon=True)
+    thread.start()
+    return RunningServer(server.sockets[0].getsockname()[1], loop, server, thread)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="RGW S3 gateway over an in-process Ceph cluster")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=7480)
+    ap.add_argument("--users", type=Path, required=True, help="JSON list of {uid, access_key, secret_key, ...}")
+    ap.add_argument("--hosts", type=int, default=12, help="Ceph hosts (one HDD + one SSD OSD each)")
+    args = ap.parse_args(argv)
+    gw = Gateway(rgw_cluster(args.hosts), Users.load(args.users), DATA_POOL, INDEX_POOL)
+
+    async def run() -> None:
+        server = await serve(gw, args.host, args.port)
+        print(f"rgw listening on {args.host}:{server.sockets[0].getsockname()[1]}", flush=True)
+        async with server:
+            await server.serve_forever()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""S3 error responses: the code, HTTP status and XML body RGW sends (rgw_common.cc's error table)."""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape
+
+# code → HTTP status, as RGW maps them
+STATUS: dict[str, int] = {
+    "AccessDenied": 403,
+    "BadDigest": 400,
+    "BucketAlreadyExists": 409,
+    "BucketAlreadyOwnedByYou": 409,
+    "BucketNotEmpty": 409,
+    "EntityTooLarge": 400,
+    "InternalError": 500,
+    "InvalidAccessKeyId": 403,
+    "InvalidArgument": 400,
+    "InvalidBucketName": 400,
+    "InvalidDigest": 400,
+    "InvalidRange": 416,
+    "KeyTooLongError": 400,
+    "InvalidRequest": 400,
+    "MalformedXML": 400,
+    "MethodNotAllowed": 405,
+    "MissingContentLength": 411,
+    "NoSuchBucket": 404,
+    "NoSuchKey": 404,
+    "NotImplemented": 501,
+    "RequestTimeTooSkewed": 403,
+    "ServiceUnavailable": 503,
+    "SignatureDoesNotMatch": 403,
+    "SlowDown": 503,
+    "XAmzContentSHA256Mismatch": 400,
+}
+
+
+class S3Error(Exception):
+    """A refused S3 request; `resource` is the path it named."""
+
+    def __init__(self, code: str, message: str, resource: str = "", **extra: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message, self.resource = code, message, resource
+        self.extra = extra
+
+    @property
+    def status(self) -> int:
+        return STATUS.get(self.code, 500)
+
+    def xml(self, request_id: str) -> bytes:
+        extra = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in self.extra.items())
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            f"<Error><Code>{self.code}</Code><Message>{escape(self.message)}</Message>"
+            f"<Resource>{escape(self.resource)}</Resource><RequestId>{request_id}</RequestId>{extra}</Error>"
+        ).encode()

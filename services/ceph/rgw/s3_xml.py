@@ -1,0 +1,107 @@
+"""S3 XML response bodies: ListAllMyBucketsResult and ListBucketResult (ListObjects v1 and v2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import quote
+from xml.sax.saxutils import escape
+
+S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+_DECL = '<?xml version="1.0" encoding="UTF-8"?>'
+
+
+def iso8601(ts: float) -> str:
+    """S3's timestamp in listings: 2025-01-01T00:00:00.000Z."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}Z"
+
+
+def http_date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+@dataclass(frozen=True)
+class Owner:
+    id: str
+    display_name: str
+
+    def xml(self) -> str:
+        return f"<Owner><ID>{escape(self.id)}</ID><DisplayName>{escape(self.display_name)}</DisplayName></Owner>"
+
+
+@dataclass(frozen=True)
+class BucketItem:
+    name: str
+    created: float
+
+
+@dataclass(frozen=True)
+class ObjectItem:
+    key: str
+    mtime: float
+    etag: str  # with its quotes
+    size: int
+    owner: Owner
+
+
+@dataclass(frozen=True)
+class Listing:
+    contents: Sequence[ObjectItem]
+    prefixes: Sequence[str]
+    truncated: bool
+    last: str  # the last key or common prefix returned (the next marker)
+
+
+def list_buckets(owner: Owner, buckets: Sequence[BucketItem]) -> bytes:
+    items = "".join(f"<Bucket><Name>{escape(b.name)}</Name><CreationDate>{iso8601(b.created)}</CreationDate></Bucket>"
+                    for b in buckets)
+    return (f'{_DECL}<ListAllMyBucketsResult xmlns="{S3_NS}">{owner.xml()}<Buckets>{items}</Buckets>'
+            "</ListAllMyBucketsResult>").encode()
+
+
+def _enc(text: str, url: bool) -> str:
+    return escape(quote(text, safe="/") if url else text)
+
+
+def _body(listing: Listing, url: bool) -> str:
+    out = []
+    for o in listing.contents:
+        out.append(f"<Contents><Key>{_enc(o.key, url)}</Key><LastModified>{iso8601(o.mtime)}</LastModified>"
+                   f"<ETag>{escape(o.etag)}</ETag><Size>{o.size}</Size><StorageClass>STANDARD</StorageClass>"
+                   f"{o.owner.xml()}</Contents>")
+    out.extend(f"<CommonPrefixes><Prefix>{_enc(p, url)}</Prefix></CommonPrefixes>" for p in listing.prefixes)
+    return "".join(out)
+
+
+def _common(bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing) -> str:
+    s = f"<Name>{escape(bucket)}</Name><Prefix>{_enc(prefix, url)}</Prefix><MaxKeys>{max_keys}</MaxKeys>"
+    if delimiter:
+        s += f"<Delimiter>{_enc(delimiter, url)}</Delimiter>"
+    if url:
+        s += "<EncodingType>url</EncodingType>"
+    return s + f"<IsTruncated>{'true' if listing.truncated else 'false'}</IsTruncated>"
+
+
+def list_objects_v2(
+    bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing,
+    continuation: str, next_token: str, start_after: str,
+) -> bytes:
+    s = _common(bucket, prefix, delimiter, max_keys, url, listing)
+    s += f"<KeyCount>{len(listing.contents) + len(listing.prefixes)}</KeyCount>"
+    if continuation:
+        s += f"<ContinuationToken>{escape(continuation)}</ContinuationToken>"
+    if next_token:
+        s += f"<NextContinuationToken>{escape(next_token)}</NextContinuationToken>"
+    if start_after:
+        s += f"<StartAfter>{_enc(start_after, url)}</StartAfter>"
+    return f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url)}</ListBucketResult>'.encode()
+
+
+def list_objects_v1(
+    bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing, marker: str,
+) -> bytes:
+    s = _common(bucket, prefix, delimiter, max_keys, url, listing) + f"<Marker>{_enc(marker, url)}</Marker>"
+    if listing.truncated and delimiter:
+        s += f"<NextMarker>{_enc(listing.last, url)}</NextMarker>"
+    return f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url)}</ListBucketResult>'.encode()
