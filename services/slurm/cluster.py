@@ -1,0 +1,260 @@
+"""The real Slurm daemons for a twin: munged, slurmctld and one slurmd per GPU server, as processes.
+
+Debian 12: `apt-get install slurm-wlm munge` (APT_PACKAGES). Everything lives in one directory:
+
+    slurm.conf gres.conf            rendered by services.slurm.config
+    munge/ munge.key munge.socket   a private munged (own key and socket; AuthInfo=socket=...)
+    state/ spool/<node>/ run/ log/  slurmctld state, slurmd spools, pid files, logs
+    jobs/                           working directory of client commands (slurm-N.out)
+    dev/<node>/...                  fake device files gres.conf points at
+
+All daemons run in the foreground (`-D`, `-F`) as children of this process, on 127.0.0.1 with
+distinct ports. Client commands (`sinfo`, `sbatch`, ...) find the cluster via `SLURM_CONF`:
+`cluster.env()` or `cluster.run("sinfo", ...)`. `stop()` cancels jobs, stops the daemons and kills
+whatever carries this cluster's SLURM_CONF in its environment (slurmstepd and job processes
+detach from slurmd), so nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from emulator.procutil import die_with_parent, pid_alive
+from emulator.topology import Topology
+from services.slurm.config import SlurmConfig, make_config, render_gres_conf, render_slurm_conf
+
+APT_PACKAGES = ("slurm-wlm", "munge")
+DAEMONS = ("slurmctld", "slurmd", "slurmstepd", "munged")
+CLIENTS = ("sinfo", "squeue", "sbatch", "srun", "scontrol", "scancel")
+POLL = 0.2
+
+
+class SlurmError(RuntimeError):
+    """A Slurm daemon failed to start or the cluster did not come up; the message quotes logs."""
+
+
+def missing_tools(auth: str = "munge") -> list[str]:
+    need = ["slurmctld", "slurmd", *CLIENTS] + (["munged", "mungekey"] if auth == "munge" else [])
+    found = [t for t in need if shutil.which(t) or Path("/usr/sbin", t).exists()]
+    return [t for t in need if t not in found]
+
+
+def _tool(name: str) -> str:
+    return shutil.which(name) or str(Path("/usr/sbin") / name)
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` distinct ports free right now (bound then released)."""
+    socks, ports = [], []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind((host, 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+class SlurmCluster:
+    """Slurm for `topo`'s GPU servers, its files under `directory`."""
+
+    def __init__(self, topo: Topology, directory: Path, *, auth: str = "munge",
+                 config: SlurmConfig | None = None) -> None:
+        self.directory = Path(directory).resolve()
+        if config is None:
+            ports = free_ports(1 + len(topo.gpu_servers))
+            config = make_config(topo, self.directory, hostname=socket.gethostname(),
+                                 ctld_port=ports[0], slurmd_ports=ports[1:], auth=auth)
+        self.config = config
+        self.conf_path = self.directory / "slurm.conf"
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    # -- files -------------------------------------------------------------------------------
+
+    def write_files(self) -> None:
+        d = self.directory
+        for sub in ("state", "run", "log", "munge", "jobs"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        for node in self.config.node_names:
+            (d / "spool" / node).mkdir(parents=True, exist_ok=True)
+        for f in self.config.device_files():
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.touch()
+        self.conf_path.write_text(render_slurm_conf(self.config))
+        (d / "gres.conf").write_text(render_gres_conf(self.config))
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["SLURM_CONF"] = str(self.conf_path)
+        for k in [k for k in env if k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SQUEUE_"))]:
+            if k != "SLURM_CONF":
+                del env[k]
+        return env
+
+    def run(self, *argv: str, check: bool = True, timeout: float = 30,
+            input: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        """A Slurm client command against this cluster, run in `cwd` (default: the cluster's
+        `jobs/` directory, so batch jobs' default slurm-N.out land there, not in the caller's)."""
+        return subprocess.run([_tool(argv[0]), *argv[1:]], env=self.env(), capture_output=True,
+                              text=True, check=check, timeout=timeout, input=input,
+                              cwd=cwd or self.directory / "jobs")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _spawn(self, key: str, argv: list[str]) -> None:
+        log = open(self.directory / "log" / f"{key}.out", "ab")
+        self.procs[key] = subprocess.Popen(argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, cwd=self.directory,
+                                           preexec_fn=die_with_parent)
+        log.close()
+
+    def _start_munge(self, timeout: float) -> None:
+        m = self.directory / "munge"
+        os.chmod(m, 0o700)
+        key = m / "munge.key"
+        if not key.exists():
+            subprocess.run([_tool("mungekey"), "--create", f"--keyfile={key}"], check=True,
+                           capture_output=True)
+        os.chmod(key, 0o600)
+        sock = self.config.munge_socket
+        self._spawn("munged", [_tool("munged"), "--foreground", "--force", f"--socket={sock}",
+                               f"--key-file={key}", f"--pid-file={m / 'munged.pid'}",
+                               f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"])
+        self._wait(lambda: sock.exists(), timeout, "munged did not create its socket",
+                   m / "munged.log", "munged")
+
+    def start(self, timeout: float = 60) -> None:
+        """Write the files, start every daemon, return when `sinfo` shows every node idle."""
+        if self.procs:
+            raise SlurmError("already started")
+        missing = missing_tools(self.config.auth)
+        if missing:
+            raise SlurmError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
+        deadline = time.monotonic() + timeout
+        self.write_files()
+        try:
+            if self.config.auth == "munge":
+                self._start_munge(deadline - time.monotonic())
+            self._spawn("slurmctld", [_tool("slurmctld"), "-D", "-c", "-i", "-f", str(self.conf_path)])
+            for node in self.config.node_names:
+                self._spawn(f"slurmd-{node}",
+                            [_tool("slurmd"), "-D", "-N", node, "-f", str(self.conf_path)])
+            self._wait(self._all_idle, deadline - time.monotonic(),
+                       "not every node became idle", self.directory / "log" / "slurmctld.log",
+                       None)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait(self, ready, timeout: float, what: str, log: Path, proc: str | None) -> None:
+        end = time.monotonic() + max(timeout, 0)
+        while True:
+            for key, p in self.procs.items():
+                if p.poll() is not None:
+                    raise SlurmError(f"{key} exited with {p.returncode} while waiting: {what}\n"
+                                     + self._tail(self.directory / "log" / f"{key}.out")
+                                     + self._tail(log))
+            if ready():
+                return
+            if time.monotonic() > end:
+                extra = ""
+                try:
+                    extra = self.run("sinfo", "-N", "-o", "%N %T %E", check=False, timeout=5).stdout
+                except subprocess.TimeoutExpired:
+                    pass
+                raise SlurmError(f"timed out: {what}\n{extra}" + self._tail(log))
+            time.sleep(POLL)
+
+    @staticmethod
+    def _tail(path: Path, lines: int = 25) -> str:
+        try:
+            return f"--- {path}:\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) + "\n"
+        except OSError:
+            return ""
+
+    def node_states(self) -> dict[str, str]:
+        """Node name → sinfo state (idle, alloc, mixed, drain, down*, ...); {} if not answering."""
+        try:
+            r = self.run("sinfo", "-h", "-N", "-o", "%N %T", check=False, timeout=5)
+        except subprocess.TimeoutExpired:
+            return {}
+        if r.returncode:
+            return {}
+        return dict(line.split()[:2] for line in r.stdout.splitlines() if line.strip())
+
+    def _all_idle(self) -> bool:
+        states = self.node_states()
+        return bool(states) and all(states.get(n) == "idle" for n in self.config.node_names)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs.values()]
+
+    def stray_pids(self) -> list[int]:
+        """Live processes (other than ours) whose environment names this cluster's slurm.conf."""
+        marker = f"SLURM_CONF={self.conf_path}".encode()
+        out = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+        return out
+
+    def stop(self, timeout: float = 15) -> None:
+        """Cancel jobs, stop every daemon (TERM, then KILL), kill leftovers; idempotent."""
+        if not self.procs:
+            return
+        ctld = self.procs.get("slurmctld")
+        if ctld is not None and ctld.poll() is None:
+            try:
+                self.run("scancel", "--full", "-u", "root", check=False, timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        # slurmd first (they may still be killing steps), slurmctld, munged last.
+        order = sorted(self.procs, key=lambda k: (k == "munged", k == "slurmctld"))
+        for key in order:
+            p = self.procs[key]
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        end = time.monotonic() + timeout
+        for key in order:
+            p = self.procs[key]
+            try:
+                p.wait(max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        for _ in range(3):
+            stray = self.stray_pids()
+            if not stray:
+                break
+            for pid in stray:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
+        self.procs.clear()
+
+    def alive(self) -> list[int]:
+        return [p for p in self.pids if pid_alive(p)]
+
+    def __enter__(self) -> SlurmCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,224 @@
+"""`slurm.conf` and `gres.conf` for the twin, from its topology. Pure: no files, no processes.
+
+Every GPU server becomes one Slurm node. All slurmd run on one machine (loopback mode): each
+node has NodeAddr 127.0.0.1, the machine's real NodeHostname and its own Port, and its slurmd is
+started as `slurmd -N NAME`. The hardware figures are the HGX H100's (FIDELITY.md §2: 2 × 56-core
+Xeon 8480C, 224 threads, ~2 TB RAM); `SlurmdParameters=config_overrides` makes slurmd report
+them instead of the host's.
+
+GRES: a whole-GPU server offers `gpu:h100:8`; a MIG server offers its slices as typed GRES named
+as NVML autodetection names them (`nvidia_h100_80gb_hbm3_1g.10gb`), counted over its GPUs.
+`gres.conf` (AutoDetect=off) gives every GRES unit a `File=`: fake device files under the run
+directory, which `SlurmCluster` creates (empty regular files are enough for task/none).
+
+Partitions mirror the seed's queues: `exploratory` (default, normal training) and `regression`
+(pre-release regression, higher PriorityTier) over every node, with partition-priority
+preemption by requeue; `dev` holds the MIG servers (development and inference on slices).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from emulator.topology import MIG_LAYOUTS, GpuServerSpec, Topology
+
+GPU_TYPE = "h100"
+MIG_TYPE_PREFIX = "nvidia_h100_80gb_hbm3_"
+CPUS, SOCKETS, CORES_PER_SOCKET, THREADS_PER_CORE = 224, 2, 56, 2
+REAL_MEMORY_MB = 2_063_000  # ~2 TB, as slurmd -C would report on the real server
+
+PARTITION_EXPLORATORY = "exploratory"
+PARTITION_REGRESSION = "regression"
+PARTITION_DEV = "dev"
+
+
+@dataclass(frozen=True)
+class Gres:
+    """One GRES line of a node: `gpu:<type>:<count>`, with its device files."""
+
+    type: str
+    count: int
+    files: str  # a hostlist expression of paths, e.g. /run/x/dev/gpu001/nvidia[0-7]
+
+    @property
+    def spec(self) -> str:
+        return f"gpu:{self.type}:{self.count}"
+
+
+@dataclass(frozen=True)
+class SlurmNode:
+    name: str
+    port: int
+    gres: tuple[Gres, ...]
+    mig: bool
+    rack: str
+
+    @property
+    def gres_spec(self) -> str:
+        return ",".join(g.spec for g in self.gres)
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """Everything needed to render the files; `directory` is where the cluster keeps its state."""
+
+    cluster_name: str
+    directory: Path
+    hostname: str  # the machine's real hostname (NodeHostname of every node, SlurmctldHost)
+    ctld_port: int
+    nodes: tuple[SlurmNode, ...]
+    auth: str = "munge"  # "munge" or "none" (Debian's 22.05 ships auth_none.so)
+    real_memory_mb: int = REAL_MEMORY_MB
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    @property
+    def mig_nodes(self) -> list[str]:
+        return [n.name for n in self.nodes if n.mig]
+
+    @property
+    def munge_socket(self) -> Path:
+        return self.directory / "munge" / "munge.socket"
+
+    def device_dir(self, node: str) -> Path:
+        return self.directory / "dev" / node
+
+    def device_files(self) -> list[Path]:
+        """Every fake device file gres.conf names."""
+        out = []
+        for node in self.nodes:
+            for g in node.gres:
+                out += [Path(p) for p in expand_brackets(g.files)]
+        return out
+
+
+def expand_brackets(expr: str) -> list[str]:
+    """`/d/nvidia[0-7]` → 8 paths (the one bracket form this module writes)."""
+    if "[" not in expr:
+        return [expr]
+    head, rest = expr.split("[", 1)
+    body, tail = rest.split("]", 1)
+    lo, hi = body.split("-")
+    return [f"{head}{i}{tail}" for i in range(int(lo), int(hi) + 1)]
+
+
+def mig_type(profile: str) -> str:
+    """`1g.10gb` → `nvidia_h100_80gb_hbm3_1g.10gb` (NVML autodetection's Slurm type name)."""
+    return MIG_TYPE_PREFIX + profile
+
+
+def node_gres(server: GpuServerSpec, device_dir: Path) -> tuple[Gres, ...]:
+    layout = MIG_LAYOUTS.get(server.mig_layout) if server.mig_layout else None
+    if layout is None or not layout.mig_enabled:
+        return (Gres(GPU_TYPE, server.gpu_count, f"{device_dir}/nvidia[0-{server.gpu_count - 1}]"),)
+    per_gpu = Counter(layout.instances)
+    out = []
+    for profile in sorted(per_gpu, key=layout.instances.index):
+        n = per_gpu[profile] * server.gpu_count
+        stem = "mig-" + profile.replace(".", "-")
+        out.append(Gres(mig_type(profile), n, f"{device_dir}/{stem}-[0-{n - 1}]"))
+    return tuple(out)
+
+
+def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: int,
+                slurmd_ports: list[int], auth: str = "munge",
+                real_memory_mb: int = REAL_MEMORY_MB, cluster_name: str | None = None) -> SlurmConfig:
+    servers = topo.gpu_servers
+    if len(slurmd_ports) != len(servers):
+        raise ValueError(f"{len(servers)} GPU servers need {len(servers)} slurmd ports, "
+                         f"got {len(slurmd_ports)}")
+    if auth not in ("munge", "none"):
+        raise ValueError(f"auth must be 'munge' or 'none', not {auth!r}")
+    directory = Path(directory)
+    nodes = tuple(
+        SlurmNode(s.name, port, node_gres(s, directory / "dev" / s.name),
+                  bool(s.mig_layout and MIG_LAYOUTS[s.mig_layout].mig_enabled), s.rack)
+        for s, port in zip(servers, slurmd_ports, strict=True)
+    )
+    name = cluster_name or "twin-" + "".join(c if c.isalnum() else "-" for c in topo.spec.name)
+    return SlurmConfig(name.lower(), directory, hostname, ctld_port, nodes, auth, real_memory_mb)
+
+
+def render_slurm_conf(cfg: SlurmConfig) -> str:
+    d = cfg.directory
+    mem_per_cpu = cfg.real_memory_mb // CPUS
+    lines = [
+        "# Generated by clustertwin services/slurm/config.py: do not edit.",
+        f"ClusterName={cfg.cluster_name}",
+        f"SlurmctldHost={cfg.hostname}(127.0.0.1)",
+        f"SlurmctldPort={cfg.ctld_port}",
+        "SlurmUser=root",
+        "SlurmdUser=root",
+    ]
+    if cfg.auth == "munge":
+        lines += ["AuthType=auth/munge", "CredType=cred/munge",
+                  f"AuthInfo=socket={cfg.munge_socket}"]
+    else:
+        lines += ["AuthType=auth/none", "CredType=cred/none"]
+    lines += [
+        f"StateSaveLocation={d}/state",
+        f"SlurmdSpoolDir={d}/spool/%n",
+        f"SlurmctldPidFile={d}/run/slurmctld.pid",
+        f"SlurmdPidFile={d}/run/slurmd-%n.pid",
+        f"SlurmctldLogFile={d}/log/slurmctld.log",
+        f"SlurmdLogFile={d}/log/slurmd-%n.log",
+        "SlurmctldDebug=info",
+        "SlurmdDebug=info",
+        "SlurmdParameters=config_overrides",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "AccountingStorageType=accounting_storage/none",
+        "JobCompType=jobcomp/none",
+        "SwitchType=switch/none",
+        "MpiDefault=none",
+        "SchedulerType=sched/backfill",
+        "SchedulerParameters=bf_interval=2,sched_interval=2",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core_Memory",
+        f"DefMemPerCPU={mem_per_cpu}",
+        "GresTypes=gpu",
+        "PreemptType=preempt/partition_prio",
+        "PreemptMode=REQUEUE",
+        "JobRequeue=1",
+        "ReturnToService=2",
+        "SlurmdTimeout=60",
+        "InactiveLimit=0",
+        "KillWait=2",
+        "MinJobAge=300",
+        "MessageTimeout=20",
+        "MailProg=/bin/true",
+        "EnforcePartLimits=ALL",
+    ]
+    lines += [f"{k}={v}" for k, v in cfg.extra.items()]
+    lines.append("")
+    for n in cfg.nodes:
+        lines.append(
+            f"NodeName={n.name} NodeAddr=127.0.0.1 NodeHostname={cfg.hostname} Port={n.port} "
+            f"CPUs={CPUS} Sockets={SOCKETS} CoresPerSocket={CORES_PER_SOCKET} "
+            f"ThreadsPerCore={THREADS_PER_CORE} RealMemory={cfg.real_memory_mb} "
+            + (f"Gres={n.gres_spec} " if n.gres else "")
+            + f"Feature=rack_{n.rack}{',mig' if n.mig else ''} State=UNKNOWN")
+    lines.append("")
+    every = ",".join(cfg.node_names)
+    lines.append(f"PartitionName={PARTITION_EXPLORATORY} Nodes={every} Default=YES "
+                 "PriorityTier=1 PreemptMode=REQUEUE MaxTime=INFINITE State=UP")
+    lines.append(f"PartitionName={PARTITION_REGRESSION} Nodes={every} Default=NO "
+                 "PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP")
+    if cfg.mig_nodes:
+        lines.append(f"PartitionName={PARTITION_DEV} Nodes={','.join(cfg.mig_nodes)} Default=NO "
+                     "PriorityTier=1 PreemptMode=REQUEUE MaxTime=INFINITE State=UP")
+    return "\n".join(lines) + "\n"
+
+
+def render_gres_conf(cfg: SlurmConfig) -> str:
+    lines = ["# Generated by clustertwin services/slurm/config.py: do not edit.", "AutoDetect=off"]
+    for n in cfg.nodes:
+        for g in n.gres:
+            lines.append(f"NodeName={n.name} Name=gpu Type={g.type} File={g.files}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,62 @@
+"""Slurm tests run the real slurmctld, slurmd and munged from Debian's slurm-wlm and munge: they
+need those packages, and root (SlurmUser=root; jobs run as root). The config tests need neither."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.procutil import pid_alive
+from emulator.topology import load_topology
+from services.slurm.cluster import APT_PACKAGES, SlurmCluster, missing_tools
+
+_missing = missing_tools()
+if os.geteuid() != 0:
+    REASON = "slurm tests run slurmctld/slurmd/munged as root (SlurmUser=root); not root here"
+elif _missing:
+    REASON = f"slurm tests need {', '.join(_missing)} (apt-get install {' '.join(APT_PACKAGES)})"
+else:
+    REASON = ""
+
+needs_slurm = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="module")
+def rack_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    if REASON:
+        pytest.skip(REASON)
+    cluster = SlurmCluster(load_topology("rack"), Path(tmp_path_factory.mktemp("slurm-rack")))
+    cluster.start(timeout=60)
+    pids = cluster.pids
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        alive = [p for p in pids if pid_alive(p)]
+        assert not alive, f"slurm daemons left behind: {alive}"
+        assert not cluster.stray_pids(), "slurm job/step processes left behind"
+
+
+@pytest.fixture
+def slurm(rack_slurm: SlurmCluster) -> Iterator[SlurmCluster]:
+    """The rack cluster, with no jobs and every node idle again after the test."""
+    yield rack_slurm
+    rack_slurm.run("scancel", "--full", "-u", "root", check=False)
+    wait_for(lambda: not rack_slurm.run("squeue", "-h", check=False).stdout.strip(), 30,
+             "the queue to empty")
+    wait_for(lambda: set(rack_slurm.node_states().values()) == {"idle"}, 30, "every node idle")
