@@ -76,15 +76,20 @@ class RouteTable:
         desired = {}
         # Routes to one destination share one nexthop tuple: intern them (by identity first), so
         # comparing tables costs one hash per distinct tuple, not one per route.
-        by_id: dict[int, tuple[Nexthop, ...]] = {}
+        # The cache holds the original tuple too: that keeps it alive, so its id cannot be reused
+        # by a later tuple while this loop runs (routes may be built one at a time, e.g. decoded).
+        by_id: dict[int, tuple[tuple[Nexthop, ...], tuple[Nexthop, ...]]] = {}
         intern: dict[tuple[Nexthop, ...], tuple[Nexthop, ...]] = {}
         for spec in routes:
             r = as_route(spec)
             if not r.nexthops:
                 continue
-            nhs = by_id.get(id(r.nexthops))
-            if nhs is None:
-                nhs = by_id[id(r.nexthops)] = intern.setdefault(r.nexthops, self._intern.get(r.nexthops, r.nexthops))
+            cached = by_id.get(id(r.nexthops))
+            if cached is not None and cached[0] is r.nexthops:
+                nhs = cached[1]
+            else:
+                nhs = intern.setdefault(r.nexthops, self._intern.get(r.nexthops, r.nexthops))
+                by_id[id(r.nexthops)] = (r.nexthops, nhs)
             desired[r.prefix] = (nhs, r.src)
         self._intern = intern
         lines: list[str] = []

@@ -17,6 +17,9 @@ DaemonConfig fields read:
                                 parent's parent (`<run>/logs/<name>.log`), else the SQLite
                                 store's (`sqlite:///<run>/state/<name>.db`)
     extra["sm_node"]            optional: where OpenSM attaches (default the first spine)
+    extra["control_socket"]     optional: the supervisor's control socket (default the run dir's);
+                                on a netns twin the daemon drives the compute plane through it
+                                (`ComputePlaneDriver`); extra["drive_compute_plane"] = false: don't
 Needs root and ibsim-utils, opensm, infiniband-diags (see services/fabric/subnet.py).
 """
 
@@ -26,6 +29,7 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +37,15 @@ from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from emulator import bus
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
-from emulator.topology import load_topology
+from emulator.network.errors import NetworkError
+from emulator.network.plan import COMPUTE, make_network_plan
+from emulator.network.remote import RemoteNetwork
+from emulator.rundir import RunDir
+from emulator.topology import Topology, load_topology
+from services.fabric.lft_routes import ComputeMap
 from services.fabric.manager import FabricManager
-from services.fabric.netfile import make_fabric_plan
+from services.fabric.model import FabricState
+from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.servicer import SERVICE_NAME, FabricServicer
 from services.fabric.subnet import Subnet
 from services.fabric.ufm_rest import UfmRest
@@ -59,13 +69,75 @@ def fabric_dir(cfg: DaemonConfig) -> Path:
     raise ValueError("cannot tell the run directory: set log_file, a sqlite store_url or extra['fabric_dir']")
 
 
+def control_socket(cfg: DaemonConfig) -> Path | None:
+    """The supervisor's control socket (None: cannot tell where the run dir is)."""
+    if cfg.extra.get("control_socket"):
+        return Path(cfg.extra["control_socket"])
+    if cfg.log_file:
+        return RunDir(Path(cfg.log_file).resolve().parent.parent).control_socket
+    return None
+
+
+class ComputePlaneDriver:
+    """One fabric, every view: the namespace compute plane follows the subnet manager. After OpenSM
+    comes up and after every re-sweep the LFTs become the leaf and spine routers' route tables
+    (`lft_routes.ComputeMap`), installed through the supervisor's `Network.set_routes`, with the
+    network's own shortest-path rerouting off for the compute routers; a port disabled or enabled
+    here takes the matching veth down or up there. Blocking: call from a worker thread."""
+
+    def __init__(self, plan: FabricPlan, topo: Topology, socket_path: Path) -> None:
+        self.map = ComputeMap(plan, make_network_plan(topo, "ct0"))   # labels and ifnames only
+        self.net = RemoteNetwork(socket_path)
+        self.active = False
+
+    def attach(self, state: FabricState) -> bool:
+        """Take the compute plane's routes over; False (and nothing done) on a loopback twin."""
+        try:
+            self.net.external_routes([COMPUTE])
+        except NetworkError as e:
+            log.info("compute plane not driven by the fabric: %s", e)
+            return False
+        self.active = True
+        self.install(state)
+        return True
+
+    def cable(self, node: str, port: int, enabled: bool) -> None:
+        if not self.active:
+            return
+        a, b, index = self.map.link_args(node, port)
+        try:
+            if enabled:
+                self.net.link_up(a, b, index)
+            else:
+                self.net.link_down(a, b, index)
+        except NetworkError as e:
+            log.warning("could not take network link %s:%s:%d %s: %s", a, b, index, "up" if enabled else "down", e)
+
+    def install(self, state: FabricState, changed: tuple[str, int] | None = None) -> None:
+        """The LFTs of `state` as routes; `changed`: the port whose veth changed (its routers' tables
+        are rewritten whole, as the kernel dropped the nexthops on a downed veth by itself)."""
+        if not self.active:
+            return
+        t0 = time.monotonic()
+        tables = self.map.routes(state)
+        full = [ns for ns in self.map.namespaces_of(*changed) if ns in tables] if changed else []
+        try:
+            self.net.set_routes(tables, full=full)
+        except NetworkError as e:
+            log.warning("could not install the fabric's routes in the compute plane: %s", e)
+            return
+        log.info("compute plane: %d routes from OpenSM's LFTs installed on %d routers in %.2f s",
+                 sum(map(len, tables.values())), len(tables), time.monotonic() - t0)
+
+
 class FabricDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
         topo_ref = cfg.spec.get("topology_file") or cfg.spec.get("topology")
         if not topo_ref:
             raise ValueError("spec needs 'topology_file'")
-        self.plan = make_fabric_plan(load_topology(topo_ref), cfg.extra.get("sm_node"))
+        self.topology = load_topology(topo_ref)
+        self.plan = make_fabric_plan(self.topology, cfg.extra.get("sm_node"))
         self.subnet = Subnet(self.plan, fabric_dir(cfg))
         self.subnet.spawn_diags = True   # diags run while gRPC serves: no fork() from its threads
         self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now)
@@ -90,6 +162,11 @@ class FabricDaemon:
                 await start
                 return
             start.result()
+            sock = control_socket(self.cfg)
+            if self.cfg.extra.get("drive_compute_plane", True) and sock is not None and sock.exists():
+                driver = ComputePlaneDriver(self.plan, self.topology, sock)
+                if await asyncio.to_thread(driver.attach, self.manager.state):
+                    self.manager.compute_plane = driver
             log.info("%s: %s fabric up (%d switches, %d HCAs), OpenSM ftree in %.2f s, files in %s",
                      self.cfg.name, self.plan.topology, len(self.plan.switches), len(self.plan.hcas),
                      self.manager.last_sweep_seconds, self.subnet.run_dir)

@@ -55,6 +55,10 @@ class FabricManager:
         self.state = FabricState()
         self.events: list[dict[str, Any]] = []
         self.on_event: Callable[[dict[str, Any]], None] | None = None
+        # Optional: the compute plane the fabric drives (daemon.ComputePlaneDriver): `cable(node,
+        # port, enabled)` mirrors a port change on its veth, `install(state, nodes)` turns the
+        # LFTs into its routes. Called (in a worker thread) around every port change.
+        self.compute_plane: Any = None
         self.last_sweep_time = 0.0
         self.last_sweep_seconds = 0.0
         self._seq = 0
@@ -269,6 +273,9 @@ class FabricManager:
             if enabled == (cable not in self._disabled):
                 return {"port": self.port_view(node, port), "changed": False, "resweep_seconds": 0.0,
                         "trap_128": False}
+            plane = self.compute_plane
+            if plane is not None:   # the veth first: up before routes use it, down before OpenSM re-routes
+                await asyncio.to_thread(plane.cable, node.id, port, enabled)
             if enabled:
                 end = self._disabled[cable]
                 sweep = await asyncio.to_thread(self.subnet.link_up, end[0], end[1], timeout)
@@ -278,6 +285,8 @@ class FabricManager:
                 self._disabled[cable] = (node.id, port)
             self.last_sweep_time, self.last_sweep_seconds = self.now(), sweep.seconds
             self.state = await asyncio.to_thread(self.subnet.snapshot)
+            if plane is not None:
+                await asyncio.to_thread(plane.install, self.state, (node.id, port))
             view = self.port_view(node, port)
             peer_node = self.plan.nodes[peer[0]]
             kind = "port_up" if enabled else "port_down"
