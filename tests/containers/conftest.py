@@ -15,7 +15,9 @@ import pytest
 
 pytest.importorskip("testcontainers", reason="testcontainers is not installed (pip install testcontainers==4.15.0)")
 
-pytest_plugins = ["emulator.testing"]
+# The harness's fixtures (a user's top-level conftest would say pytest_plugins = ["emulator.testing"];
+# pytest allows that only at the root, so import them here).
+from emulator.testing import twin, twin_container, twin_endpoints  # noqa: E402,F401
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 1200
