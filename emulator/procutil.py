@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import time
@@ -61,3 +62,13 @@ def enter_netns(name: str) -> None:
             raise OSError(err, f"setns into network namespace {name}: {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+def dies_with_parent(argv: list[str]) -> list[str]:
+    """`argv` prefixed so that the child gets SIGKILL when its parent dies, without a pre-exec hook.
+
+    A pre-exec hook makes Python fork() instead of vfork(); in a process where gRPC is running,
+    gRPC's fork handlers then abort the child. `setpriv` (util-linux) sets the signal instead."""
+    if shutil.which("setpriv"):
+        return ["setpriv", "--pdeathsig", "KILL", *argv]
+    return argv

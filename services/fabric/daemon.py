@@ -139,7 +139,6 @@ class FabricDaemon:
         self.topology = load_topology(topo_ref)
         self.plan = make_fabric_plan(self.topology, cfg.extra.get("sm_node"))
         self.subnet = Subnet(self.plan, fabric_dir(cfg))
-        self.subnet.spawn_diags = True   # diags run while gRPC serves: no fork() from its threads
         self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now)
         self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
                                  status_topic=bus.status_topic(cfg.twin, cfg.name))

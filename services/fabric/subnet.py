@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from emulator.procutil import die_with_parent, pid_alive
+from emulator.procutil import dies_with_parent, pid_alive
 from services.fabric.diags import build_state, parse_iblinkinfo, parse_ibnetdiscover, parse_ibroute
 from services.fabric.model import FabricState
 from services.fabric.netfile import FabricPlan, render_netfile, render_root_guids
@@ -86,10 +86,6 @@ class Subnet:
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
         self._ctl_fd: int | None = None
-        # Run the diags without a pre-exec hook (setpriv sets the parent-death signal instead), so
-        # that Python spawns them with vfork: a process serving gRPC must not fork() from a worker
-        # thread, as gRPC core's fork handlers abort the child. The fabric daemon sets this.
-        self.spawn_diags = False
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -176,8 +172,8 @@ class Subnet:
         self._ctl_fd = os.open(self.ctl, os.O_RDWR)
         with open(self.ibsim_log, "wb") as log:
             self._ibsim = subprocess.Popen(
-                ["ibsim", "-s", str(self.netfile)], stdin=self._ctl_fd, stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.work, env=self._env(), preexec_fn=die_with_parent)
+                dies_with_parent(["ibsim", "-s", str(self.netfile)]), stdin=self._ctl_fd, stdout=log,
+                stderr=subprocess.STDOUT, cwd=self.work, env=self._env())
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._ibsim.poll() is not None:
@@ -192,8 +188,8 @@ class Subnet:
                "-f", str(self.osm_log)]
         started = time.monotonic()
         with open(self.osm_out, "wb") as out:
-            self._opensm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            cwd=self.work, env=self._env(), preexec_fn=die_with_parent)
+            self._opensm = subprocess.Popen(dies_with_parent(cmd), stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT, cwd=self.work, env=self._env())
         self.wait_for_sweep(0, timeout)
         return time.monotonic() - started
 
@@ -266,12 +262,10 @@ class Subnet:
 
     def diag(self, tool: str, *args: str, timeout: float = 60.0) -> str:
         """Run one infiniband-diags tool against the fabric; its standard output."""
-        cmd, preexec = ["ibsim-run", tool, *args], die_with_parent
-        if self.spawn_diags and shutil.which("setpriv"):
-            cmd, preexec = ["setpriv", "--pdeathsig", "KILL", *cmd], None
+        cmd = dies_with_parent(["ibsim-run", tool, *args])
         try:
             done = subprocess.run(cmd, capture_output=True, cwd=self.work, env=self._env(self.diag_node),
-                                  timeout=timeout, preexec_fn=preexec)
+                                  timeout=timeout)
         except subprocess.TimeoutExpired as e:
             raise SubnetError(f"{tool} {' '.join(args)} took more than {timeout:.0f} s") from e
         if done.returncode != 0:

@@ -25,7 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from emulator.procutil import die_with_parent, pid_alive
+from emulator.procutil import dies_with_parent, pid_alive
 from emulator.topology import Topology
 from services.slurm.config import SlurmConfig, make_config, render_gres_conf, render_slurm_conf
 
@@ -112,9 +112,8 @@ class SlurmCluster:
 
     def _spawn(self, key: str, argv: list[str]) -> None:
         log = open(self.directory / "log" / f"{key}.out", "ab")
-        self.procs[key] = subprocess.Popen(argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, cwd=self.directory,
-                                           preexec_fn=die_with_parent)
+        self.procs[key] = subprocess.Popen(dies_with_parent(argv), env=self.env(), stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.directory)
         log.close()
 
     def _start_munge(self, timeout: float) -> None:
