@@ -2,7 +2,7 @@
 re-route time after a leaf-spine link failure (to OpenSM's "SUBNET UP", and to the new LFT read
 back with ibroute). A program, not a test (root, ibsim-utils, opensm, infiniband-diags):
 
-    sudo .venv/bin/python -m tests.fabric.bench_fabric_su1024 [--runs 3] [--topology su-1024]
+    sudo .venv/bin/python -m bench.fabric_su1024 [--runs 3] [--topology su-1024]
 
 PLATFORM.md's reference on this VM: ~1-1.5 s up, 0.4-0.8 s re-route.
 """

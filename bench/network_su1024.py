@@ -1,6 +1,6 @@
 """Build and tear down the su-1024 network and print the figures (a program, not a test).
 
-    sudo .venv/bin/python -m tests.network.bench_su1024 [--topology su-1024] [--bandwidth-scale 0.001]
+    sudo .venv/bin/python -m bench.network_su1024 [--topology su-1024] [--bandwidth-scale 0.001]
 """
 
 from __future__ import annotations
