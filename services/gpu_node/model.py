@@ -287,14 +287,15 @@ class NodeModel:
         """One GPU as NVML/DCGM report it; a lost GPU raises GPU_IS_LOST."""
         return self._view(self._gpu(gpu))
 
-    def list_gpus(self) -> list[GpuView]:
-        """All GPUs; a lost one appears as a stub with `lost` set, as nvidia-smi prints an error row."""
-        return [self._view(g) for g in self._gpus]
+    def list_gpus(self, nvlinks: bool = True) -> list[GpuView]:
+        """All GPUs; a lost one appears as a stub with `lost` set, as nvidia-smi prints an error row.
+        `nvlinks=False` skips the 18 per-GPU link views (telemetry does not need them, every second)."""
+        return [self._view(g, nvlinks) for g in self._gpus]
 
     def gpu_utilization(self, gpu: int) -> float:
         return self._utilization(gpu)
 
-    def _view(self, g: GpuState) -> GpuView:
+    def _view(self, g: GpuState, nvlinks: bool = True) -> GpuView:
         health, dp_ok, recovery, reason = self._health(g)
         lost = g.lost
         util = 0.0 if lost else self._utilization(g.index)
@@ -311,7 +312,7 @@ class NodeModel:
                 crc_errors=ls.crc_errors, replay_errors=ls.replay_errors, recovery_errors=ls.recovery_errors,
             )
             for i, ls in enumerate(g.links)
-        ]
+        ] if nvlinks else []
         t = g.thermal
         return GpuView(
             index=g.index, uuid=self.spec.gpu_uuid(g.index), name=GPU_NAME,

@@ -72,6 +72,7 @@ class NodeSpec:
     def gpu_uuid(self, gpu: int) -> str:
         return f"GPU-{self._uuid5('gpu', gpu)}"
 
+    @functools.cache  # noqa: B019 - specs are few and live as long as the process
     def gpu_serial(self, gpu: int) -> str:
         """13 digits, like the board serials nvidia-smi prints for H100 SXM (16549xxxxxxxx)."""
         digest = hashlib.sha256(f"{self.twin}/{self.name}/serial/{gpu}".encode()).digest()

@@ -10,7 +10,7 @@ from services.gpu_node.model import NodeModel
 def samples(model: NodeModel, now: float) -> list[dict[str, Any]]:
     """One JSON-ready sample per visible GPU; a lost GPU reports nothing, as DCGM cannot read it."""
     out = []
-    for v in model.list_gpus():
+    for v in model.list_gpus(nvlinks=False):
         if v.lost:
             continue
         out.append({
