@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,15 @@ import pytest
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir
+
+
+def skip_reason(what: str, missing: list[str], packages: list[str]) -> str:
+    """Why tests that need root and some tools cannot run here, or "" when they can."""
+    if os.geteuid() != 0:
+        return f"{what} need root (CI runs them as root)"
+    if missing:
+        return f"{what} need {', '.join(missing)} (apt-get install {' '.join(packages)}; `make install` does)"
+    return ""
 
 
 def twin_pids(run: RunDir) -> list[int]:

@@ -13,17 +13,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-# Bus ids of a DGX H100 (vendors differ: the spec makes them configurable).
-DEFAULT_PCI_BUS_IDS: tuple[str, ...] = (
-    "00000000:18:00.0",
-    "00000000:2A:00.0",
-    "00000000:3A:00.0",
-    "00000000:5D:00.0",
-    "00000000:9A:00.0",
-    "00000000:AB:00.0",
-    "00000000:BA:00.0",
-    "00000000:DB:00.0",
-)
+from emulator.topology.schema import HGX_H100_PCI_BUS_IDS
+
+# The HGX H100 bus ids are the topology's default (vendors differ: the spec makes them configurable).
+DEFAULT_PCI_BUS_IDS: tuple[str, ...] = tuple(HGX_H100_PCI_BUS_IDS)
 
 # Fixed namespace so uuid5 identities are stable across versions of this code.
 _IDENTITY_NAMESPACE = uuid.UUID("6f1c9a52-3c1e-5b8e-9d0a-7c2b4e8f1a33")

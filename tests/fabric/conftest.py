@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,14 +12,9 @@ from emulator.procutil import pid_alive
 from emulator.topology import load_topology
 from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.subnet import APT_PACKAGES, Subnet, missing_tools
+from tests.conftest import skip_reason
 
-_missing = missing_tools()
-if os.geteuid() != 0:
-    REASON = "fabric tests run OpenSM over ibsim and need root (CI runs them as root)"
-elif _missing:
-    REASON = f"fabric tests need {', '.join(_missing)} (apt-get install {' '.join(APT_PACKAGES)})"
-else:
-    REASON = ""
+REASON = skip_reason("fabric tests (OpenSM over ibsim)", missing_tools(), list(APT_PACKAGES))
 
 needs_subnet = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
 

@@ -12,14 +12,11 @@ import pytest
 from emulator.network import Network, build_network, clean_network
 from emulator.network.kernel import missing_tools
 from emulator.topology import load_topology
+from tests.conftest import skip_reason
 
-_missing = missing_tools() + [t for t in ("ping",) if shutil.which(t) is None]
-if os.geteuid() != 0:
-    _reason = "network tests build network namespaces and need root (CI runs them as root)"
-elif _missing:
-    _reason = f"network tests need {', '.join(_missing)} (apt-get install iproute2 nftables iputils-ping)"
-else:
-    _reason = ""
+_reason = skip_reason("network tests (network namespaces)",
+                      missing_tools() + [t for t in ("ping",) if shutil.which(t) is None],
+                      ["iproute2", "nftables", "iputils-ping"])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

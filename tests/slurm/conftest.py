@@ -3,7 +3,6 @@ need those packages, and root (SlurmUser=root; jobs run as root). The config tes
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,14 +12,9 @@ import pytest
 from emulator.procutil import pid_alive
 from emulator.topology import load_topology
 from services.slurm.cluster import APT_PACKAGES, SlurmCluster, missing_tools
+from tests.conftest import skip_reason
 
-_missing = missing_tools()
-if os.geteuid() != 0:
-    REASON = "slurm tests run slurmctld/slurmd/munged as root (SlurmUser=root); not root here"
-elif _missing:
-    REASON = f"slurm tests need {', '.join(_missing)} (apt-get install {' '.join(APT_PACKAGES)})"
-else:
-    REASON = ""
+REASON = skip_reason("slurm tests (slurmctld, slurmd, munged as root)", missing_tools(), list(APT_PACKAGES))
 
 needs_slurm = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
 
