@@ -12,17 +12,26 @@ Views are plain dicts, in the twin's own field names (the gRPC messages use the 
 - a *system* is a box: a switch, or a GPU server with its eight single-port HCAs ("host");
 - an SetPortState target is a switch name, an HCA node description ("gpu001 mlx5_3") or ibsim id
   ("gpu001-mlx5_3") with a port number, or a UFM port name.
+
+What an operator changed (disabled cables, unhealthy ports) is saved in the subnet's directory
+(`manager.json`) and applied again when the manager starts, so a restarted fabric manager comes
+back to the fabric it left, not to a healthy one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from services.fabric.alarms import LINK_DOWN, UNHEALTHY, Alarms
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
+from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
 from services.fabric.model import ACTIVE, FabricState, RouteError
 from services.fabric.netfile import HCA, SWITCH, FabricPlan, IbNode
 from services.fabric.subnet import Subnet
@@ -65,6 +74,9 @@ class FabricManager:
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._disabled: dict[frozenset[tuple[str, int]], tuple[str, int]] = {}  # cable -> end unlinked
+        self.unhealthy: dict[str, dict[str, Any]] = {}   # UFM port name -> its UnhealthyPort view
+        self.alarms = Alarms()
+        self._views: dict[tuple[str, ...], FabricView] = {}   # per job's servers, for the current state
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
         self._servers = sorted({n.system for n in plan.hcas})
@@ -74,11 +86,47 @@ class FabricManager:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
+    @property
+    def saved_file(self) -> Path:
+        return self.subnet.run_dir / "manager.json"
+
     def start(self, timeout: float = 60.0) -> None:
-        """Blocking: bring the subnet up and read it back."""
+        """Blocking: bring the subnet up, apply what was saved, and read it back."""
         self.last_sweep_seconds = self.subnet.start(timeout=timeout)
         self.last_sweep_time = self.now()
-        self.state = self.subnet.snapshot()
+        self._restore(timeout)
+        self._set_state(self.subnet.snapshot())
+
+    def _set_state(self, state: FabricState) -> None:
+        self.state = state
+        self._views.clear()
+
+    def _save(self) -> None:
+        doc = {"disabled": sorted(list(end) for end in self._disabled.values()), "unhealthy": self.unhealthy}
+        tmp = self.saved_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, indent=1))
+        tmp.replace(self.saved_file)
+
+    def _restore(self, timeout: float) -> None:
+        try:
+            doc = json.loads(self.saved_file.read_text())
+        except FileNotFoundError:
+            return
+        except ValueError:
+            return   # a torn file from a crash mid-write cannot happen (atomic replace); anything else: start clean
+        for node_id, port in doc.get("disabled", []):
+            peer = self.plan.peer(node_id, port)
+            if peer is None:
+                continue
+            self.subnet.link_down(node_id, port, timeout)
+            self._disabled[frozenset({(node_id, port), peer})] = (node_id, port)
+            node = self.plan.nodes[node_id]
+            self._raise_link_alarm(node, port)
+        for name, view in doc.get("unhealthy", {}).items():
+            if name in self._by_port_name:
+                self.unhealthy[name] = view
+                node_id, port = self._by_port_name[name]
+                self._raise_unhealthy_alarm(self.plan.nodes[node_id], port, view["action"])
 
     def stop(self) -> None:
         self.subnet.stop()
@@ -240,7 +288,11 @@ class FabricManager:
         caps = leaf_capacity(self.state)
         report = route_balance(self.state, flows, pattern)
         lo, hi = report.spread("up")
+        congested = self._over_fair_share(report.loads)
         return {
+            "degraded_servers": self.degraded_servers(),
+            "down_links": [lk for lk in self.links() if not lk["active"]],
+            "degraded_paths": self._paths_crossing(flows, congested) if congested else 0,
             "leaves": [{"leaf": c.leaf, "down_ports": c.down_ports, "up_ports": c.up_ports, "down_gbps": c.down_gbps,
                         "up_gbps": c.up_gbps, "non_blocking": c.non_blocking} for c in caps],
             "non_blocking": all(c.non_blocking for c in caps),
@@ -251,6 +303,47 @@ class FabricManager:
                                    "peer_port": ld.peer_port, "direction": ld.direction, "flows": ld.flows}
                                   for ld in report.loads]},
         }
+
+    def degraded_servers(self) -> list[dict[str, Any]]:
+        """Servers with a compute HCA whose port is not Active."""
+        down: dict[str, list[str]] = {}
+        rails: dict[str, int] = {}
+        for hca in self.plan.hcas:
+            rails[hca.system] = rails.get(hca.system, 0) + 1
+            st = self.state.ports.get((hca.guid, 1))
+            if st is None or st.state != ACTIVE:
+                down.setdefault(hca.system, []).append(hca.description)
+        return [{"server": s, "rails_up": rails[s] - len(d), "rails": rails[s], "down": d}
+                for s, d in sorted(down.items())]
+
+    def _over_fair_share(self, loads: list[Any]) -> set[tuple[str, int]]:
+        """Switch-to-switch links carrying more flows than their share would be if the switch had
+        all its cables in that direction up: where faults pushed traffic together."""
+        cables: dict[tuple[str, str], int] = {}
+        for c in self.plan.cables:
+            a, b = self.plan.nodes[c.a], self.plan.nodes[c.b]
+            if a.kind == SWITCH and b.kind == SWITCH:
+                for x in (a, b):
+                    key = (x.description, "up" if x.role == "leaf" else "down")
+                    cables[key] = cables.get(key, 0) + 1
+        total: dict[tuple[str, str], int] = {}
+        for ld in loads:
+            total[(ld.switch, ld.direction)] = total.get((ld.switch, ld.direction), 0) + ld.flows
+        return {(ld.switch, ld.port) for ld in loads
+                if ld.flows > math.ceil(total[(ld.switch, ld.direction)] / cables.get((ld.switch, ld.direction), 1))}
+
+    def _paths_crossing(self, flows: list[tuple[str, str]], links: set[tuple[str, int]]) -> int:
+        """How many of `flows` cross one of `links` ((switch description, out port))."""
+        owners = self.state.lid_owner()
+        count = 0
+        for src, dst in flows:
+            try:
+                r = self.state.route(self.state.lid_of(src), self.state.lid_of(dst), owners)
+            except (KeyError, RouteError):
+                continue
+            if any((self.state.systems[h.guid].description, h.out_port) in links for h in r.hops):
+                count += 1
+        return count
 
     def health(self) -> dict[str, Any]:
         ports = [self.port_view(n, p) for n in self.plan.nodes.values() for p in self._cabled(n)]
@@ -269,6 +362,11 @@ class FabricManager:
         peer = self.plan.peer(node.id, port)
         assert peer is not None
         cable = frozenset({(node.id, port), peer})
+        held = [n for n in (self.port_name(node, port), self.port_name(self.plan.nodes[peer[0]], peer[1]))
+                if n in self.unhealthy]
+        if enabled and held:
+            raise FabricInvalid(f"{node.description} port {port} is marked unhealthy ({held[0]}): mark it healthy "
+                                f"to bring it back")
         async with self._lock:
             if enabled == (cable not in self._disabled):
                 return {"port": self.port_view(node, port), "changed": False, "resweep_seconds": 0.0,
@@ -276,20 +374,25 @@ class FabricManager:
             plane = self.compute_plane
             if plane is not None:   # the veth first: up before routes use it, down before OpenSM re-routes
                 await asyncio.to_thread(plane.cable, node.id, port, enabled)
+            end = self._disabled.get(cable, (node.id, port))   # the end that was unlinked (and alarmed)
             if enabled:
-                end = self._disabled[cable]
                 sweep = await asyncio.to_thread(self.subnet.link_up, end[0], end[1], timeout)
                 del self._disabled[cable]
             else:
                 sweep = await asyncio.to_thread(self.subnet.link_down, node.id, port, timeout)
                 self._disabled[cable] = (node.id, port)
             self.last_sweep_time, self.last_sweep_seconds = self.now(), sweep.seconds
-            self.state = await asyncio.to_thread(self.subnet.snapshot)
+            self._set_state(await asyncio.to_thread(self.subnet.snapshot))
             if plane is not None:
                 await asyncio.to_thread(plane.install, self.state, (node.id, port))
             view = self.port_view(node, port)
             peer_node = self.plan.nodes[peer[0]]
             kind = "port_up" if enabled else "port_down"
+            if enabled:
+                self.alarms.clear(self.port_name(self.plan.nodes[end[0]], end[1]), LINK_DOWN)
+            else:
+                self._raise_link_alarm(node, port)
+            self._save()
             self.emit({
                 "kind": kind, "severity": "Info" if enabled else "Warning", "system": node.system,
                 "node": node.description, "port": port, "port_name": view["name"],
@@ -299,6 +402,121 @@ class FabricManager:
                 "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128,
             })
             return {"port": view, "changed": True, "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128}
+
+    def _object_path(self, node: IbNode, port: int) -> str:
+        if node.kind == HCA:
+            return f"Computer: {node.system} / {node.description.split(' ', 1)[-1]}"
+        return f"Switch: {node.description} / {port}"
+
+    def _raise_link_alarm(self, node: IbNode, port: int) -> None:
+        peer_id, peer_port = self.plan.peer(node.id, port) or ("", 0)
+        peer = self.plan.nodes.get(peer_id)
+        self.alarms.raise_(self.now(), object_name=self.port_name(node, port),
+                           object_path=self._object_path(node, port), name=LINK_DOWN, description="Link went down",
+                           reason=f"{node.description} port {port} to {peer.description if peer else '?'} port "
+                                  f"{peer_port} is down (disabled by the operator)", severity="Critical")
+
+    def _raise_unhealthy_alarm(self, node: IbNode, port: int, action: str) -> None:
+        self.alarms.raise_(self.now(), object_name=self.port_name(node, port),
+                           object_path=self._object_path(node, port), name=UNHEALTHY,
+                           description="Port marked unhealthy",
+                           reason=f"{node.description} port {port} marked unhealthy (MANUAL), action {action}")
+
+    async def reset_port(self, system: str, port: int = 0, timeout: float = 15.0) -> dict[str, Any]:
+        """UFM's port_reset: the link goes down and comes back (two traps, two re-sweeps). A port
+        that is disabled is refused: enable it instead."""
+        node, port = self.resolve_port(system, port)
+        if self.port_view(node, port)["disabled"]:
+            raise FabricInvalid(f"{node.description} port {port} is disabled: enable it rather than reset it")
+        name = self.port_name(node, port)
+        if name in self.unhealthy:
+            raise FabricInvalid(f"{node.description} port {port} is marked unhealthy: mark it healthy first")
+        await self.set_port_state(name, 0, False, timeout)
+        r = await self.set_port_state(name, 0, True, timeout)
+        self.alarms.clear(name, LINK_DOWN)
+        return r
+
+    def unhealthy_ports(self) -> list[dict[str, Any]]:
+        return [self.unhealthy[k] for k in sorted(self.unhealthy)]
+
+    async def set_port_health(self, ports: list[str], healthy: bool, action: str = "isolate",
+                              timeout: float = 15.0) -> list[dict[str, Any]]:
+        """UFM's unhealthy ports: marking a port unhealthy isolates it (its cable is taken down and
+        OpenSM routes around it); marking it healthy brings it back. Every name is checked before
+        anything changes."""
+        action = action or "isolate"
+        if action not in ("isolate", "no_discover"):
+            raise FabricInvalid(f"action {action!r}: use 'isolate' or 'no_discover'")
+        if not ports:
+            raise FabricInvalid("which ports? give one or more UFM port names ('<port guid>_<number>')")
+        resolved = [self.resolve_port(name) for name in ports]
+        names = [self.port_name(n, p) for n, p in resolved]
+        if healthy:
+            strangers = [n for n in names if n not in self.unhealthy]
+            if strangers:
+                raise FabricInvalid(f"not marked unhealthy: {', '.join(strangers)}")
+        for (node, port), name in zip(resolved, names, strict=True):
+            if healthy:
+                view = self.unhealthy.pop(name)
+                self.alarms.clear(name, UNHEALTHY)
+                if view.get("took_down"):
+                    await self.set_port_state(name, 0, True, timeout)
+                self._save()
+            elif name not in self.unhealthy:
+                took_down = not self.port_view(node, port)["disabled"]
+                if took_down:
+                    await self.set_port_state(name, 0, False, timeout)
+                peer_id, peer_port = self.plan.peer(node.id, port) or ("", 0)
+                self.unhealthy[name] = {"name": name, "node": node.description, "port": port,
+                                        "peer_node": self.plan.nodes[peer_id].description if peer_id else "",
+                                        "peer_port": peer_port, "action": action, "condition": "MANUAL",
+                                        "time": self.now(), "took_down": took_down}
+                self._raise_unhealthy_alarm(node, port, action)
+                self._save()
+        return self.unhealthy_ports()
+
+    # --- the collective-time model on the live fabric ---------------------------------------------
+
+    def fabric_view(self, servers: list[str], sharp: bool = False) -> FabricView:
+        """What the collective model reads for a job on `servers`: each server's rails up, and the
+        worst spine-link sharing its rings meet on the current routes. Cached per state."""
+        key = tuple(servers)
+        view = self._views.get(key)
+        if view is None:
+            rails = max((n.rail or 0) for n in self.plan.hcas) + 1
+            report = route_balance(self.state, ring_flows(list(servers), rails), "ring")
+            view = FabricView.from_state(self.state, servers, rails=rails, busiest_flows=report.busiest())
+            self._views[key] = view
+        return view if view.sharp == sharp else FabricView(view.rails_up, view.rails, view.congestion, sharp)
+
+    def estimate_collective(self, op: str, ranks: int, size: int, algorithm: str = "auto",
+                            servers: list[str] | None = None, gpus_per_server: int = 0,
+                            sharp: bool = False) -> tuple[Estimate, FabricView]:
+        per_server = gpus_per_server or min(8, max(ranks, 1))
+        want = max(1, math.ceil(ranks / per_server))
+        if servers:
+            unknown = [s for s in servers if s not in self._servers]
+            if unknown:
+                raise FabricNotFound(f"no server {unknown[0]!r} in the {self.plan.topology} fabric")
+            if len(set(servers)) != len(servers):
+                raise FabricInvalid("a server is listed twice")
+            if len(servers) < want:
+                raise FabricInvalid(f"{ranks} ranks at {per_server} per server need {want} servers, "
+                                    f"{len(servers)} given")
+        else:
+            if want > len(self._servers):
+                raise FabricInvalid(f"{ranks} ranks at {per_server} per server need {want} servers; the "
+                                    f"{self.plan.topology} fabric has {len(self._servers)}")
+            servers = self._servers[:want]
+        view = self.fabric_view(list(servers), sharp)
+        try:
+            est = estimate(op, size, ranks, algorithm or "auto", view, gpus_per_server or None)
+        except CollectiveError as e:
+            raise FabricInvalid(str(e)) from None
+        return est, view
+
+    def sharp_granted(self, job_id: str) -> bool:
+        raise FabricNotFound(f"no SHARP job {job_id!r}")
 
     def emit(self, event: dict[str, Any]) -> dict[str, Any]:
         self._seq += 1

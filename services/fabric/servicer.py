@@ -95,7 +95,43 @@ class FabricServicer(pb_grpc.FabricServicer):
         loads = [pb.LinkLoadInfo(**ld) for ld in b["loads"]]
         balance = pb.BalanceInfo(**{**_fields(pb.BalanceInfo, b), "loads": loads})
         return pb.AnalyzeResponse(leaves=[pb.LeafCapacityInfo(**c) for c in a["leaves"]],
-                                  non_blocking=a["non_blocking"], balance=balance)
+                                  non_blocking=a["non_blocking"], balance=balance,
+                                  degraded_servers=[pb.DegradedServer(**d) for d in a["degraded_servers"]],
+                                  down_links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in a["down_links"]],
+                                  degraded_paths=a["degraded_paths"])
+
+    @_errors
+    async def ResetPort(self, request: pb.ResetPortRequest, context: Any) -> pb.SetPortStateResponse:
+        r = await self.m.reset_port(request.system, request.port)
+        return pb.SetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
+                                       resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
+
+    @_errors
+    async def SetPortHealth(self, request: pb.SetPortHealthRequest, context: Any) -> pb.UnhealthyPortsResponse:
+        ports = await self.m.set_port_health(list(request.ports), request.healthy, request.action)
+        return pb.UnhealthyPortsResponse(ports=[pb.UnhealthyPort(**_fields(pb.UnhealthyPort, u)) for u in ports])
+
+    @_errors
+    async def ListUnhealthyPorts(self, request: pb.ListUnhealthyPortsRequest,
+                                 context: Any) -> pb.UnhealthyPortsResponse:
+        return pb.UnhealthyPortsResponse(ports=[pb.UnhealthyPort(**_fields(pb.UnhealthyPort, u))
+                                                for u in self.m.unhealthy_ports()])
+
+    @_errors
+    async def ListAlarms(self, request: pb.ListAlarmsRequest, context: Any) -> pb.ListAlarmsResponse:
+        return pb.ListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in self.m.alarms.list()])
+
+    @_errors
+    async def EstimateCollective(self, request: pb.EstimateCollectiveRequest, context: Any) -> pb.CollectiveEstimate:
+        sharp = self.m.sharp_granted(request.sharp_job) if request.sharp_job else False
+        est, view = self.m.estimate_collective(request.op, request.ranks, request.bytes, request.algorithm,
+                                               list(request.servers), request.gpus_per_server, sharp)
+        slowest, rails_up = view.slowest(0) if view.rails_up else (None, view.rails)
+        return pb.CollectiveEstimate(
+            op=est.op, ranks=est.gpus, bytes=est.size_bytes, algorithm=est.algorithm, time_s=est.time_s,
+            algbw_gbps=est.algbw_gbps, busbw_gbps=est.busbw_gbps, bottleneck=est.bottleneck,
+            terms=dict(est.terms), params={k: str(v) for k, v in est.params.items()}, modelled=True,
+            slowest_server=slowest or "", slowest_rails_up=rails_up, congestion=view.congestion)
 
     async def WatchEvents(self, request: pb.WatchFabricEventsRequest, context: Any) -> AsyncIterator[pb.FabricEvent]:
         q = self.m.watch()   # subscribe first, then replay: nothing falls between

@@ -14,6 +14,12 @@ it or with wrong credentials.
                                          (the port is params.port_id, else object_ids[0] when
                                           object_type is "Port"); 202 with a completed job
     GET  /ufmRest/app/events
+    GET  /ufmRest/app/alarms             [/<id>]
+    GET  /ufmRest/app/unhealthy_ports
+    PUT  /ufmRest/app/unhealthy_ports    {"ports": [<port name>...], "ports_policy": "UNHEALTHY"|"HEALTHY",
+                                          "action": "isolate"|"no_discover"}
+    POST /ufmRest/actions                also {"action": "port_reset", "params": {"port_id": ...}} and
+                                         "mark_unhealthy" / "mark_healthy" with the same params
 
 JSON field names follow UFM's (ports: name, guid, system_name, systemID, node_description, number,
 dname, description "Computer IB Port" / "Switch IB Port", physical_state, logical_state,
@@ -47,9 +53,10 @@ log = logging.getLogger(__name__)
 PREFIX = "/ufmRest"
 MAX_BODY = 1 << 20
 ACTIONS = {"disable": False, "port_disable": False, "enable": True, "port_enable": True}
+OTHER_ACTIONS = ("port_reset", "mark_unhealthy", "mark_healthy")
 TIER = {"leaf": 1, "spine": 2}
 REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-           405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error",
+           405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 500: "Internal Server Error",
            503: "Service Unavailable"}
 
 
@@ -102,6 +109,20 @@ def ufm_link(lk: dict[str, Any]) -> dict[str, Any]:
             "severity": "Info" if lk["active"] else "Critical", "state": "Active" if lk["active"] else "Down"}
 
 
+def ufm_alarm(a: dict[str, Any]) -> dict[str, Any]:
+    return {"id": a["id"], "type": a["type"], "name": a["name"], "description": a["description"],
+            "reason": a["reason"], "severity": a["severity"], "timestamp": _iso(a["time"]),
+            "counter": "N/A", "event_count": a["event_count"], "object_name": a["object_name"],
+            "object_path": a["object_path"]}
+
+
+def ufm_unhealthy(u: dict[str, Any]) -> dict[str, Any]:
+    return {"UnhealthyPort": u["name"], "UnhealthyNode": u["node"], "UnhealthyPortNumber": u["port"],
+            "UnhealthyGUID": u["name"].split("_", 1)[0], "PeerNode": u["peer_node"], "PeerPortNumber": u["peer_port"],
+            "Condition": [u["condition"]], "State": "Warning", "Action": u["action"],
+            "StatusTime": datetime.datetime.fromtimestamp(u["time"], datetime.UTC).strftime("%a %b %d %H:%M:%S %Y")}
+
+
 def ufm_event(ev: dict[str, Any]) -> dict[str, Any]:
     return {"id": ev["seq"], "name": "Port Down" if ev["kind"] == "port_down" else "Port Up",
             "event_type": ev["kind"], "severity": ev["severity"], "timestamp": _iso(ev["time"]),
@@ -125,16 +146,32 @@ class UfmRest:
             raise HttpError(401, "authentication required (HTTP basic auth)")
         route = path.removeprefix(PREFIX)
         gets = {"/resources/systems": self.systems, "/resources/ports": self.ports,
-                "/resources/links": self.links, "/app/events": self.events}
-        if route in gets:
-            if method != "GET":
-                raise HttpError(405, f"{path} takes GET")
-            return 200, gets[route](query)
-        if route == "/actions":
-            if method != "POST":
-                raise HttpError(405, f"{path} takes POST")
-            return await self.action(body)
-        raise HttpError(404, f"no such resource {path}; try {', '.join(PREFIX + r for r in [*gets, '/actions'])}")
+                "/resources/links": self.links, "/app/events": self.events, "/app/alarms": self.alarm_list,
+                "/app/unhealthy_ports": self.unhealthy_list}
+        posts = {"/actions": self.action}
+        puts = {"/app/unhealthy_ports": self.unhealthy_set}
+        if route.startswith("/app/alarms/"):
+            gets[route] = lambda q: self.alarm_one(route.rsplit("/", 1)[1])
+        for table, name in ((gets, "GET"), (posts, "POST"), (puts, "PUT")):
+            if method == name and route in table:
+                if name == "GET":
+                    return 200, table[route](query)
+                return await table[route](self._json(body))
+        allowed = [m for table, m in ((gets, "GET"), (posts, "POST"), (puts, "PUT")) if route in table]
+        if allowed:
+            raise HttpError(405, f"{path} takes {' or '.join(allowed)}")
+        known = sorted({*gets, *posts, *puts} - {route})
+        raise HttpError(404, f"no such resource {path}; try {', '.join(PREFIX + r for r in known)}")
+
+    @staticmethod
+    def _json(body: bytes) -> dict[str, Any]:
+        try:
+            doc = json.loads(body or b"null")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise HttpError(400, f"body is not JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise HttpError(400, "body must be a JSON object")
+        return doc
 
     def systems(self, q: dict[str, str]) -> list[dict[str, Any]]:
         kind = q.get("type", "").lower()
@@ -160,16 +197,36 @@ class UfmRest:
     def events(self, q: dict[str, str]) -> list[dict[str, Any]]:
         return [ufm_event(ev) for ev in self.m.events]
 
-    async def action(self, body: bytes) -> tuple[int, Any]:
-        try:
-            doc = json.loads(body or b"null")
-        except (ValueError, UnicodeDecodeError) as e:
-            raise HttpError(400, f"body is not JSON: {e}") from None
-        if not isinstance(doc, dict):
-            raise HttpError(400, "body must be a JSON object with 'action' and 'params'")
+    def alarm_list(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        return [ufm_alarm(a.to_dict()) for a in self.m.alarms.list()]
+
+    def alarm_one(self, ident: str) -> dict[str, Any]:
+        alarm = self.m.alarms.get(int(ident)) if ident.isdigit() else None
+        if alarm is None:
+            raise HttpError(404, f"no alarm {ident!r}")
+        return ufm_alarm(alarm.to_dict())
+
+    def unhealthy_list(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        return [ufm_unhealthy(u) for u in self.m.unhealthy_ports()]
+
+    async def unhealthy_set(self, doc: dict[str, Any]) -> tuple[int, Any]:
+        ports = doc.get("ports")
+        if not isinstance(ports, list) or not ports or not all(isinstance(p, str) for p in ports):
+            raise HttpError(400, "'ports' must be a non-empty list of port names ('<port guid>_<number>')")
+        policy = str(doc.get("ports_policy", "")).upper()
+        if policy not in ("HEALTHY", "UNHEALTHY"):
+            raise HttpError(400, f"ports_policy {doc.get('ports_policy')!r}: use HEALTHY or UNHEALTHY")
+        action = doc.get("action", "isolate")
+        if not isinstance(action, str):
+            raise HttpError(400, "'action' must be 'isolate' or 'no_discover'")
+        now = await self.m.set_port_health(ports, policy == "HEALTHY", action)
+        return 200, [ufm_unhealthy(u) for u in now]
+
+    async def action(self, doc: dict[str, Any]) -> tuple[int, Any]:
         action = doc.get("action")
-        if action not in ACTIONS:
-            raise HttpError(400, f"action {action!r} is not supported: use one of {', '.join(sorted(ACTIONS))}")
+        if action not in ACTIONS and action not in OTHER_ACTIONS:
+            raise HttpError(400, f"action {action!r} is not supported: use one of "
+                                 f"{', '.join(sorted([*ACTIONS, *OTHER_ACTIONS]))}")
         params = doc.get("params") or {}
         if not isinstance(params, dict):
             raise HttpError(400, "'params' must be an object")
@@ -179,7 +236,14 @@ class UfmRest:
             port_id = ids[0] if isinstance(ids, list) and ids else None
         if not isinstance(port_id, str) or not port_id:
             raise HttpError(400, "which port? give params.port_id (a port name, '<port guid>_<number>')")
-        r = await self.m.set_port_state(port_id, 0, ACTIONS[action])
+        if action in ("mark_unhealthy", "mark_healthy"):
+            now = await self.m.set_port_health([port_id], action == "mark_healthy", str(params.get("action") or ""))
+            return 202, {"status": "Completed", "action": action, "object_ids": [port_id],
+                         "unhealthy_ports": [ufm_unhealthy(u) for u in now]}
+        if action == "port_reset":
+            r = await self.m.reset_port(port_id, 0)
+        else:
+            r = await self.m.set_port_state(port_id, 0, ACTIONS[action])
         return 202, {"status": "Completed", "action": action, "object_ids": [port_id],
                      "description": doc.get("description", ""), "changed": r["changed"],
                      "summary": f"port {port_id} ({r['port']['node']} port {r['port']['number']}) is "

@@ -1,155 +1,23 @@
 """The fabric-manager daemon end to end: `python -m services.fabric.daemon` over the rack fabric
 (real ibsim + OpenSM), its gRPC API, its UFM-shaped REST API, events on WatchEvents and on a
-throwaway Mosquitto, and a clean stop (no ibsim or OpenSM left)."""
+throwaway Mosquitto, and a clean stop (no ibsim or OpenSM left). The daemon is the `twin` fixture
+of conftest.py."""
 
 from __future__ import annotations
 
 import base64
-import json
 import queue
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from clustertwin.v1 import fabric_pb2 as pb
-from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
-from emulator.daemon_config import DaemonConfig
-from emulator.procutil import pid_alive
-from tests.fabric.conftest import REASON
+from tests.fabric.conftest import REASON, TWIN, FabricUnderTest
 
 pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
 
-ROOT = Path(__file__).resolve().parents[2]
-TWIN = "fabrictest"
-AUTH = "Basic " + base64.b64encode(b"admin:123456").decode()
-START_TIMEOUT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
-class Twin:
-    def __init__(self, proc: subprocess.Popen[bytes], grpc_addr: str, ufm: str, mqtt: queue.Queue[Any],
-                 log: Path) -> None:
-        self.proc, self.grpc_addr, self.ufm, self.mqtt, self.log = proc, grpc_addr, ufm, mqtt, log
-        self.subnet_pids: list[int] = []
-        self.channel = grpc.insecure_channel(grpc_addr)
-        self.stub = pb_grpc.FabricStub(self.channel)
-
-    def rest(self, path: str, body: Any = None, auth: str | None = AUTH) -> tuple[int, Any]:
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        req = urllib.request.Request(f"http://{self.ufm}/ufmRest{path}", data=data,
-                                     method="GET" if data is None else "POST")
-        if auth:
-            req.add_header("Authorization", auth)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=20) as resp:
-                return resp.status, json.loads(resp.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-
-def _subscribe(port: int, topic: str) -> tuple[queue.Queue[Any], Any]:
-    import paho.mqtt.client as mqtt
-
-    got: queue.Queue[Any] = queue.Queue()
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="fabric-test-sub")
-    client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
-    client.on_message = lambda c, u, msg: got.put((msg.topic, json.loads(msg.payload)))
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.connect("127.0.0.1", port)
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-    client.loop_start()
-    return got, client
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
-    if shutil.which("mosquitto") is None:
-        pytest.skip("needs mosquitto")
-    run = tmp_path_factory.mktemp("fabric-svc")
-    (run / "logs").mkdir()
-    mqtt_port, grpc_port, ufm_port = _free_port(), _free_port(), _free_port()
-    broker = subprocess.Popen(["mosquitto", "-p", str(mqtt_port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    sub, client = _subscribe(mqtt_port, f"clustertwin/{TWIN}/events/fabric/#")
-    cfg = DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec={"topology_file": "rack"},
-                       grpc=f"127.0.0.1:{grpc_port}", metrics=None, store_url=f"sqlite:///{run}/state/fabric.db",
-                       broker_host="127.0.0.1", broker_port=mqtt_port, log_file=str(run / "logs" / "fabric.log"),
-                       extra={"ufm": f"127.0.0.1:{ufm_port}", "ufm_user": "admin", "ufm_password": "123456"})
-    (run / "fabric.json").write_text(json.dumps(cfg.to_dict()))
-    log = run / "logs" / "fabric.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "services.fabric.daemon", str(run / "fabric.json")],
-                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    t = Twin(proc, cfg.grpc, cfg.extra["ufm"], sub, log)
-    try:
-        health = health_pb2_grpc.HealthStub(t.channel)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            assert proc.poll() is None, f"daemon exited: {log.read_text()[-2000:]}"
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(service="clustertwin.v1.Fabric"),
-                                timeout=1).status == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            assert time.monotonic() < deadline, f"not serving within {START_TIMEOUT_S} s: {log.read_text()[-2000:]}"
-            time.sleep(0.1)
-        assert (run / "fabric" / "fabric" / "opensm.log").exists()   # <run>/fabric/<name>
-        t.subnet_pids = _children(proc.pid)
-        yield t
-    finally:
-        kids = _children(proc.pid)
-        t.channel.close()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
-        client.loop_stop()
-        client.disconnect()
-        broker.terminate()
-        broker.wait(5)
-        assert rc == 0, log.read_text()[-2000:]
-        left = [p for p in kids if pid_alive(p)]
-        assert not left, f"left running after SIGTERM: {left}"
-        assert not list((run / "fabric" / "fabric" / "work").glob("sys-*"))
+Twin = FabricUnderTest
 
 
 def _hops(route: pb.FabricRoute) -> list[str]:

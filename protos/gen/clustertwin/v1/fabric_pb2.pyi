@@ -296,15 +296,348 @@ class AnalyzeRequest(_message.Message):
     pattern: str
     def __init__(self, pattern: _Optional[str] = ...) -> None: ...
 
+class DegradedServer(_message.Message):
+    __slots__ = ("server", "rails_up", "rails", "down")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    RAILS_UP_FIELD_NUMBER: _ClassVar[int]
+    RAILS_FIELD_NUMBER: _ClassVar[int]
+    DOWN_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    rails_up: int
+    rails: int
+    down: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, server: _Optional[str] = ..., rails_up: _Optional[int] = ..., rails: _Optional[int] = ..., down: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class AnalyzeResponse(_message.Message):
-    __slots__ = ("leaves", "non_blocking", "balance")
+    __slots__ = ("leaves", "non_blocking", "balance", "degraded_servers", "down_links", "degraded_paths")
     LEAVES_FIELD_NUMBER: _ClassVar[int]
     NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
     BALANCE_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_SERVERS_FIELD_NUMBER: _ClassVar[int]
+    DOWN_LINKS_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_PATHS_FIELD_NUMBER: _ClassVar[int]
     leaves: _containers.RepeatedCompositeFieldContainer[LeafCapacityInfo]
     non_blocking: bool
     balance: BalanceInfo
-    def __init__(self, leaves: _Optional[_Iterable[_Union[LeafCapacityInfo, _Mapping]]] = ..., non_blocking: _Optional[bool] = ..., balance: _Optional[_Union[BalanceInfo, _Mapping]] = ...) -> None: ...
+    degraded_servers: _containers.RepeatedCompositeFieldContainer[DegradedServer]
+    down_links: _containers.RepeatedCompositeFieldContainer[FabricLink]
+    degraded_paths: int
+    def __init__(self, leaves: _Optional[_Iterable[_Union[LeafCapacityInfo, _Mapping]]] = ..., non_blocking: _Optional[bool] = ..., balance: _Optional[_Union[BalanceInfo, _Mapping]] = ..., degraded_servers: _Optional[_Iterable[_Union[DegradedServer, _Mapping]]] = ..., down_links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ..., degraded_paths: _Optional[int] = ...) -> None: ...
+
+class ResetPortRequest(_message.Message):
+    __slots__ = ("system", "port")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+
+class UnhealthyPort(_message.Message):
+    __slots__ = ("name", "node", "port", "peer_node", "peer_port", "action", "condition", "time")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    PEER_NODE_FIELD_NUMBER: _ClassVar[int]
+    PEER_PORT_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    CONDITION_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    node: str
+    port: int
+    peer_node: str
+    peer_port: int
+    action: str
+    condition: str
+    time: float
+    def __init__(self, name: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ..., peer_node: _Optional[str] = ..., peer_port: _Optional[int] = ..., action: _Optional[str] = ..., condition: _Optional[str] = ..., time: _Optional[float] = ...) -> None: ...
+
+class SetPortHealthRequest(_message.Message):
+    __slots__ = ("ports", "healthy", "action")
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedScalarFieldContainer[str]
+    healthy: bool
+    action: str
+    def __init__(self, ports: _Optional[_Iterable[str]] = ..., healthy: _Optional[bool] = ..., action: _Optional[str] = ...) -> None: ...
+
+class ListUnhealthyPortsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UnhealthyPortsResponse(_message.Message):
+    __slots__ = ("ports",)
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedCompositeFieldContainer[UnhealthyPort]
+    def __init__(self, ports: _Optional[_Iterable[_Union[UnhealthyPort, _Mapping]]] = ...) -> None: ...
+
+class FabricAlarm(_message.Message):
+    __slots__ = ("id", "type", "name", "description", "reason", "severity", "time", "object_name", "object_path", "event_count")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_NAME_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_PATH_FIELD_NUMBER: _ClassVar[int]
+    EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    type: str
+    name: str
+    description: str
+    reason: str
+    severity: str
+    time: float
+    object_name: str
+    object_path: str
+    event_count: int
+    def __init__(self, id: _Optional[int] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., reason: _Optional[str] = ..., severity: _Optional[str] = ..., time: _Optional[float] = ..., object_name: _Optional[str] = ..., object_path: _Optional[str] = ..., event_count: _Optional[int] = ...) -> None: ...
+
+class ListAlarmsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListAlarmsResponse(_message.Message):
+    __slots__ = ("alarms",)
+    ALARMS_FIELD_NUMBER: _ClassVar[int]
+    alarms: _containers.RepeatedCompositeFieldContainer[FabricAlarm]
+    def __init__(self, alarms: _Optional[_Iterable[_Union[FabricAlarm, _Mapping]]] = ...) -> None: ...
+
+class PartitionMember(_message.Message):
+    __slots__ = ("guid", "membership", "node", "port")
+    GUID_FIELD_NUMBER: _ClassVar[int]
+    MEMBERSHIP_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    guid: str
+    membership: str
+    node: str
+    port: int
+    def __init__(self, guid: _Optional[str] = ..., membership: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+
+class Partition(_message.Message):
+    __slots__ = ("name", "pkey", "ip_over_ib", "members", "all_ports")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PKEY_FIELD_NUMBER: _ClassVar[int]
+    IP_OVER_IB_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    ALL_PORTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    pkey: int
+    ip_over_ib: bool
+    members: _containers.RepeatedCompositeFieldContainer[PartitionMember]
+    all_ports: bool
+    def __init__(self, name: _Optional[str] = ..., pkey: _Optional[int] = ..., ip_over_ib: _Optional[bool] = ..., members: _Optional[_Iterable[_Union[PartitionMember, _Mapping]]] = ..., all_ports: _Optional[bool] = ...) -> None: ...
+
+class ListPartitionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPartitionsResponse(_message.Message):
+    __slots__ = ("partitions",)
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[Partition]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[Partition, _Mapping]]] = ...) -> None: ...
+
+class SetPartitionRequest(_message.Message):
+    __slots__ = ("partition",)
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    partition: Partition
+    def __init__(self, partition: _Optional[_Union[Partition, _Mapping]] = ...) -> None: ...
+
+class DeletePartitionRequest(_message.Message):
+    __slots__ = ("pkey",)
+    PKEY_FIELD_NUMBER: _ClassVar[int]
+    pkey: int
+    def __init__(self, pkey: _Optional[int] = ...) -> None: ...
+
+class DeletePartitionResponse(_message.Message):
+    __slots__ = ("partition",)
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    partition: Partition
+    def __init__(self, partition: _Optional[_Union[Partition, _Mapping]] = ...) -> None: ...
+
+class PKeyEntry(_message.Message):
+    __slots__ = ("pkey", "full")
+    PKEY_FIELD_NUMBER: _ClassVar[int]
+    FULL_FIELD_NUMBER: _ClassVar[int]
+    pkey: int
+    full: bool
+    def __init__(self, pkey: _Optional[int] = ..., full: _Optional[bool] = ...) -> None: ...
+
+class GetPKeysRequest(_message.Message):
+    __slots__ = ("system", "port")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+
+class GetPKeysResponse(_message.Message):
+    __slots__ = ("pkeys",)
+    PKEYS_FIELD_NUMBER: _ClassVar[int]
+    pkeys: _containers.RepeatedCompositeFieldContainer[PKeyEntry]
+    def __init__(self, pkeys: _Optional[_Iterable[_Union[PKeyEntry, _Mapping]]] = ...) -> None: ...
+
+class GetPortCountersRequest(_message.Message):
+    __slots__ = ("system", "port")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+
+class PortCounters(_message.Message):
+    __slots__ = ("port_name", "counters")
+    class CountersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    PORT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    port_name: str
+    counters: _containers.ScalarMap[str, int]
+    def __init__(self, port_name: _Optional[str] = ..., counters: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class SharpTree(_message.Message):
+    __slots__ = ("tree_id", "rail", "root", "leaves", "hcas", "streaming", "state", "reason")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    RAIL_FIELD_NUMBER: _ClassVar[int]
+    ROOT_FIELD_NUMBER: _ClassVar[int]
+    LEAVES_FIELD_NUMBER: _ClassVar[int]
+    HCAS_FIELD_NUMBER: _ClassVar[int]
+    STREAMING_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    tree_id: int
+    rail: int
+    root: str
+    leaves: _containers.RepeatedScalarFieldContainer[str]
+    hcas: _containers.RepeatedScalarFieldContainer[str]
+    streaming: bool
+    state: str
+    reason: str
+    def __init__(self, tree_id: _Optional[int] = ..., rail: _Optional[int] = ..., root: _Optional[str] = ..., leaves: _Optional[_Iterable[str]] = ..., hcas: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SharpJob(_message.Message):
+    __slots__ = ("job_id", "hcas", "streaming", "trees", "sharp_available")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    HCAS_FIELD_NUMBER: _ClassVar[int]
+    STREAMING_FIELD_NUMBER: _ClassVar[int]
+    TREES_FIELD_NUMBER: _ClassVar[int]
+    SHARP_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    hcas: _containers.RepeatedScalarFieldContainer[str]
+    streaming: bool
+    trees: _containers.RepeatedCompositeFieldContainer[SharpTree]
+    sharp_available: bool
+    def __init__(self, job_id: _Optional[str] = ..., hcas: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ..., trees: _Optional[_Iterable[_Union[SharpTree, _Mapping]]] = ..., sharp_available: _Optional[bool] = ...) -> None: ...
+
+class CreateSharpJobRequest(_message.Message):
+    __slots__ = ("job_id", "hcas", "servers", "streaming")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    HCAS_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    STREAMING_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    hcas: _containers.RepeatedScalarFieldContainer[str]
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    streaming: bool
+    def __init__(self, job_id: _Optional[str] = ..., hcas: _Optional[_Iterable[str]] = ..., servers: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ...) -> None: ...
+
+class ReleaseSharpJobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class ListSharpJobsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListSharpJobsResponse(_message.Message):
+    __slots__ = ("jobs", "trees_in_use", "max_trees", "streaming_in_use", "max_streaming_trees")
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    TREES_IN_USE_FIELD_NUMBER: _ClassVar[int]
+    MAX_TREES_FIELD_NUMBER: _ClassVar[int]
+    STREAMING_IN_USE_FIELD_NUMBER: _ClassVar[int]
+    MAX_STREAMING_TREES_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[SharpJob]
+    trees_in_use: int
+    max_trees: int
+    streaming_in_use: int
+    max_streaming_trees: int
+    def __init__(self, jobs: _Optional[_Iterable[_Union[SharpJob, _Mapping]]] = ..., trees_in_use: _Optional[int] = ..., max_trees: _Optional[int] = ..., streaming_in_use: _Optional[int] = ..., max_streaming_trees: _Optional[int] = ...) -> None: ...
+
+class EstimateCollectiveRequest(_message.Message):
+    __slots__ = ("op", "ranks", "bytes", "algorithm", "servers", "gpus_per_server", "sharp_job")
+    OP_FIELD_NUMBER: _ClassVar[int]
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_SERVER_FIELD_NUMBER: _ClassVar[int]
+    SHARP_JOB_FIELD_NUMBER: _ClassVar[int]
+    op: str
+    ranks: int
+    bytes: int
+    algorithm: str
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    gpus_per_server: int
+    sharp_job: str
+    def __init__(self, op: _Optional[str] = ..., ranks: _Optional[int] = ..., bytes: _Optional[int] = ..., algorithm: _Optional[str] = ..., servers: _Optional[_Iterable[str]] = ..., gpus_per_server: _Optional[int] = ..., sharp_job: _Optional[str] = ...) -> None: ...
+
+class CollectiveEstimate(_message.Message):
+    __slots__ = ("op", "ranks", "bytes", "algorithm", "time_s", "algbw_gbps", "busbw_gbps", "bottleneck", "terms", "params", "modelled", "slowest_server", "slowest_rails_up", "congestion")
+    class TermsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class ParamsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    OP_FIELD_NUMBER: _ClassVar[int]
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    TIME_S_FIELD_NUMBER: _ClassVar[int]
+    ALGBW_GBPS_FIELD_NUMBER: _ClassVar[int]
+    BUSBW_GBPS_FIELD_NUMBER: _ClassVar[int]
+    BOTTLENECK_FIELD_NUMBER: _ClassVar[int]
+    TERMS_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    MODELLED_FIELD_NUMBER: _ClassVar[int]
+    SLOWEST_SERVER_FIELD_NUMBER: _ClassVar[int]
+    SLOWEST_RAILS_UP_FIELD_NUMBER: _ClassVar[int]
+    CONGESTION_FIELD_NUMBER: _ClassVar[int]
+    op: str
+    ranks: int
+    bytes: int
+    algorithm: str
+    time_s: float
+    algbw_gbps: float
+    busbw_gbps: float
+    bottleneck: str
+    terms: _containers.ScalarMap[str, float]
+    params: _containers.ScalarMap[str, str]
+    modelled: bool
+    slowest_server: str
+    slowest_rails_up: int
+    congestion: float
+    def __init__(self, op: _Optional[str] = ..., ranks: _Optional[int] = ..., bytes: _Optional[int] = ..., algorithm: _Optional[str] = ..., time_s: _Optional[float] = ..., algbw_gbps: _Optional[float] = ..., busbw_gbps: _Optional[float] = ..., bottleneck: _Optional[str] = ..., terms: _Optional[_Mapping[str, float]] = ..., params: _Optional[_Mapping[str, str]] = ..., modelled: _Optional[bool] = ..., slowest_server: _Optional[str] = ..., slowest_rails_up: _Optional[int] = ..., congestion: _Optional[float] = ...) -> None: ...
 
 class WatchFabricEventsRequest(_message.Message):
     __slots__ = ("since_seq",)

@@ -74,6 +74,71 @@ class FabricStub:
                 request_serializer=clustertwin_dot_v1_dot_fabric__pb2.WatchFabricEventsRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.FabricEvent.FromString,
                 _registered_method=True)
+        self.ResetPort = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ResetPort',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ResetPortRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortStateResponse.FromString,
+                _registered_method=True)
+        self.SetPortHealth = channel.unary_unary(
+                '/clustertwin.v1.Fabric/SetPortHealth',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortHealthRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.FromString,
+                _registered_method=True)
+        self.ListUnhealthyPorts = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ListUnhealthyPorts',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListUnhealthyPortsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.FromString,
+                _registered_method=True)
+        self.ListAlarms = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ListAlarms',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitions = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ListPartitions',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsResponse.FromString,
+                _registered_method=True)
+        self.SetPartition = channel.unary_unary(
+                '/clustertwin.v1.Fabric/SetPartition',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.SetPartitionRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.Partition.FromString,
+                _registered_method=True)
+        self.DeletePartition = channel.unary_unary(
+                '/clustertwin.v1.Fabric/DeletePartition',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionResponse.FromString,
+                _registered_method=True)
+        self.GetPKeys = channel.unary_unary(
+                '/clustertwin.v1.Fabric/GetPKeys',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.GetPKeysRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.GetPKeysResponse.FromString,
+                _registered_method=True)
+        self.GetPortCounters = channel.unary_unary(
+                '/clustertwin.v1.Fabric/GetPortCounters',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
+                _registered_method=True)
+        self.CreateSharpJob = channel.unary_unary(
+                '/clustertwin.v1.Fabric/CreateSharpJob',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.CreateSharpJobRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SharpJob.FromString,
+                _registered_method=True)
+        self.ReleaseSharpJob = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ReleaseSharpJob',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ReleaseSharpJobRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SharpJob.FromString,
+                _registered_method=True)
+        self.ListSharpJobs = channel.unary_unary(
+                '/clustertwin.v1.Fabric/ListSharpJobs',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsResponse.FromString,
+                _registered_method=True)
+        self.EstimateCollective = channel.unary_unary(
+                '/clustertwin.v1.Fabric/EstimateCollective',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.EstimateCollectiveRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.CollectiveEstimate.FromString,
+                _registered_method=True)
 
 
 class FabricServicer:
@@ -127,6 +192,84 @@ class FabricServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResetPort(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPortHealth(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListUnhealthyPorts(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAlarms(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPartition(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeletePartition(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPKeys(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPortCounters(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateSharpJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseSharpJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSharpJobs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EstimateCollective(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FabricServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -169,6 +312,71 @@ def add_FabricServicer_to_server(servicer, server):
                     servicer.WatchEvents,
                     request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.WatchFabricEventsRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_fabric__pb2.FabricEvent.SerializeToString,
+            ),
+            'ResetPort': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetPort,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ResetPortRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortStateResponse.SerializeToString,
+            ),
+            'SetPortHealth': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPortHealth,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortHealthRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.SerializeToString,
+            ),
+            'ListUnhealthyPorts': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListUnhealthyPorts,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListUnhealthyPortsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.SerializeToString,
+            ),
+            'ListAlarms': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAlarms,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsResponse.SerializeToString,
+            ),
+            'ListPartitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitions,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsResponse.SerializeToString,
+            ),
+            'SetPartition': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPartition,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SetPartitionRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.Partition.SerializeToString,
+            ),
+            'DeletePartition': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeletePartition,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionResponse.SerializeToString,
+            ),
+            'GetPKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPKeys,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.GetPKeysRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.GetPKeysResponse.SerializeToString,
+            ),
+            'GetPortCounters': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPortCounters,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.SerializeToString,
+            ),
+            'CreateSharpJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSharpJob,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.CreateSharpJobRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.SharpJob.SerializeToString,
+            ),
+            'ReleaseSharpJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseSharpJob,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ReleaseSharpJobRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.SharpJob.SerializeToString,
+            ),
+            'ListSharpJobs': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSharpJobs,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsResponse.SerializeToString,
+            ),
+            'EstimateCollective': grpc.unary_unary_rpc_method_handler(
+                    servicer.EstimateCollective,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.EstimateCollectiveRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.CollectiveEstimate.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -387,6 +595,357 @@ class Fabric:
             '/clustertwin.v1.Fabric/WatchEvents',
             clustertwin_dot_v1_dot_fabric__pb2.WatchFabricEventsRequest.SerializeToString,
             clustertwin_dot_v1_dot_fabric__pb2.FabricEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetPort(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ResetPort',
+            clustertwin_dot_v1_dot_fabric__pb2.ResetPortRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.SetPortStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPortHealth(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/SetPortHealth',
+            clustertwin_dot_v1_dot_fabric__pb2.SetPortHealthRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListUnhealthyPorts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ListUnhealthyPorts',
+            clustertwin_dot_v1_dot_fabric__pb2.ListUnhealthyPortsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.UnhealthyPortsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAlarms(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ListAlarms',
+            clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.ListAlarmsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ListPartitions',
+            clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.ListPartitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPartition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/SetPartition',
+            clustertwin_dot_v1_dot_fabric__pb2.SetPartitionRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.Partition.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeletePartition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/DeletePartition',
+            clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.DeletePartitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/GetPKeys',
+            clustertwin_dot_v1_dot_fabric__pb2.GetPKeysRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.GetPKeysResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPortCounters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/GetPortCounters',
+            clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSharpJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/CreateSharpJob',
+            clustertwin_dot_v1_dot_fabric__pb2.CreateSharpJobRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.SharpJob.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseSharpJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ReleaseSharpJob',
+            clustertwin_dot_v1_dot_fabric__pb2.ReleaseSharpJobRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.SharpJob.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSharpJobs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/ListSharpJobs',
+            clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.ListSharpJobsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EstimateCollective(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/EstimateCollective',
+            clustertwin_dot_v1_dot_fabric__pb2.EstimateCollectiveRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.CollectiveEstimate.FromString,
             options,
             channel_credentials,
             insecure,
