@@ -45,6 +45,13 @@ def test_fabric_manager_runs_in_the_twin_and_survives_kill(tmp_path: Path) -> No
             listed = pb_grpc.FabricStub(channel).ListPorts(pb.ListPortsRequest(computer_only=True), timeout=10)
         assert {p.lid for p in listed.ports} == {p["lid"] for p in ports}
 
+        # An operator's change outlives the process: a port disabled before the kill is still
+        # disabled (in ibsim, so OpenSM routes around it) after the restart.
+        victim = next(p for p in ports if p["node_description"] == "gpu002 mlx5_3")
+        with grpc.insecure_channel(entry["grpc"]) as channel:
+            pb_grpc.FabricStub(channel).SetPortState(pb.SetPortStateRequest(system=victim["name"], enabled=False),
+                                                     timeout=30)
+
         # kill -9: the supervisor restarts it, its ibsim and OpenSM go with the old process.
         old = json.loads(twin.run.daemons.read_text())["daemons"]["fabric"]["pid"]
         os.kill(old, signal.SIGKILL)
@@ -56,7 +63,11 @@ def test_fabric_manager_runs_in_the_twin_and_survives_kill(tmp_path: Path) -> No
             time.sleep(0.2)
         else:
             pytest.fail("the fabric manager did not come back after kill -9")
-        assert len(ufm_get(entry, "/resources/ports?sys_type=Computer")) == 16
+        after = {p["node_description"]: p for p in ufm_get(entry, "/resources/ports?sys_type=Computer")}
+        assert len(after) == 16 and after["gpu002 mlx5_3"]["disabled"]
+        assert after["gpu002 mlx5_3"]["logical_state"] != "Active"
+        assert after["gpu002 mlx5_2"]["logical_state"] == "Active"
+        assert [a["object_name"] for a in ufm_get(entry, "/app/alarms")] == [victim["name"]]
         assert len([p for p in ib_processes(twin.run.path) if "ibsim " in p]) == 1, ib_processes(twin.run.path)
         pids += twin_pids(twin.run)
     assert_nothing_left(twin.run, pids)
