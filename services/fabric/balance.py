@@ -94,7 +94,7 @@ def route_balance(state: FabricState, flows: list[tuple[str, str]], pattern: str
         report.routed += 1
         for hop in route.hops:
             count[(hop.guid, hop.out_port)] += 1
-    roles = _switch_roles(state)
+    roles = switch_roles(state)
     for (guid, port), p in sorted(state.ports.items()):
         peer = state.peer(guid, port)
         if peer is None or not p.active or roles.get(guid) is None or roles.get(peer[0]) is None:
@@ -106,7 +106,7 @@ def route_balance(state: FabricState, flows: list[tuple[str, str]], pattern: str
 
 
 def leaf_capacity(state: FabricState) -> list[LeafCapacity]:
-    roles = _switch_roles(state)
+    roles = switch_roles(state)
     out = []
     for sw in state.switches:
         if roles.get(sw.guid) != "leaf":
@@ -129,7 +129,7 @@ def leaf_capacity(state: FabricState) -> list[LeafCapacity]:
     return sorted(out, key=lambda c: c.leaf)
 
 
-def _switch_roles(state: FabricState) -> dict[int, str]:
+def switch_roles(state: FabricState) -> dict[int, str]:
     """Leaves are the switches with a CA cabled to them; the other switches are spines."""
     leaves = set()
     for link in state.links:

@@ -34,6 +34,7 @@ from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows,
 from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
 from services.fabric.model import ACTIVE, FabricState, RouteError
 from services.fabric.netfile import HCA, SWITCH, FabricPlan, IbNode
+from services.fabric.sharp import AggregationManager, SharpError, SharpJob
 from services.fabric.subnet import Subnet
 
 MODELS = {SWITCH: "MQM9700", HCA: "ConnectX-7"}
@@ -77,6 +78,7 @@ class FabricManager:
         self.unhealthy: dict[str, dict[str, Any]] = {}   # UFM port name -> its UnhealthyPort view
         self.alarms = Alarms()
         self._views: dict[tuple[str, ...], FabricView] = {}   # per job's servers, for the current state
+        self.sharp = AggregationManager(self.state)   # SHARP's aggregation manager, next to the SM
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
         self._servers = sorted({n.system for n in plan.hcas})
@@ -98,8 +100,20 @@ class FabricManager:
         self._set_state(self.subnet.snapshot())
 
     def _set_state(self, state: FabricState) -> None:
+        """A new read-back of the fabric: what depends on it follows (SHARP trees are re-checked,
+        each change an event)."""
         self.state = state
         self._views.clear()
+        for change in self.sharp.update(state):
+            if change.new_root is None:
+                kind, severity, what = "sharp_tree_error", "Warning", "lost: the job falls back to non-SHARP algorithms"
+            elif change.old_root is None:
+                kind, severity, what = "sharp_tree_recovered", "Info", f"rebuilt on {change.new_root}"
+            else:
+                kind, severity, what = "sharp_tree_moved", "Info", f"moved from {change.old_root} to {change.new_root}"
+            self.emit({"kind": kind, "severity": severity, "system": change.new_root or change.old_root or "",
+                       "message": f"SHARP tree {change.tree_id} of job {change.job_id} (rail {change.rail}) {what}: "
+                                  f"{change.reason}"})
 
     def _save(self) -> None:
         doc = {"disabled": sorted(list(end) for end in self._disabled.values()), "unhealthy": self.unhealthy}
@@ -515,8 +529,39 @@ class FabricManager:
             raise FabricInvalid(str(e)) from None
         return est, view
 
+    # --- SHARP ------------------------------------------------------------------------------------
+
+    def sharp_job(self, job_id: str) -> SharpJob:
+        try:
+            return self.sharp.job(job_id)
+        except SharpError as e:
+            raise FabricNotFound(str(e)) from None
+
     def sharp_granted(self, job_id: str) -> bool:
-        raise FabricNotFound(f"no SHARP job {job_id!r}")
+        return self.sharp_job(job_id).sharp_available
+
+    def create_sharp_job(self, job_id: str, hcas: list[str], servers: list[str], streaming: bool) -> SharpJob:
+        if hcas and servers:
+            raise FabricInvalid("give the job's HCAs or its servers, not both")
+        if not hcas and not servers:
+            raise FabricInvalid("a SHARP job needs HCAs ('gpu001 mlx5_0') or servers")
+        unknown = [s for s in servers if s not in self._servers]
+        if unknown:
+            raise FabricNotFound(f"no server {unknown[0]!r} in the {self.plan.topology} fabric")
+        for name in hcas:
+            self.node(name)   # FabricNotFound for an unknown HCA
+        job = self.sharp.create_job(job_id, hcas or None, servers=servers or None, streaming=streaming)
+        self.emit({"kind": "sharp_job_created", "severity": "Info", "system": "",
+                   "message": f"SHARP job {job_id}: {len(job.trees)} trees "
+                              f"({', '.join(f'rail {t.rail} on {t.root}' for t in job.trees)})"})
+        return job
+
+    def release_sharp_job(self, job_id: str) -> SharpJob:
+        self.sharp_job(job_id)
+        job = self.sharp.release_job(job_id)
+        self.emit({"kind": "sharp_job_released", "severity": "Info", "system": "",
+                   "message": f"SHARP job {job_id} released {len(job.trees)} trees"})
+        return job
 
     def emit(self, event: dict[str, Any]) -> dict[str, Any]:
         self._seq += 1

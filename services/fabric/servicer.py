@@ -16,6 +16,7 @@ import grpc
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from services.fabric.manager import FabricInvalid, FabricManager, FabricNotFound
+from services.fabric.sharp import SharpError, SharpJob
 from services.fabric.subnet import SubnetError
 
 SERVICE_NAME = "clustertwin.v1.Fabric"
@@ -44,9 +45,19 @@ def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         except FabricInvalid as e:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION if "no route" in str(e)
                                 else grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except SharpError as e:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED if "no resources" in str(e)
+                                else grpc.StatusCode.INVALID_ARGUMENT, f"SHARP: {e}")
         except SubnetError as e:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"subnet manager: {e}")
     return handler
+
+
+def sharp_job_pb(job: SharpJob) -> pb.SharpJob:
+    trees = [pb.SharpTree(tree_id=t.tree_id, rail=t.rail, root=t.root or "", leaves=t.leaves, hcas=t.hcas,
+                          streaming=t.streaming, state=t.state, reason=t.reason) for t in job.trees]
+    return pb.SharpJob(job_id=job.job_id, hcas=job.hcas, streaming=job.streaming, trees=trees,
+                       sharp_available=job.sharp_available)
 
 
 class FabricServicer(pb_grpc.FabricServicer):
@@ -120,6 +131,22 @@ class FabricServicer(pb_grpc.FabricServicer):
     @_errors
     async def ListAlarms(self, request: pb.ListAlarmsRequest, context: Any) -> pb.ListAlarmsResponse:
         return pb.ListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in self.m.alarms.list()])
+
+    @_errors
+    async def CreateSharpJob(self, request: pb.CreateSharpJobRequest, context: Any) -> pb.SharpJob:
+        return sharp_job_pb(self.m.create_sharp_job(request.job_id, list(request.hcas), list(request.servers),
+                                                    request.streaming))
+
+    @_errors
+    async def ReleaseSharpJob(self, request: pb.ReleaseSharpJobRequest, context: Any) -> pb.SharpJob:
+        return sharp_job_pb(self.m.release_sharp_job(request.job_id))
+
+    @_errors
+    async def ListSharpJobs(self, request: pb.ListSharpJobsRequest, context: Any) -> pb.ListSharpJobsResponse:
+        am = self.m.sharp
+        return pb.ListSharpJobsResponse(jobs=[sharp_job_pb(j) for j in am.jobs()], trees_in_use=am.in_use(),
+                                        max_trees=am.max_trees, streaming_in_use=am.in_use(True),
+                                        max_streaming_trees=am.max_streaming_trees)
 
     @_errors
     async def EstimateCollective(self, request: pb.EstimateCollectiveRequest, context: Any) -> pb.CollectiveEstimate:

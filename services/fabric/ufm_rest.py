@@ -123,12 +123,18 @@ def ufm_unhealthy(u: dict[str, Any]) -> dict[str, Any]:
             "StatusTime": datetime.datetime.fromtimestamp(u["time"], datetime.UTC).strftime("%a %b %d %H:%M:%S %Y")}
 
 
+EVENT_NAMES = {"port_down": "Port Down", "port_up": "Port Up", "sharp_job_created": "SHARP Job Started",
+               "sharp_job_released": "SHARP Job Ended", "sharp_tree_moved": "SHARP Tree Rebuilt",
+               "sharp_tree_recovered": "SHARP Tree Rebuilt", "sharp_tree_error": "SHARP Tree Error"}
+
+
 def ufm_event(ev: dict[str, Any]) -> dict[str, Any]:
-    return {"id": ev["seq"], "name": "Port Down" if ev["kind"] == "port_down" else "Port Up",
-            "event_type": ev["kind"], "severity": ev["severity"], "timestamp": _iso(ev["time"]),
-            "type": "Port", "object_name": ev["port_name"],
-            "object_path": f"default / {ev['system']} / {ev['node']} / {ev['port']}",
-            "description": ev["message"], "category": "Hardware", "write_to_syslog": False}
+    port = "port_name" in ev
+    path = f"default / {ev['system']} / {ev['node']} / {ev['port']}" if port else f"default / {ev['system']}"
+    return {"id": ev["seq"], "name": EVENT_NAMES.get(ev["kind"], ev["kind"]), "event_type": ev["kind"],
+            "severity": ev["severity"], "timestamp": _iso(ev["time"]), "type": "Port" if port else "SHARP",
+            "object_name": ev["port_name"] if port else ev["system"], "object_path": path,
+            "description": ev["message"], "category": "Hardware" if port else "Fabric", "write_to_syslog": False}
 
 
 class UfmRest:

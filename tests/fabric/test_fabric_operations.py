@@ -124,3 +124,71 @@ def test_collective_estimate_bad_input(twin: FabricUnderTest) -> None:
         with pytest.raises(grpc.RpcError) as e:
             twin.stub.EstimateCollective(pb.EstimateCollectiveRequest(**kw))
         assert e.value.code() == code and text in (e.value.details() or ""), (kw, e.value.details())
+
+
+def test_sharp_trees_follow_the_fabric(twin: FabricUnderTest) -> None:
+    servers = ["gpu001", "gpu002", "gpu003", "gpu004"]
+    job = twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="train-1", servers=servers))
+    try:
+        assert job.sharp_available and len(job.trees) == 8
+        # rack: rails 0-3 of every server hang off ib-leaf01, 4-7 off ib-leaf02: each tree is rooted on its leaf
+        assert {t.rail: t.root for t in job.trees} == {r: "ib-leaf01" if r < 4 else "ib-leaf02" for r in range(8)}
+        assert all(len(t.hcas) == 4 and t.state == "ready" for t in job.trees)
+        with_sharp = _estimate(twin, servers, algorithm="sharp", sharp_job="train-1")
+        ring = _estimate(twin, servers, algorithm="ring")
+        assert with_sharp.algorithm == "sharp" and with_sharp.time_s < ring.time_s
+        port = _port(twin, "gpu002 mlx5_6").name
+        twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=False), timeout=30)
+        try:
+            now = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs}["train-1"]
+            broken = [t for t in now.trees if t.state != "ready"]
+            assert not now.sharp_available and [t.rail for t in broken] == [6]
+            assert "gpu002 mlx5_6" in broken[0].reason
+            kinds = [e["event_type"] for e in twin.rest("/app/events")[1][-3:]]
+            assert "sharp_tree_error" in kinds, kinds
+            with pytest.raises(grpc.RpcError) as e:
+                _estimate(twin, servers, algorithm="sharp", sharp_job="train-1")
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "SHARP" in (e.value.details() or "")
+        finally:
+            twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=True), timeout=30)
+        again = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs}["train-1"]
+        assert again.sharp_available
+    finally:
+        released = twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="train-1"))
+    assert released.job_id == "train-1"
+    assert twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).trees_in_use == 0
+
+
+def test_sharp_limits_and_bad_input(twin: FabricUnderTest) -> None:
+    listing = twin.stub.ListSharpJobs(pb.ListSharpJobsRequest())
+    assert listing.max_trees == 1023 and listing.max_streaming_trees == 511
+    created = []
+    try:
+        # 8 trees a job: the 128th job would need trees 1017..1024 of 1023
+        for i in range(127):
+            created.append(twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id=f"j{i}", servers=["gpu001"])))
+        with pytest.raises(grpc.RpcError) as e:
+            twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="one-too-many", servers=["gpu001"]))
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "1016 of 1023" in (e.value.details() or "")
+        assert twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).trees_in_use == 127 * 8
+    finally:
+        for job in created:
+            twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id=job.job_id))
+    twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="dup", hcas=["gpu001 mlx5_0", "gpu002 mlx5_0"]))
+    try:
+        cases = [(dict(job_id="dup", servers=["gpu003"]), grpc.StatusCode.INVALID_ARGUMENT, "already exists"),
+                 (dict(job_id="x", servers=["gpu009"]), grpc.StatusCode.NOT_FOUND, "gpu009"),
+                 (dict(job_id="x", hcas=["gpu001 mlx5_9"]), grpc.StatusCode.NOT_FOUND, "mlx5_9"),
+                 (dict(job_id="x", hcas=["gpu001 mlx5_0"], servers=["gpu001"]), grpc.StatusCode.INVALID_ARGUMENT,
+                  "not both"),
+                 (dict(job_id="x"), grpc.StatusCode.INVALID_ARGUMENT, "needs HCAs")]
+        for kw, code, text in cases:
+            with pytest.raises(grpc.RpcError) as e:
+                twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(**kw))
+            assert e.value.code() == code and text in (e.value.details() or ""), (kw, e.value.details())
+        assert [j.job_id for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs] == ["dup"]
+    finally:
+        twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="dup"))
+    with pytest.raises(grpc.RpcError) as e:
+        twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="dup"))
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
