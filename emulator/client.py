@@ -30,7 +30,11 @@ import paho.mqtt.client as mqtt
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator import bus, lifecycle
+from emulator.errors import TwinRpcError
+from emulator.fabric_client import FabricClient
 from emulator.rundir import RunDir
+
+__all__ = ["EventSubscription", "FabricClient", "GpuNodeClient", "Twin", "TwinRpcError"]
 
 FAULT_KINDS = {
     "xid": pb.FAULT_KIND_XID,
@@ -39,12 +43,6 @@ FAULT_KINDS = {
     "ecc-dbe": pb.FAULT_KIND_ECC_DBE,
     "nvlink-down": pb.FAULT_KIND_NVLINK_DOWN,
 }
-
-
-class TwinRpcError(Exception):
-    def __init__(self, target: str, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"{target}: {code.name}: {details}")
-        self.target, self.code, self.details = target, code, details
 
 
 class GpuNodeClient:
@@ -267,6 +265,13 @@ class Twin:
                 raise KeyError(f"{name!r} is a {d['kind']}, not a GPU server")
             self._nodes[name] = GpuNodeClient(name, d["grpc"])
         return self._nodes[name]
+
+    def fabric(self) -> FabricClient:
+        """The fabric manager (a twin started with --fabric)."""
+        found = self.daemons("fabric")
+        if not found:
+            raise KeyError(f"twin {self.name!r} runs no fabric manager: start it with `twin up --fabric`")
+        return FabricClient(found[0]["grpc"], found[0]["name"])
 
     def status(self) -> dict[str, Any]:
         return lifecycle.status(self.run)

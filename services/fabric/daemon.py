@@ -26,7 +26,9 @@ Needs root and ibsim-utils, opensm, infiniband-diags (see services/fabric/subnet
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -56,6 +58,7 @@ log = logging.getLogger("fabric")
 DEFAULT_UFM_USER = "admin"
 DEFAULT_UFM_PASSWORD = "123456"
 SUBNET_START_TIMEOUT_S = 120.0
+SUBNET_INFO = "subnet.json"
 
 
 def fabric_dir(cfg: DaemonConfig) -> Path:
@@ -144,6 +147,18 @@ class FabricDaemon:
                                  status_topic=bus.status_topic(cfg.twin, cfg.name))
         self.manager.on_event = self.publish
 
+    def write_subnet_info(self) -> None:
+        """How to reach this fabric's simulator from outside (`twin ib exec`): ibsim's socket name,
+        the directory diags run in, the HCA they attach to, and a process in ibsim's network
+        namespace (its abstract sockets are per namespace)."""
+        info = {"sockname": self.subnet.sockname, "work": str(self.subnet.work), "diag_node": self.subnet.diag_node,
+                "sm_node": self.plan.sm_node, "pid": os.getpid(),
+                "hcas": [n.id for n in self.plan.hcas], "switches": [n.id for n in self.plan.switches]}
+        path = self.subnet.run_dir / SUBNET_INFO
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info, indent=1))
+        tmp.replace(path)
+
     def publish(self, event: dict[str, Any]) -> None:
         self.bus.publish(bus.event_topic(self.cfg.twin, "fabric", event["kind"]), event, qos=1)
 
@@ -161,6 +176,7 @@ class FabricDaemon:
                 await start
                 return
             start.result()
+            self.write_subnet_info()
             sock = control_socket(self.cfg)
             if self.cfg.extra.get("drive_compute_plane", True) and sock is not None and sock.exists():
                 driver = ComputePlaneDriver(self.plan, self.topology, sock)

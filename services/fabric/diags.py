@@ -11,6 +11,9 @@ Formats (infiniband-diags 44, as run against ibsim):
     iblinkinfo -l   0xfc6a1c... "   ib-leaf01"  6  1[  ] ==( 4X  53.125 Gbps Active/  LinkUp)==> ...
     ibroute LID     Unicast lids [0x0-0x13] of switch Lid 6 guid 0xfc6a1c... (ib-leaf01):
                     0x0003 001 : (Channel Adapter ...)     (with -n: "0x0003 001")
+    smpquery pkeys     0: 0xffff 0x8002 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000
+                    ...
+                    64 pkeys capacity for this port
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ _LINKINFO = re.compile(
     r"(\w+)/\s*(\w+)\s*\)==>")
 _ROUTE_HEAD = re.compile(r"of switch Lid (\d+) guid 0x([0-9a-fA-F]+)")
 _ROUTE = re.compile(r"^0x([0-9a-fA-F]+)\s+(\d+)(?:\s|$)")
+_PKEY_ROW = re.compile(r"^(\d+):((?:\s+0x[0-9a-fA-F]{4})+)$")
+_PKEY_CAP = re.compile(r"^(\d+) pkeys capacity for this port$")
+FULL_MEMBER_BIT = 0x8000
 
 
 @dataclass
@@ -118,6 +124,33 @@ def parse_ibroute(text: str) -> tuple[int, int, dict[int, int]]:
         if m:
             lft[int(m.group(1), 16)] = int(m.group(2))
     return int(head.group(2), 16), int(head.group(1)), lft
+
+
+def parse_pkeys(text: str) -> list[tuple[int, bool]]:
+    """`smpquery pkeys ADDR [PORT]`: the port's P_Key table as (15-bit P_Key, full member) in
+    table order, empty slots (0x0000) left out. The default partition reads as (0x7fff, True)."""
+    out: list[tuple[int, bool]] = []
+    rows = capacity = 0
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        m = _PKEY_ROW.match(line)
+        if m:
+            rows += 1
+            for word in m.group(2).split():
+                value = int(word, 16)
+                if value & ~FULL_MEMBER_BIT:
+                    out.append((value & ~FULL_MEMBER_BIT, bool(value & FULL_MEMBER_BIT)))
+            continue
+        m = _PKEY_CAP.match(line)
+        if m:
+            capacity = int(m.group(1))
+            continue
+        raise DiagParseError(f"smpquery pkeys line {n}: not understood: {raw!r}")
+    if not rows or not capacity:
+        raise DiagParseError(f"smpquery pkeys output has no P_Key table: {text[:200]!r}")
+    return out
 
 
 def build_state(discovery: Discovery, ports: list[Port], lfts: dict[int, dict[int, int]]) -> FabricState:

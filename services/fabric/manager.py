@@ -32,8 +32,10 @@ from typing import Any
 from services.fabric.alarms import LINK_DOWN, UNHEALTHY, Alarms
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
+from services.fabric.counters import CounterError
 from services.fabric.model import ACTIVE, FabricState, RouteError
 from services.fabric.netfile import HCA, SWITCH, FabricPlan, IbNode
+from services.fabric.partitions import DEFAULT_PKEY, Partition, PartitionError
 from services.fabric.sharp import AggregationManager, SharpError, SharpJob
 from services.fabric.subnet import Subnet
 
@@ -78,6 +80,8 @@ class FabricManager:
         self.unhealthy: dict[str, dict[str, Any]] = {}   # UFM port name -> its UnhealthyPort view
         self.alarms = Alarms()
         self._views: dict[tuple[str, ...], FabricView] = {}   # per job's servers, for the current state
+        self._port_views: dict[tuple[str, int], dict[str, Any]] = {}   # for the current state; not to be mutated
+        self.version = 0   # bumped at every read-back of the fabric: what the views depend on
         self.sharp = AggregationManager(self.state)   # SHARP's aggregation manager, next to the SM
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
@@ -103,7 +107,9 @@ class FabricManager:
         """A new read-back of the fabric: what depends on it follows (SHARP trees are re-checked,
         each change an event)."""
         self.state = state
+        self.version += 1
         self._views.clear()
+        self._port_views.clear()
         for change in self.sharp.update(state):
             if change.new_root is None:
                 kind, severity, what = "sharp_tree_error", "Warning", "lost: the job falls back to non-SHARP algorithms"
@@ -116,7 +122,9 @@ class FabricManager:
                                   f"{change.reason}"})
 
     def _save(self) -> None:
-        doc = {"disabled": sorted(list(end) for end in self._disabled.values()), "unhealthy": self.unhealthy}
+        doc = {"disabled": sorted(list(end) for end in self._disabled.values()), "unhealthy": self.unhealthy,
+               "partitions": [{"name": p.name, "pkey": p.pkey, "members": [list(m) for m in p.members],
+                               "ipoib": p.ipoib} for p in self.subnet.partition_list]}
         tmp = self.saved_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=1))
         tmp.replace(self.saved_file)
@@ -136,6 +144,10 @@ class FabricManager:
             self._disabled[frozenset({(node_id, port), peer})] = (node_id, port)
             node = self.plan.nodes[node_id]
             self._raise_link_alarm(node, port)
+        saved = [Partition(d["name"], d["pkey"], tuple(tuple(m) for m in d["members"]), d["ipoib"])
+                 for d in doc.get("partitions", [])]
+        if saved:
+            self.subnet.set_partitions(saved, timeout)
         for name, view in doc.get("unhealthy", {}).items():
             if name in self._by_port_name:
                 self.unhealthy[name] = view
@@ -180,6 +192,13 @@ class FabricManager:
     # --- views ----------------------------------------------------------------------------------
 
     def port_view(self, node: IbNode, port: int) -> dict[str, Any]:
+        """A port as the fabric shows it now (cached until the next read-back: do not mutate)."""
+        view = self._port_views.get((node.id, port))
+        if view is None:
+            view = self._port_views[(node.id, port)] = self._port_view(node, port)
+        return view
+
+    def _port_view(self, node: IbNode, port: int) -> dict[str, Any]:
         st = self.state.ports.get((node.guid, port))
         peer_id, peer_port = self.plan.peer(node.id, port) or ("", 0)
         peer = self.plan.nodes.get(peer_id)
@@ -528,6 +547,110 @@ class FabricManager:
         except CollectiveError as e:
             raise FabricInvalid(str(e)) from None
         return est, view
+
+    # --- partitions (PKeys) and port counters ------------------------------------------------------
+
+    def _guid_port(self, guid: int) -> tuple[IbNode, int] | None:
+        for node in self.plan.nodes.values():
+            for port in ((0,) if node.kind == SWITCH else range(1, node.ports + 1)):
+                if node.port_guid(port) == guid:
+                    return node, port
+        return None
+
+    def partition_view(self, p: Partition) -> dict[str, Any]:
+        members = []
+        for guid, membership in p.members:
+            where = self._guid_port(guid)
+            members.append({"guid": _hex(guid), "membership": membership,
+                            "node": where[0].description if where else "", "port": where[1] if where else 0})
+        return {"name": p.name, "pkey": p.pkey, "ip_over_ib": p.ipoib, "members": members,
+                "all_ports": p.pkey == DEFAULT_PKEY}
+
+    def partitions(self) -> list[dict[str, Any]]:
+        default = {"name": "Default", "pkey": DEFAULT_PKEY, "ip_over_ib": True, "members": [], "all_ports": True}
+        return [default, *(self.partition_view(p) for p in self.subnet.partition_list)]
+
+    def partition(self, pkey: int) -> dict[str, Any]:
+        for p in self.partitions():
+            if p["pkey"] == pkey:
+                return p
+        raise FabricNotFound(f"no partition with PKey {pkey:#06x}")
+
+    @staticmethod
+    def _member(guid: str, membership: str) -> tuple[int, str]:
+        try:
+            return int(guid.removeprefix("0x"), 16), membership or "full"
+        except ValueError:
+            raise FabricInvalid(f"member GUID {guid!r} is not hexadecimal") from None
+
+    async def set_partition(self, pkey: int, members: list[tuple[str, str]], name: str = "",
+                            ip_over_ib: bool = False, timeout: float = 15.0) -> dict[str, Any]:
+        """Create the partition `pkey`, or replace its members; OpenSM re-reads partitions.conf and
+        programs the members' P_Key tables. Bad input (PKey, member, name) changes nothing."""
+        if pkey == DEFAULT_PKEY:
+            raise FabricInvalid("the default partition 0x7fff holds every port and is not changed")
+        parsed = tuple(self._member(g, m) for g, m in members)
+        async with self._lock:
+            current = self.subnet.partition_list
+            old = next((p for p in current if p.pkey == pkey), None)
+            new = Partition(name or (old.name if old else f"api_pkey_{pkey:#x}"), pkey, parsed, ip_over_ib)
+            rest = [p for p in current if p.pkey != pkey]
+            try:
+                await asyncio.to_thread(self.subnet.set_partitions, [*rest, new], timeout)
+            except PartitionError as e:
+                raise FabricInvalid(str(e)) from None
+            self._save()
+            self.emit({"kind": "partition_set", "severity": "Info", "system": "",
+                       "message": f"partition {new.name} ({pkey:#06x}) {'updated' if old else 'created'} with "
+                                  f"{len(parsed)} members"})
+        return self.partition_view(new)
+
+    async def delete_partition(self, pkey: int, timeout: float = 15.0) -> dict[str, Any]:
+        if pkey == DEFAULT_PKEY:
+            raise FabricInvalid("the default partition 0x7fff cannot be deleted")
+        async with self._lock:
+            current = self.subnet.partition_list
+            old = next((p for p in current if p.pkey == pkey), None)
+            if old is None:
+                raise FabricNotFound(f"no partition with PKey {pkey:#06x}")
+            await asyncio.to_thread(self.subnet.set_partitions, [p for p in current if p.pkey != pkey], timeout)
+            self._save()
+            self.emit({"kind": "partition_deleted", "severity": "Info", "system": "",
+                       "message": f"partition {old.name} ({pkey:#06x}) deleted"})
+        return self.partition_view(old)
+
+    def _hca_or_switch_port(self, system: str, port: int) -> tuple[IbNode, int]:
+        if not system:
+            raise FabricInvalid("which port? a switch and port, an HCA, or a UFM port name")
+        return self.resolve_port(system, port)
+
+    async def pkeys(self, system: str, port: int = 0) -> list[tuple[int, bool]]:
+        """A port's P_Key table as the port holds it (read from the simulator with smpquery)."""
+        node, port = self._hca_or_switch_port(system, port or 1)
+        return await asyncio.to_thread(self.subnet.pkeys, node.id, port)
+
+    async def port_counters(self, system: str, port: int = 0) -> tuple[str, dict[str, int]]:
+        """A port's PortCounters as perfquery reads them from the simulator."""
+        node, port = self._hca_or_switch_port(system, port or 1)
+        return self.port_name(node, port), await asyncio.to_thread(self.subnet.port_counters, node.id, port)
+
+    async def set_port_counter(self, system: str, port: int, counter: str, value: int) -> tuple[str, dict[str, int]]:
+        """Make a port count errors, as a bad cable or transceiver would (ibsim PerformanceSet); an
+        error counter above zero raises UFM's "Link HW Error" alarm on the port."""
+        node, port = self._hca_or_switch_port(system, port or 1)
+        try:
+            await asyncio.to_thread(self.subnet.set_counter, node.id, port, counter, value)
+        except CounterError as e:
+            raise FabricInvalid(str(e)) from None
+        name = self.port_name(node, port)
+        if counter not in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait"):
+            if value:
+                self.alarms.raise_(self.now(), object_name=name, object_path=self._object_path(node, port),
+                                   name="Link HW Error", description=counter,
+                                   reason=f"{counter} is {value} on {node.description} port {port}")
+            else:
+                self.alarms.clear(name, "Link HW Error")
+        return name, await asyncio.to_thread(self.subnet.port_counters, node.id, port)
 
     # --- SHARP ------------------------------------------------------------------------------------
 

@@ -53,6 +53,11 @@ def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     return handler
 
 
+def partition_pb(p: dict[str, Any]) -> pb.Partition:
+    return pb.Partition(name=p["name"], pkey=p["pkey"], ip_over_ib=p["ip_over_ib"], all_ports=p["all_ports"],
+                        members=[pb.PartitionMember(**m) for m in p["members"]])
+
+
 def sharp_job_pb(job: SharpJob) -> pb.SharpJob:
     trees = [pb.SharpTree(tree_id=t.tree_id, rail=t.rail, root=t.root or "", leaves=t.leaves, hcas=t.hcas,
                           streaming=t.streaming, state=t.state, reason=t.reason) for t in job.trees]
@@ -131,6 +136,35 @@ class FabricServicer(pb_grpc.FabricServicer):
     @_errors
     async def ListAlarms(self, request: pb.ListAlarmsRequest, context: Any) -> pb.ListAlarmsResponse:
         return pb.ListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in self.m.alarms.list()])
+
+    @_errors
+    async def ListPartitions(self, request: pb.ListPartitionsRequest, context: Any) -> pb.ListPartitionsResponse:
+        return pb.ListPartitionsResponse(partitions=[partition_pb(p) for p in self.m.partitions()])
+
+    @_errors
+    async def SetPartition(self, request: pb.SetPartitionRequest, context: Any) -> pb.Partition:
+        p = request.partition
+        return partition_pb(await self.m.set_partition(p.pkey, [(m.guid, m.membership) for m in p.members],
+                                                       p.name, p.ip_over_ib))
+
+    @_errors
+    async def DeletePartition(self, request: pb.DeletePartitionRequest, context: Any) -> pb.DeletePartitionResponse:
+        return pb.DeletePartitionResponse(partition=partition_pb(await self.m.delete_partition(request.pkey)))
+
+    @_errors
+    async def GetPKeys(self, request: pb.GetPKeysRequest, context: Any) -> pb.GetPKeysResponse:
+        table = await self.m.pkeys(request.system, request.port)
+        return pb.GetPKeysResponse(pkeys=[pb.PKeyEntry(pkey=k, full=full) for k, full in table])
+
+    @_errors
+    async def GetPortCounters(self, request: pb.GetPortCountersRequest, context: Any) -> pb.PortCounters:
+        name, counters = await self.m.port_counters(request.system, request.port)
+        return pb.PortCounters(port_name=name, counters=counters)
+
+    @_errors
+    async def SetPortCounter(self, request: pb.SetPortCounterRequest, context: Any) -> pb.PortCounters:
+        name, counters = await self.m.set_port_counter(request.system, request.port, request.counter, request.value)
+        return pb.PortCounters(port_name=name, counters=counters)
 
     @_errors
     async def CreateSharpJob(self, request: pb.CreateSharpJobRequest, context: Any) -> pb.SharpJob:

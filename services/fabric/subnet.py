@@ -21,6 +21,18 @@ How the pieces meet (Debian 12: apt-get install ibsim-utils opensm infiniband-di
   buffered otherwise, and "SUBNET UP" would not be seen when it happens). Readiness and re-sweeps
   are read from its log: every completed heavy sweep ends with "SUBNET UP"; a link change arrives
   as "Received Generic Notice type:1 num:128 (Link state change)".
+- Partitions: OpenSM re-reads partitions.conf on every heavy sweep, and SIGHUP starts one
+  (`set_partitions`); `smpquery pkeys` reads a port's P_Key table back (`pkeys`).
+- Port counters: ibsim's PMA answers `perfquery` (`port_counters`, `clear_counters` with -R) and its
+  console `PerformanceSet` sets a PortCounters field (`set_counter`). ibsim counts MAD traffic only:
+  no error counter moves by itself, not even LinkDownedCounter on Unlink, so `link_down` counts
+  that one. (Its console `Error "node"[port] RATE` is a MAD *drop* rate, not a counter.)
+- Routing after a fault: ftree recomputes every table, yet (measured, tests/fabric/
+  test_fabric_subnet.py) only the two switches at the cable's ends change, and only entries of
+  that cable's leaf-spine bundle: with two cables per pair (su-1024) exactly the entries that
+  used the failed port, all onto the other cable; with eight (rack) the bundle's entries are
+  re-spread over its seven remaining cables. No LID changes spine. `use_ucast_cache` cannot help:
+  OpenSM drops its cache on a missing switch-to-switch link ("missing link to existing switch").
 """
 
 from __future__ import annotations
@@ -36,15 +48,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emulator.procutil import dies_with_parent, pid_alive
-from services.fabric.diags import build_state, parse_iblinkinfo, parse_ibnetdiscover, parse_ibroute
+from services.fabric.counters import check_settable, parse_perfquery
+from services.fabric.diags import build_state, parse_iblinkinfo, parse_ibnetdiscover, parse_ibroute, parse_pkeys
 from services.fabric.model import FabricState
-from services.fabric.netfile import FabricPlan, render_netfile, render_root_guids
+from services.fabric.netfile import SWITCH, FabricPlan, render_netfile, render_root_guids
+from services.fabric.partitions import Partition, render_partitions_conf, validate_partitions
 
-TOOLS = ("ibsim", "ibsim-run", "opensm", "ibnetdiscover", "iblinkinfo", "ibroute")
+TOOLS = ("ibsim", "ibsim-run", "opensm", "ibnetdiscover", "iblinkinfo", "ibroute", "smpquery", "perfquery")
 APT_PACKAGES = ("ibsim-utils", "opensm", "infiniband-diags")
 SUBNET_UP = "SUBNET UP"
 TRAP_128 = "num:128"
 POLL = 0.01
+LINK_DOWNED_MAX = 255
 DIAG_WORKERS = 4  # concurrent diags: ibsim serves at most 10 clients, OpenSM is one
 
 
@@ -86,6 +101,8 @@ class Subnet:
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
         self._ctl_fd: int | None = None
+        self._partitions: list[Partition] = []
+        self._link_downs: dict[tuple[str, int], int] = {}  # LinkDownedCounter as last set in ibsim
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -105,6 +122,7 @@ class Subnet:
         if missing:
             raise SubnetError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
         try:
+            self._link_downs.clear()  # a new ibsim counts from zero
             self._write_files()
             self._start_ibsim(timeout)
             return self._start_opensm(timeout)
@@ -143,7 +161,7 @@ class Subnet:
         self.work.mkdir(exist_ok=True)
         self.netfile.write_text(render_netfile(self.plan))
         self.root_guids.write_text(render_root_guids(self.plan))
-        self.partitions.write_text("Default=0x7fff, ipoib : ALL=full;\n")
+        self.partitions.write_text(render_partitions_conf(self._partitions))
         self.osm_conf.write_text(
             "routing_engine ftree\n"
             f"root_guid_file {self.root_guids}\n"
@@ -215,6 +233,10 @@ class Subnet:
                 raise SubnetError(f"OpenSM did not report {SUBNET_UP} within {timeout:.1f} s: {_tail(self.osm_log)}")
             time.sleep(POLL)
 
+    def log_since(self, offset: int) -> str:
+        """OpenSM's log past byte `offset` (see `log_offset`)."""
+        return self._log_since(offset)
+
     def sweeps(self) -> int:
         return self._log_since(0).count(SUBNET_UP)
 
@@ -243,8 +265,24 @@ class Subnet:
 
     def link_down(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
         """Take the cable at `node`'s `port` down (ibsim `Unlink`, both ends go Down/Polling and
-        the switches raise trap 128); return when OpenSM has re-swept."""
-        return self._change(node, port, f'Unlink "{node}"[{port}]', timeout)
+        the switches raise trap 128); return when OpenSM has re-swept. Both ends count the
+        link-down in LinkDownedCounter, as real ports do: ibsim does not, so it is told to."""
+        self._check_port(node, port)
+        peer = self.plan.peer(node, port)
+        assert peer is not None
+        offset = self.log_offset()
+        t0 = time.monotonic()
+        self.command(f'Unlink "{node}"[{port}]')
+        for end in ((node, port), peer):
+            self._count_link_down(*end)
+        trap = self.wait_for_sweep(offset, timeout)
+        return Resweep(time.monotonic() - t0, trap)
+
+    def _count_link_down(self, node: str, port: int) -> None:
+        """LinkDownedCounter + 1 (an 8-bit counter: it stops at 255, as IBA counters do). The
+        count is kept here, not read back: the far end of a downed HCA cable cannot be queried."""
+        count = min(self._link_downs.get((node, port), 0) + 1, LINK_DOWNED_MAX)
+        self.set_counter(node, port, "LinkDownedCounter", count)
 
     def link_up(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
         """Restore a cable taken down with `link_down` (ibsim `ReLink`)."""
@@ -257,6 +295,101 @@ class Subnet:
         self.command(command)
         trap = self.wait_for_sweep(offset, timeout)
         return Resweep(time.monotonic() - t0, trap)
+
+    def _check_node_port(self, node: str, port: int) -> int:
+        """The GUID that addresses `node`'s `port` (a switch's port 0 GUID, an HCA's port GUID)."""
+        n = self.plan.nodes.get(node)
+        if n is None:
+            raise KeyError(f"no node {node!r} in the {self.plan.topology} fabric")
+        if not 1 <= port <= n.ports:
+            raise KeyError(f"{node} has no port {port} (ports 1-{n.ports})")
+        return n.port_guid(0 if n.kind == SWITCH else port)
+
+    def _console(self, command: str, done: str, timeout: float) -> str:
+        """Send a console command and return ibsim's answer: the log line containing `done`.
+        Raises SubnetError with ibsim's own complaint (a line starting with '#') instead."""
+        try:
+            offset = self.ibsim_log.stat().st_size
+        except FileNotFoundError:
+            offset = 0
+        self.command(command)
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.ibsim_log, "rb") as f:
+                f.seek(offset)
+                for line in f.read().decode(errors="replace").splitlines():
+                    answer = line.removeprefix("sim> ").strip()
+                    if done in answer:
+                        return answer
+                    if answer.startswith("#"):
+                        raise SubnetError(f"ibsim refused {command!r}: {answer}")
+            if time.monotonic() >= deadline:
+                raise SubnetError(f"ibsim did not answer {command!r} within {timeout:.1f} s: {_tail(self.ibsim_log)}")
+            time.sleep(POLL)
+
+    # --- partitions ----------------------------------------------------------------------------
+
+    @property
+    def partition_list(self) -> list[Partition]:
+        """The partitions OpenSM was last given (without the default partition)."""
+        return list(self._partitions)
+
+    def port_guids(self) -> set[int]:
+        """Every end port that may be a partition member: HCA ports, switch port 0."""
+        return {n.port_guid(p) for n in self.plan.nodes.values()
+                for p in ((0,) if n.kind == SWITCH else range(1, n.ports + 1))}
+
+    def set_partitions(self, partitions: list[Partition], timeout: float = 10.0) -> Resweep:
+        """Make `partitions` (plus the default one) OpenSM's: validate them (PartitionError, and
+        nothing changes), replace partitions.conf atomically, then SIGHUP OpenSM. A HUP starts a
+        heavy sweep (opensm(8), NOTES), which re-reads partitions.conf and programs the P_Key
+        tables before it logs "SUBNET UP"; return then. If a heavy sweep was already running when
+        the signal came, the "SUBNET UP" seen may be that one's (OpenSM runs the HUP's after it)."""
+        checked = validate_partitions(partitions, self.port_guids())
+        if not self.sm_running or self._opensm is None:
+            raise SubnetError("OpenSM is not running")
+        tmp = self.partitions.with_name(self.partitions.name + ".tmp")
+        tmp.write_text(render_partitions_conf(checked))
+        os.replace(tmp, self.partitions)  # OpenSM never reads a half-written file
+        self._partitions = checked[1:]
+        offset = self.log_offset()
+        t0 = time.monotonic()
+        self._opensm.send_signal(signal.SIGHUP)
+        self.wait_for_sweep(offset, timeout)
+        return Resweep(time.monotonic() - t0, False)
+
+    def pkeys(self, node: str, port: int = 1) -> list[tuple[int, bool]]:
+        """The P_Key table of `node`'s `port` as the port holds it (`smpquery pkeys`, addressed by
+        GUID: the SA resolves the LID): [(P_Key, full member)], e.g. [(0x7fff, True), (0x2, False)].
+        A switch port facing an HCA carries its HCA's keys (OpenSM's partition enforcement)."""
+        guid = self._check_node_port(node, port)
+        return parse_pkeys(self.diag("smpquery", "-G", "pkeys", f"{guid:#x}", str(port)))
+
+    # --- port counters -------------------------------------------------------------------------
+
+    def port_counters(self, node: str, port: int) -> dict[str, int]:
+        """`node`'s `port`'s PortCounters as `perfquery -G GUID PORT` reads them from ibsim's PMA:
+        {"SymbolErrorCounter": 0, ..., "PortXmitData": 1368, ...}, perfquery's field names."""
+        guid = self._check_node_port(node, port)
+        return parse_perfquery(self.diag("perfquery", "-G", f"{guid:#x}", str(port)))
+
+    def set_counter(self, node: str, port: int, name: str, value: int, timeout: float = 5.0) -> None:
+        """Set one PortCounters field of `node`'s `port` in ibsim (console `PerformanceSet`), as a
+        faulty cable would have counted it; return when ibsim has confirmed it. CounterError for a
+        field ibsim cannot set or a value wider than the field, KeyError for a bad node/port."""
+        check_settable(name, value)
+        self._check_node_port(node, port)
+        self._console(f'PerformanceSet "{node}"[{port}] PortCounters.{name}={value}',
+                      f"PortCounters.{name} has been set to", timeout)
+        if name == "LinkDownedCounter":
+            self._link_downs[(node, port)] = value
+
+    def clear_counters(self, node: str, port: int) -> None:
+        """Reset all of `node`'s `port`'s PortCounters to zero (`perfquery -R`, as an operator
+        clears them after fixing a cable)."""
+        guid = self._check_node_port(node, port)
+        self.diag("perfquery", "-R", "-G", f"{guid:#x}", str(port))
+        self._link_downs.pop((node, port), None)
 
     # --- infiniband-diags ----------------------------------------------------------------------
 

@@ -13,6 +13,14 @@ it or with wrong credentials.
                                           "identifier": "id", "description": "..."}
                                          (the port is params.port_id, else object_ids[0] when
                                           object_type is "Port"); 202 with a completed job
+    GET  /ufmRest/resources/pkeys        [?guids_data=true]   {"0x7fff": {"partition": ..., "ip_over_ib": ...}}
+    GET  /ufmRest/resources/pkeys/<pkey> [?guids_data=true]
+    POST /ufmRest/resources/pkeys/add    {"pkey": "0x12", "partition_name": ..., "ip_over_ib": ...}   (empty)
+    POST /ufmRest/resources/pkeys        {"pkey": "0x12", "guids": [...], "membership": "full"|"limited"
+                                          or "memberships": [...], "ip_over_ib": ...}   (add GUIDs)
+    PUT  /ufmRest/resources/pkeys        (the same body: set exactly these GUIDs)
+    POST /ufmRest/resources/pkeys/delete {"pkey": "0x12", "guids": [...]}   (remove GUIDs)
+    DELETE /ufmRest/resources/pkeys/<pkey>
     GET  /ufmRest/app/events
     GET  /ufmRest/app/alarms             [/<id>]
     GET  /ufmRest/app/unhealthy_ports
@@ -54,6 +62,7 @@ PREFIX = "/ufmRest"
 MAX_BODY = 1 << 20
 ACTIONS = {"disable": False, "port_disable": False, "enable": True, "port_enable": True}
 OTHER_ACTIONS = ("port_reset", "mark_unhealthy", "mark_healthy")
+CACHED = ("/resources/systems", "/resources/ports", "/resources/links")   # views that change only with the fabric
 TIER = {"leaf": 1, "spine": 2}
 REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
            405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 500: "Internal Server Error",
@@ -141,6 +150,7 @@ class UfmRest:
     def __init__(self, manager: FabricManager, user: str, password: str) -> None:
         self.m = manager
         self._auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        self._cache: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, bytes]] = {}
 
     async def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
         url = urlsplit(target)
@@ -154,20 +164,41 @@ class UfmRest:
         gets = {"/resources/systems": self.systems, "/resources/ports": self.ports,
                 "/resources/links": self.links, "/app/events": self.events, "/app/alarms": self.alarm_list,
                 "/app/unhealthy_ports": self.unhealthy_list}
-        posts = {"/actions": self.action}
-        puts = {"/app/unhealthy_ports": self.unhealthy_set}
+        posts = {"/actions": self.action, "/resources/pkeys": self.pkey_add_guids,
+                 "/resources/pkeys/add": self.pkey_create, "/resources/pkeys/delete": self.pkey_remove_guids}
+        puts = {"/app/unhealthy_ports": self.unhealthy_set, "/resources/pkeys": self.pkey_set_guids}
+        deletes: dict[str, Any] = {}
+        gets["/resources/pkeys"] = self.pkey_list
         if route.startswith("/app/alarms/"):
             gets[route] = lambda q: self.alarm_one(route.rsplit("/", 1)[1])
-        for table, name in ((gets, "GET"), (posts, "POST"), (puts, "PUT")):
+        if route.startswith("/resources/pkeys/") and route not in posts:
+            key = route.rsplit("/", 1)[1]
+            gets[route] = lambda q: self.pkey_one(key, q)
+            deletes[route] = lambda doc: self.pkey_delete(key)
+        tables = ((gets, "GET"), (posts, "POST"), (puts, "PUT"), (deletes, "DELETE"))
+        for table, name in tables:
             if method == name and route in table:
+                if name == "GET" and route in CACHED:
+                    return 200, self._cached(route, query, gets[route])
                 if name == "GET":
                     return 200, table[route](query)
-                return await table[route](self._json(body))
-        allowed = [m for table, m in ((gets, "GET"), (posts, "POST"), (puts, "PUT")) if route in table]
+                return await table[route](self._json(body) if name != "DELETE" else {})
+        allowed = [m for table, m in tables if route in table]
         if allowed:
             raise HttpError(405, f"{path} takes {' or '.join(allowed)}")
         known = sorted({*gets, *posts, *puts} - {route})
         raise HttpError(404, f"no such resource {path}; try {', '.join(PREFIX + r for r in known)}")
+
+    def _cached(self, route: str, query: dict[str, str], view: Any) -> bytes:
+        """The encoded answer of a resource view, kept until the fabric is next read back: a fabric
+        of 1024 HCAs answers /resources/ports from memory, not by rebuilding 4096 port views."""
+        key = (route, tuple(sorted(query.items())))
+        hit = self._cache.get(key)
+        if hit is None or hit[0] != self.m.version:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            hit = self._cache[key] = (self.m.version, json.dumps(view(query)).encode())
+        return hit[1]
 
     @staticmethod
     def _json(body: bytes) -> dict[str, Any]:
@@ -191,10 +222,9 @@ class UfmRest:
         if system:   # a name, or a system GUID as UFM's own clients pass it
             by_guid = {s["guid"]: s["name"] for s in self.m.systems()}
             system = by_guid.get(system.lower(), system)
-        ports = self.m.ports(system)
-        if sys_type:
-            want = sys_type.lower() == "computer"
-            ports = [p for p in ports if p["computer"] == want]
+        ports = self.m.ports(system, computer_only=sys_type.lower() == "computer")
+        if sys_type.lower() == "switch":
+            ports = [p for p in ports if not p["computer"]]
         return [ufm_port(p) for p in ports]
 
     def links(self, q: dict[str, str]) -> list[dict[str, Any]]:
@@ -202,6 +232,101 @@ class UfmRest:
 
     def events(self, q: dict[str, str]) -> list[dict[str, Any]]:
         return [ufm_event(ev) for ev in self.m.events]
+
+    # --- PKeys (UFM's PKey GUIDs API) -------------------------------------------------------------
+
+    @staticmethod
+    def _pkey(value: Any) -> int:
+        if isinstance(value, str):
+            try:
+                pkey = int(value, 16) if value.lower().startswith("0x") else int(value, 16)
+            except ValueError:
+                raise HttpError(400, f"pkey {value!r} is not a hexadecimal string such as '0x0a12'") from None
+        else:
+            raise HttpError(400, "'pkey' must be a hexadecimal string such as '0x0a12'")
+        if not 0 < pkey < 0x7FFF:
+            raise HttpError(400, f"pkey {value!r} must be between 0x0 and 0x7fff exclusive")
+        return pkey
+
+    @staticmethod
+    def _pkey_doc(p: dict[str, Any], guids: bool) -> dict[str, Any]:
+        doc: dict[str, Any] = {"partition": p["name"], "ip_over_ib": p["ip_over_ib"]}
+        if guids:
+            doc["guids"] = [{"guid": m["guid"], "membership": m["membership"], "index0": False}
+                            for m in p["members"]]
+        return doc
+
+    def pkey_list(self, q: dict[str, str]) -> dict[str, Any]:
+        guids = q.get("guids_data", "").lower() == "true"
+        return {f"{p['pkey']:#x}": self._pkey_doc(p, guids) for p in self.m.partitions()}
+
+    def pkey_one(self, key: str, q: dict[str, str]) -> dict[str, Any]:
+        try:
+            pkey = int(key, 16)
+        except ValueError:
+            raise HttpError(400, f"pkey {key!r} is not hexadecimal") from None
+        return self._pkey_doc(self.m.partition(pkey), q.get("guids_data", "").lower() == "true")
+
+    def _guids(self, doc: dict[str, Any]) -> list[tuple[str, str]]:
+        guids = doc.get("guids")
+        if not isinstance(guids, list) or not all(isinstance(g, str) for g in guids):
+            raise HttpError(400, "'guids' must be a list of port GUIDs (hexadecimal strings)")
+        memberships = doc.get("memberships")
+        if memberships is None:
+            memberships = [doc.get("membership", "full")] * len(guids)
+        if not isinstance(memberships, list) or len(memberships) != len(guids):
+            raise HttpError(400, "'memberships' must list one membership per GUID")
+        return [(g.lower().removeprefix("0x"), str(m)) for g, m in zip(guids, memberships, strict=True)]
+
+    def _current(self, pkey: int) -> dict[str, Any] | None:
+        try:
+            return self.m.partition(pkey)
+        except FabricNotFound:
+            return None
+
+    async def _set(self, doc: dict[str, Any], members: list[tuple[str, str]], current: dict[str, Any] | None
+                   ) -> tuple[int, Any]:
+        pkey = self._pkey(doc.get("pkey"))
+        name = str(doc.get("partition_name") or (current["name"] if current else ""))
+        ipoib = bool(doc.get("ip_over_ib", current["ip_over_ib"] if current else True))
+        p = await self.m.set_partition(pkey, members, name, ipoib)
+        return 200, self._pkey_doc(p, True)
+
+    async def pkey_create(self, doc: dict[str, Any]) -> tuple[int, Any]:
+        pkey = self._pkey(doc.get("pkey"))
+        if self._current(pkey) is not None:
+            raise HttpError(409, f"pkey {pkey:#x} already exists")
+        return await self._set(doc, [], None)
+
+    async def pkey_add_guids(self, doc: dict[str, Any]) -> tuple[int, Any]:
+        current = self._current(self._pkey(doc.get("pkey")))
+        new = self._guids(doc)
+        keep = [(m["guid"], m["membership"]) for m in (current["members"] if current else [])
+                if m["guid"] not in {g for g, _ in new}]
+        return await self._set(doc, keep + new, current)
+
+    async def pkey_set_guids(self, doc: dict[str, Any]) -> tuple[int, Any]:
+        return await self._set(doc, self._guids(doc), self._current(self._pkey(doc.get("pkey"))))
+
+    async def pkey_remove_guids(self, doc: dict[str, Any]) -> tuple[int, Any]:
+        pkey = self._pkey(doc.get("pkey"))
+        current = self.m.partition(pkey)
+        gone = {g for g, _ in self._guids(doc)}
+        missing = gone - {m["guid"] for m in current["members"]}
+        if missing:
+            raise HttpError(400, f"not members of pkey {pkey:#x}: {', '.join(sorted(missing))}")
+        keep = [(m["guid"], m["membership"]) for m in current["members"] if m["guid"] not in gone]
+        return await self._set(doc, keep, current)
+
+    async def pkey_delete(self, key: str) -> tuple[int, Any]:
+        try:
+            pkey = int(key, 16)
+        except ValueError:
+            raise HttpError(400, f"pkey {key!r} is not hexadecimal") from None
+        p = await self.m.delete_partition(pkey)
+        return 200, self._pkey_doc(p, True)
+
+    # --- alarms and unhealthy ports ----------------------------------------------------------------
 
     def alarm_list(self, q: dict[str, str]) -> list[dict[str, Any]]:
         return [ufm_alarm(a.to_dict()) for a in self.m.alarms.list()]
@@ -284,7 +409,7 @@ async def serve(rest: UfmRest, host: str, port: int) -> asyncio.Server:
             except Exception as e:  # a bug must not kill the server: answer 500 and log it
                 log.exception("UFM REST %s %s failed", method, target)
                 status, doc = 500, {"error": f"{type(e).__name__}: {e}"}
-            data = json.dumps(doc).encode()
+            data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
             extra = 'WWW-Authenticate: Basic realm="UFM"\r\n' if status == 401 else ""
             writer.write((f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\nContent-Type: application/json\r\n"
                           f"Content-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n").encode() + data)

@@ -192,3 +192,75 @@ def test_sharp_limits_and_bad_input(twin: FabricUnderTest) -> None:
     with pytest.raises(grpc.RpcError) as e:
         twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="dup"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_partition_reaches_the_ports_pkey_tables(twin: FabricUnderTest) -> None:
+    a, b, c = (_port(twin, n) for n in ("gpu001 mlx5_0", "gpu002 mlx5_0", "gpu003 mlx5_0"))
+    status, doc = twin.rest("/resources/pkeys", {"pkey": "0x0a12", "guids": [a.guid, b.guid],
+                                                 "memberships": ["full", "limited"], "ip_over_ib": True})
+    try:
+        assert status == 200 and doc["partition"] == "api_pkey_0xa12", doc
+        assert [(g["guid"], g["membership"]) for g in doc["guids"]] == [(a.guid, "full"), (b.guid, "limited")]
+        # read back from the simulated ports by smpquery: the full member carries 0x8a12, the limited 0x0a12
+        keys = {n: {(k.pkey, k.full) for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=n)).pkeys}
+                for n in (a.name, b.name, c.name)}
+        assert (0xA12, True) in keys[a.name] and (0xA12, False) in keys[b.name]
+        assert all(k != 0xA12 for k, _ in keys[c.name]) and (0x7FFF, True) in keys[c.name]
+        listed = {p.pkey: p for p in twin.stub.ListPartitions(pb.ListPartitionsRequest()).partitions}
+        assert listed[0x7FFF].all_ports and [m.node for m in listed[0xA12].members] == ["gpu001 mlx5_0",
+                                                                                         "gpu002 mlx5_0"]
+        assert twin.rest("/resources/pkeys")[1] == {"0x7fff": {"partition": "Default", "ip_over_ib": True},
+                                                    "0xa12": {"partition": "api_pkey_0xa12", "ip_over_ib": True}}
+        status, doc = twin.rest("/resources/pkeys/delete", {"pkey": "0xa12", "guids": [b.guid]})
+        assert status == 200 and [g["guid"] for g in doc["guids"]] == [a.guid]
+        assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=b.name)).pkeys)
+    finally:
+        status, doc = twin.rest("/resources/pkeys/0xa12", method="DELETE")
+    assert status == 200
+    assert twin.rest("/resources/pkeys/0xa12")[0] == 404
+    assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=a.name)).pkeys)
+
+
+def test_partition_bad_input_changes_nothing(twin: FabricUnderTest) -> None:
+    a = _port(twin, "gpu001 mlx5_0")
+    before = twin.rest("/resources/pkeys?guids_data=true")[1]
+    cases = [({"pkey": "0x0b01", "guids": ["0123456789abcdef"]}, 400, "not a port of this fabric"),
+             ({"pkey": "0x8001", "guids": [a.guid]}, 400, "0x7fff"),
+             ({"pkey": "zz", "guids": [a.guid]}, 400, "hexadecimal"),
+             ({"pkey": "0x0b01", "guids": [a.guid], "membership": "owner"}, 400, "membership"),
+             ({"pkey": "0x0b01", "guids": "not a list"}, 400, "list of port GUIDs")]
+    for body, code, text in cases:
+        status, doc = twin.rest("/resources/pkeys", body)
+        assert status == code and text in doc["error"], (body, doc)
+    assert twin.rest("/resources/pkeys/0x7fff", method="DELETE")[0] == 400
+    assert twin.rest("/resources/pkeys/0x0b02", method="DELETE")[0] == 404
+    assert twin.rest("/resources/pkeys", b"{not json")[0] == 400
+    with pytest.raises(grpc.RpcError) as e:
+        twin.stub.SetPartition(pb.SetPartitionRequest(partition=pb.Partition(
+            pkey=0x0B01, members=[pb.PartitionMember(guid="00000000000000ff", membership="full")])))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not a port of this fabric" in (e.value.details() or "")
+    assert twin.rest("/resources/pkeys?guids_data=true")[1] == before
+
+
+def test_error_counters_show_in_perfquery_and_alarms(twin: FabricUnderTest) -> None:
+    port = _port(twin, "gpu004 mlx5_2")
+    clean = twin.stub.GetPortCounters(pb.GetPortCountersRequest(system=port.name))
+    assert clean.port_name == port.name and clean.counters["SymbolErrorCounter"] == 0
+    assert {"LinkDownedCounter", "PortRcvErrors", "PortXmitData", "PortRcvPkts"} <= set(clean.counters)
+    bad = twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
+                                                            value=1234))
+    try:
+        assert bad.counters["SymbolErrorCounter"] == 1234
+        (alarm,) = twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+        assert alarm.name == "Link HW Error" and alarm.description == "SymbolErrorCounter"
+        with pytest.raises(grpc.RpcError) as e:
+            twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
+                                                              value=1 << 20))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        with pytest.raises(grpc.RpcError) as e:
+            twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="CoffeeSpilled", value=1))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter", value=0))
+    assert not twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms

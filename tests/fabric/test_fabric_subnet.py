@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from emulator.topology import load_topology
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.model import FabricState, RouteError
-from services.fabric.netfile import FabricPlan
+from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.subnet import Subnet
+from tests.fabric.conftest import REASON
 
 REROUTE_BOUND_S = 5.0
 
@@ -94,3 +97,66 @@ def test_bad_port_is_refused(rack_subnet: Subnet) -> None:
         rack_subnet.link_down("ib-leaf99", 1)
     with pytest.raises(KeyError, match="port 40 has no cable"):
         rack_subnet.link_down("ib-leaf01", 40)
+
+
+FTREE_CONFIGURED = "ftree tables configured on all switches"
+
+
+def _changed(before: dict[int, dict[int, int]], after: dict[int, dict[int, int]]) -> set[tuple[int, int]]:
+    """(switch GUID, LID) of every LFT entry that differs."""
+    return {(sw, lid) for sw, lft in before.items() for lid, port in lft.items() if after[sw].get(lid) != port}
+
+
+def _fault_and_restore(subnet: Subnet, leaf: str, port: int) -> tuple[FabricState, FabricState, str]:
+    """The fabric before, during a fault of `leaf`'s `port`, and OpenSM's log of that re-sweep."""
+    before = subnet.snapshot()
+    offset = subnet.log_offset()
+    subnet.link_down(leaf, port, timeout=REROUTE_BOUND_S)
+    try:
+        return before, subnet.snapshot(), subnet.log_since(offset)
+    finally:
+        subnet.link_up(leaf, port, timeout=REROUTE_BOUND_S)
+
+
+def test_link_fault_changes_only_the_routes_of_its_cable_bundle(rack_subnet: Subnet, rack_plan: FabricPlan) -> None:
+    """ftree recomputes every table after a leaf-spine fault, but what changes is local: on the
+    rack (8 parallel cables per leaf-spine pair) every entry that used the failed cable moves,
+    and the only other entries that move are re-spread within the same bundle, on the two
+    switches at the cable's ends. No LID changes spine, no other switch changes. The engine is
+    still ftree (no fallback to minhop)."""
+    leaf, spine = "ib-leaf01", "ib-spine01"
+    bundle = rack_plan.cables_between(leaf, spine)
+    dead, dead_at_spine = bundle[0].a_port, bundle[0].b_port
+    before, after, log = _fault_and_restore(rack_subnet, leaf, dead)
+    leaf_g, spine_g = before.by_description(leaf).guid, before.by_description(spine).guid
+    ports = {leaf_g: {c.a_port for c in bundle}, spine_g: {c.b_port for c in bundle}}
+    failed = {leaf_g: dead, spine_g: dead_at_spine}
+    used = {(sw, lid) for sw in failed for lid, port in before.lfts[sw].items() if port == failed[sw]}
+    changed = _changed(before.lfts, after.lfts)
+    assert used and used <= changed
+    assert {sw for sw, _ in changed} <= {leaf_g, spine_g}
+    for sw, lid in changed:
+        assert before.lfts[sw][lid] in ports[sw] and after.lfts[sw][lid] in ports[sw] - {failed[sw]}, (sw, lid)
+    assert FTREE_CONFIGURED in log and "minhop" not in log.lower()
+    restored = rack_subnet.snapshot()
+    assert _changed(before.lfts, restored.lfts) == set()  # ftree is deterministic: link_up restores every entry
+
+
+@pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
+def test_su1024_link_fault_changes_exactly_the_routes_that_used_it(tmp_path: Path) -> None:
+    """On su-1024 (two cables per leaf-spine pair) a fault changes the routes of the affected
+    LIDs and no others: every LFT entry that used the failed port (at either end) changes, onto
+    the pair's other cable, and no other entry of any switch does; the engine stays ftree."""
+    plan = make_fabric_plan(load_topology("su-1024"))
+    leaf, spine = plan.leaves[0].id, plan.spines[0].id
+    cable, other = plan.cables_between(leaf, spine)
+    with Subnet(plan, tmp_path / "su-1024") as subnet:
+        subnet.start(timeout=60)
+        before, after, log = _fault_and_restore(subnet, leaf, cable.a_port)
+    failed = {before.by_description(leaf).guid: cable.a_port, before.by_description(spine).guid: cable.b_port}
+    used = {(sw, lid) for sw in failed for lid, port in before.lfts[sw].items() if port == failed[sw]}
+    assert len(used) > 40
+    assert _changed(before.lfts, after.lfts) == used
+    moved_to = {after.lfts[sw][lid] for sw, lid in used}
+    assert moved_to == {other.a_port, other.b_port}
+    assert FTREE_CONFIGURED in log and "minhop" not in log.lower()

@@ -490,6 +490,18 @@ class GetPortCountersRequest(_message.Message):
     port: int
     def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
+class SetPortCounterRequest(_message.Message):
+    __slots__ = ("system", "port", "counter", "value")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    COUNTER_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    counter: str
+    value: int
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., counter: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+
 class PortCounters(_message.Message):
     __slots__ = ("port_name", "counters")
     class CountersEntry(_message.Message):

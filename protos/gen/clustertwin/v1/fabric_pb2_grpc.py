@@ -119,6 +119,11 @@ class FabricStub:
                 request_serializer=clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
                 _registered_method=True)
+        self.SetPortCounter = channel.unary_unary(
+                '/clustertwin.v1.Fabric/SetPortCounter',
+                request_serializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortCounterRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
+                _registered_method=True)
         self.CreateSharpJob = channel.unary_unary(
                 '/clustertwin.v1.Fabric/CreateSharpJob',
                 request_serializer=clustertwin_dot_v1_dot_fabric__pb2.CreateSharpJobRequest.SerializeToString,
@@ -246,6 +251,13 @@ class FabricServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPortCounter(self, request, context):
+        """as a faulty cable would count
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateSharpJob(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -356,6 +368,11 @@ def add_FabricServicer_to_server(servicer, server):
             'GetPortCounters': grpc.unary_unary_rpc_method_handler(
                     servicer.GetPortCounters,
                     request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.SerializeToString,
+            ),
+            'SetPortCounter': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPortCounter,
+                    request_deserializer=clustertwin_dot_v1_dot_fabric__pb2.SetPortCounterRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_fabric__pb2.PortCounters.SerializeToString,
             ),
             'CreateSharpJob': grpc.unary_unary_rpc_method_handler(
@@ -837,6 +854,33 @@ class Fabric:
             target,
             '/clustertwin.v1.Fabric/GetPortCounters',
             clustertwin_dot_v1_dot_fabric__pb2.GetPortCountersRequest.SerializeToString,
+            clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPortCounter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.Fabric/SetPortCounter',
+            clustertwin_dot_v1_dot_fabric__pb2.SetPortCounterRequest.SerializeToString,
             clustertwin_dot_v1_dot_fabric__pb2.PortCounters.FromString,
             options,
             channel_credentials,
