@@ -8,6 +8,10 @@ a head RADOS object holding its first 4 MiB (`rgw_max_chunk_size`) and 4 MiB tai
 `<marker>__shadow_.<tag>_<n>`. A fresh tag per upload makes an overwrite atomic: new tails, new
 head and index entry are written first, the old RADOS objects are removed after (RGW's GC).
 
+The operations beyond plain objects and buckets live beside it, one idea per module: `auth`
+(SigV4/SigV2, header and presigned, aws-chunked bodies), `multipart`, `copy_object`,
+`conditional`, `delete_multi`, `versioning`; `bucket_index` is the in-memory index they share.
+
 RADOS I/O on an inactive PG blocks in real Ceph (RGW sets no `rados_osd_op_timeout`); the
 gateway waits up to `op_timeout` seconds for the PG to come back, then answers 503
 ServiceUnavailable — the backend is unavailable, not the client too fast (that is SlowDown).
@@ -23,81 +27,25 @@ import re
 import secrets
 import threading
 import time
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import parse_qsl, unquote
 
 from services.ceph.cluster import Cluster
 from services.ceph.errors import CephError
-from services.ceph.rgw import rados, s3_xml, sigv4
+from services.ceph.rgw import auth, conditional, copy_object, delete_multi, multipart, rados, s3_xml, versioning
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.entity import check_key, check_md5, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
+from services.ceph.rgw.wire import Request, Response
 
 T = TypeVar("T")
 HEAD_SIZE = 4 << 20  # rgw_max_chunk_size
 STRIPE_SIZE = 4 << 20  # rgw_obj_stripe_size
 MAX_PUT = 5 << 30  # S3's single PUT limit
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-_KEPT_HEADERS = ("content-type", "content-encoding", "content-disposition", "content-language", "cache-control",
-                 "expires")
-_RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
-
-
-@dataclass
-class Request:
-    method: str
-    raw_path: str  # as on the request line, still percent-encoded, without the query
-    raw_query: str
-    headers: dict[str, str]  # lower-case names
-    body: bytes = b""
-    remote: str = ""
-
-
-@dataclass
-class Response:
-    status: int
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    body: bytes = b""
-    length: int | None = None  # Content-Length when it is not len(body) (HEAD)
-
-
-@dataclass
-class ObjectEntry:
-    key: str
-    size: int
-    etag: str  # hex MD5, unquoted
-    mtime: float
-    owner: str
-    head: str
-    tails: list[str]
-    attrs: dict[str, str]  # kept standard headers and x-amz-meta-*
-
-
-@dataclass
-class Bucket:
-    name: str
-    tenant: str
-    owner: User
-    created: float
-    marker: str
-    objects: dict[str, ObjectEntry] = field(default_factory=dict)
-    keys: list[str] = field(default_factory=list)  # sorted
-
-    def put_entry(self, e: ObjectEntry) -> ObjectEntry | None:
-        old = self.objects.get(e.key)
-        if old is None:
-            bisect.insort(self.keys, e.key)
-        self.objects[e.key] = e
-        return old
-
-    def drop_entry(self, key: str) -> ObjectEntry | None:
-        old = self.objects.pop(key, None)
-        if old is not None:
-            del self.keys[bisect.bisect_left(self.keys, key)]
-        return old
 
 
 def _owner(u: User) -> s3_xml.Owner:
@@ -120,6 +68,7 @@ class Gateway:
         self.gc: list[tuple[str, str]] = []  # (pool, name) RADOS objects left to remove
         self._next_bucket = 1
         self.instance_id = secrets.randbelow(1 << 20)
+        self.multipart = multipart.Multipart(self)
 
     # -- RADOS with RGW's blocking semantics -------------------------------------------------
 
@@ -143,7 +92,7 @@ class Gateway:
     def _read(self, name: str) -> bytes:
         return self._rados(f"read {self.data_pool}/{name}", lambda: self.cluster.get(self.data_pool, name))
 
-    def _remove_later(self, objs: list[tuple[str, str]]) -> None:
+    def remove_later(self, objs: list[tuple[str, str]]) -> None:
         """RGW's garbage collector: remove now what can be, keep the rest for the next pass."""
         with self.lock:
             left = []
@@ -157,7 +106,69 @@ class Gateway:
     def rados_objects(self, bucket: str, key: str, tenant: str = "") -> list[str]:
         """The data-pool RADOS objects holding an object: head first, then tails (for tests and admin)."""
         e = self.buckets[(tenant, bucket)].objects[key]
-        return [e.head, *e.tails]
+        return [name for name, _ in e.pieces]
+
+    def write_data(self, head: str, shadow: str, body: bytes) -> list[tuple[str, int]]:
+        """Stripe `body` into the data pool as RGW does: `head` holds the first 4 MiB
+        (rgw_max_chunk_size), `shadow_1`, `shadow_2`, ... the following 4 MiB stripes (rgw_obj_stripe_size).
+        Tails are written first, head last; on failure what was written is freed and the error raised."""
+        n_tails = -(-max(len(body) - HEAD_SIZE, 0) // STRIPE_SIZE)
+        pieces = [(head, min(len(body), HEAD_SIZE))]
+        for i in range(n_tails):
+            off = HEAD_SIZE + i * STRIPE_SIZE
+            pieces.append((f"{shadow}_{i + 1}", len(body[off: off + STRIPE_SIZE])))
+        written: list[tuple[str, str]] = []
+        try:
+            off = HEAD_SIZE
+            for name, n in pieces[1:]:
+                self._put(self.data_pool, name, body[off: off + n])
+                written.append((self.data_pool, name))
+                off += n
+            self._put(self.data_pool, head, body[:HEAD_SIZE])
+        except S3Error:
+            self.remove_later(written)  # nothing of a failed upload stays visible
+            raise
+        return pieces
+
+    def read_data(self, pieces: list[tuple[str, int]], first: int, length: int) -> bytes:
+        out = bytearray()
+        end = first + length
+        lo = 0
+        for name, n in pieces:
+            hi = lo + n
+            if n and hi > first and lo < end:
+                data = self._read(name)
+                out += data[max(first, lo) - lo: min(end, hi) - lo]
+            lo = hi
+        return bytes(out)
+
+    def free(self, entries: list[ObjectEntry]) -> None:
+        self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
+
+    @staticmethod
+    def new_tag() -> str:
+        return secrets.token_urlsafe(24).replace("-", "x").replace("_", "y")[:32]
+
+    def _index_name(self, b: Bucket, e: ObjectEntry) -> str:
+        return f".dir.{b.marker}.{e.key}" + ("" if e.version_id == "null" else f"\0v{e.version_id}")
+
+    def commit(self, b: Bucket, e: ObjectEntry) -> list[tuple[str, str]]:
+        """Write the index entry of a new version, install it and free what it displaced; returns the
+        x-amz-version-id header S3 sends (none for a bucket that never had versioning)."""
+        if b.versioning == "Enabled":
+            e.version_id = versioning.new_version_id()
+        self._put(self.index_pool, self._index_name(b, e), json.dumps(e.__dict__).encode())
+        with self.lock:
+            displaced = b.install(e)
+        self.free(displaced)
+        return [("x-amz-version-id", e.version_id)] if b.versioning else []
+
+    def drop_version(self, b: Bucket, e: ObjectEntry) -> None:
+        self._rados("remove index entry",
+                    lambda: rados.remove(self.cluster, self.index_pool, self._index_name(b, e)))
+        with self.lock:
+            b.remove_version(e.key, e.version_id)
+        self.free([e])
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -165,19 +176,22 @@ class Gateway:
         rid = f"tx{secrets.token_hex(10)}-{int(self.wall()):x}-{self.instance_id:x}-{self.zone}"
         path = unquote(req.raw_path)
         try:
-            access_key = sigv4.verify(req.method, req.raw_path, req.raw_query, req.headers, self.users.secret_of,
-                                      datetime.fromtimestamp(self.wall(), UTC))
-            user = self.users.by_key(access_key)
+            who = auth.authenticate(req.method, req.raw_path, req.raw_query, req.headers, req.body, self.users,
+                                    datetime.fromtimestamp(self.wall(), UTC))
+            user = self.users.by_key(who.access_key)
             assert user is not None
-            if req.method in ("PUT", "POST"):
-                sigv4.check_payload(req.headers, req.body)
+            req = Request(req.method, req.raw_path, req.raw_query, req.headers, who.body, req.remote)
             resp = self._dispatch(req, user, path)
+            if req.method in ("PUT", "POST") and resp.status == 200:
+                resp.headers += [(k, v) for k, v in who.checksums.items()]
+        except conditional.NotModified as nm:
+            resp = Response(304, list(getattr(nm, "headers", [])))
         except Exception as exc:  # noqa: BLE001 - every failure is an S3 error to the client
             e = exc if isinstance(exc, S3Error) else S3Error("InternalError", f"{type(exc).__name__}: {exc}")
             e.resource = e.resource or path
             size = e.extra.pop("size", None)
             body = e.xml(rid)
-            resp = Response(e.status, [("Content-Type", "application/xml")],
+            resp = Response(e.status, [("Content-Type", "application/xml"), *e.headers],
                             b"" if req.method == "HEAD" else body, len(body))
             if size is not None:
                 resp.headers.append(("Content-Range", f"bytes */{size}"))
@@ -192,34 +206,59 @@ class Gateway:
             if m == "GET":
                 return self.list_buckets(user)
             raise S3Error("MethodNotAllowed", f"{m} is not allowed on the service")
-        unsupported = set(query) & {"uploads", "uploadId", "versioning", "versions", "acl", "policy", "tagging",
-                                    "delete", "lifecycle", "cors", "website", "location", "restore", "select"}
+        unsupported = set(query) & {"acl", "policy", "tagging", "lifecycle", "cors", "website", "location",
+                                    "restore", "select", "object-lock", "replication", "notification"}
         if unsupported:
             raise S3Error("NotImplemented", f"?{sorted(unsupported)[0]} is not implemented by this gateway")
         if not key:
-            if m == "PUT":
-                return self.create_bucket(user, name)
-            if m == "HEAD":
-                self._bucket(user, name)
-                return Response(200)
-            if m == "DELETE":
-                return self.delete_bucket(user, name)
-            if m == "GET":
-                return self.list_objects(user, name, query)
-            raise S3Error("MethodNotAllowed", f"{m} is not allowed on a bucket")
+            return self._bucket_op(req, user, name, query)
+        if "uploadId" in query or "uploads" in query:
+            return self.multipart.dispatch(req, user, name, key, query)
+        vid = query.get("versionId")
+        if vid == "":
+            raise S3Error("InvalidArgument", "version id must not be empty", ArgumentName="versionId")
         if m == "PUT":
             if "x-amz-copy-source" in req.headers:
-                raise S3Error("NotImplemented", "CopyObject is not implemented by this gateway")
+                return copy_object.copy_object(self, user, name, key, req.headers)
             return self.put_object(user, name, key, req.headers, req.body)
         if m in ("GET", "HEAD"):
-            return self.get_object(user, name, key, req.headers.get("range", ""), head=m == "HEAD")
+            return self.get_object(user, name, key, req.headers, head=m == "HEAD", version_id=vid)
         if m == "DELETE":
-            return self.delete_object(user, name, key)
+            return self.delete_object(user, name, key, vid)
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on an object")
+
+    def _bucket_op(self, req: Request, user: User, name: str, query: dict[str, str]) -> Response:
+        m = req.method
+        if "versioning" in query:
+            b = self.bucket(user, name)
+            if m == "PUT":
+                status = versioning.parse_config(req.body)
+                self._put(self.index_pool, f".bucket.meta.{b.tenant}:{name}.versioning", status.encode())
+                with self.lock:
+                    b.versioning = status
+                return Response(200)
+            if m == "GET":
+                return Response(200, [("Content-Type", "application/xml")], versioning.config_xml(b.versioning))
+        elif "versions" in query and m == "GET":
+            return versioning.list_versions(self, self.bucket(user, name), query)
+        elif "uploads" in query and m == "GET":
+            return self.multipart.list_uploads(self.bucket(user, name), query)
+        elif "delete" in query and m == "POST":
+            return delete_multi.delete_objects(self, user, name, req.headers, req.body)
+        elif m == "PUT":
+            return self.create_bucket(user, name)
+        elif m == "HEAD":
+            self.bucket(user, name)
+            return Response(200)
+        elif m == "DELETE":
+            return self.delete_bucket(user, name)
+        elif m == "GET":
+            return self.list_objects(user, name, query)
+        raise S3Error("MethodNotAllowed", f"{m} is not allowed on a bucket")
 
     # -- buckets -----------------------------------------------------------------------------
 
-    def _bucket(self, user: User, name: str) -> Bucket:
+    def bucket(self, user: User, name: str) -> Bucket:
         tenant, _, bare = name.rpartition(":")  # RGW lets `tenant:bucket` name another tenant's bucket
         b = self.buckets.get((tenant if ":" in name else user.tenant, bare))
         if b is None:
@@ -251,8 +290,8 @@ class Gateway:
         return Response(200, [("Location", f"/{name}")])
 
     def delete_bucket(self, user: User, name: str) -> Response:
-        b = self._bucket(user, name)
-        if b.objects:
+        b = self.bucket(user, name)
+        if b.versions:
             raise S3Error("BucketNotEmpty", "the bucket you tried to delete is not empty", f"/{name}", BucketName=name)
         self._rados("remove bucket record",
                     lambda: rados.remove(self.cluster, self.index_pool, f".bucket.meta.{b.tenant}:{name}"))
@@ -261,7 +300,7 @@ class Gateway:
         return Response(204)
 
     def list_objects(self, user: User, name: str, q: dict[str, str]) -> Response:
-        b = self._bucket(user, name)
+        b = self.bucket(user, name)
         prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
         url = q.get("encoding-type", "") == "url"
         try:
@@ -321,49 +360,60 @@ class Gateway:
     # -- objects -----------------------------------------------------------------------------
 
     def put_object(self, user: User, name: str, key: str, headers: dict[str, str], body: bytes) -> Response:
-        b = self._bucket(user, name)
-        if len(key.encode()) > 1024:
-            raise S3Error("KeyTooLongError", "your key is too long: at most 1024 bytes")
+        b = self.bucket(user, name)
+        check_key(key)
         if len(body) > MAX_PUT:
             raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
         md5 = hashlib.md5(body)
-        _check_digests(headers, body, md5.digest())
-        tag = secrets.token_urlsafe(24).replace("-", "x").replace("_", "y")[:32]
-        head = f"{b.marker}__:{tag}_{key}"
-        n_tails = -(-max(len(body) - HEAD_SIZE, 0) // STRIPE_SIZE)
-        tails = [f"{b.marker}__shadow_.{tag}_{i}" for i in range(1, n_tails + 1)]
-        attrs = {h: headers[h] for h in _KEPT_HEADERS if h in headers}
-        attrs.setdefault("content-type", "binary/octet-stream")
-        attrs.update({h: v for h, v in headers.items() if h.startswith("x-amz-meta-")})
-        entry = ObjectEntry(key, len(body), md5.hexdigest(), self.wall(), user.id, head, tails, attrs)
-        written: list[tuple[str, str]] = []
+        check_md5(headers, md5.digest())
+        attrs = object_attrs(headers)
+        tag = self.new_tag()
+        pieces = self.write_data(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body)
+        entry = ObjectEntry(key, len(body), md5.hexdigest(), self.wall(), user.id, pieces, attrs)
         try:
-            for i, tail in enumerate(tails):
-                off = HEAD_SIZE + i * STRIPE_SIZE
-                self._put(self.data_pool, tail, body[off: off + STRIPE_SIZE])
-                written.append((self.data_pool, tail))
-            self._put(self.data_pool, head, body[:HEAD_SIZE])
-            written.append((self.data_pool, head))
-            self._put(self.index_pool, f".dir.{b.marker}.{key}", json.dumps(entry.__dict__).encode())
+            vh = self.commit(b, entry)
         except S3Error:
-            self._remove_later(written)  # nothing of a failed upload stays visible
+            self.free([entry])
             raise
-        with self.lock:
-            old = b.put_entry(entry)
-        if old is not None:
-            self._remove_later([(self.data_pool, o) for o in (old.head, *old.tails)])
-        return Response(200, [("ETag", f'"{entry.etag}"')])
+        return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
-    def get_object(self, user: User, name: str, key: str, range_header: str, head: bool) -> Response:
-        b = self._bucket(user, name)
-        e = b.objects.get(key)
+    def lookup(self, b: Bucket, key: str, version_id: str | None) -> ObjectEntry:
+        """The version a GET/HEAD/copy names: NoSuchKey, NoSuchVersion, or a delete marker refused as S3 does."""
+        if version_id is None:
+            e = b.latest(key)
+            if e is None or e.delete_marker:
+                err = S3Error("NoSuchKey", "the specified key does not exist", f"/{b.name}/{key}", Key=key)
+                if e is not None:
+                    err.headers += [("x-amz-delete-marker", "true"), ("x-amz-version-id", e.version_id)]
+                raise err
+            return e
+        e = b.version(key, version_id)
         if e is None:
-            raise S3Error("NoSuchKey", "the specified key does not exist", f"/{name}/{key}", Key=key)
+            raise S3Error("NoSuchVersion", "the specified version does not exist", f"/{b.name}/{key}", Key=key,
+                          VersionId=version_id)
+        if e.delete_marker:
+            err = S3Error("MethodNotAllowed", "the specified method is not allowed against this resource",
+                          f"/{b.name}/{key}", Method="GET", ResourceType="DeleteMarker")
+            err.headers += [("x-amz-delete-marker", "true"), ("x-amz-version-id", e.version_id),
+                            ("Last-Modified", s3_xml.http_date(e.mtime))]
+            raise err
+        return e
+
+    def get_object(self, user: User, name: str, key: str, headers: dict[str, str], head: bool,
+                   version_id: str | None = None) -> Response:
+        b = self.bucket(user, name)
+        e = self.lookup(b, key, version_id)
+        hdrs = [("ETag", f'"{e.etag}"'), ("Last-Modified", s3_xml.http_date(e.mtime)), ("Accept-Ranges", "bytes")]
+        if b.versioning:
+            hdrs.append(("x-amz-version-id", e.version_id))
+        try:
+            conditional.check(headers, e.etag, e.mtime)
+        except conditional.NotModified:
+            raise _NotModified(hdrs) from None
+        hdrs += [(k, v) for k, v in e.attrs.items()]
         first, last = 0, e.size - 1
         status = 200
-        hdrs = [("ETag", f'"{e.etag}"'), ("Last-Modified", s3_xml.http_date(e.mtime)), ("Accept-Ranges", "bytes")]
-        hdrs += [(k, v) for k, v in e.attrs.items()]
-        r = _parse_range(range_header, e.size)
+        r = parse_range(headers.get("range", ""), e.size)
         if r is not None:
             first, last = r
             status = 206
@@ -371,64 +421,35 @@ class Gateway:
         length = max(last - first + 1, 0)
         if head:
             return Response(status, hdrs, b"", length)
-        return Response(status, hdrs, self._read_range(e, first, length))
+        return Response(status, hdrs, self.read_data(e.pieces, first, length))
 
-    def _read_range(self, e: ObjectEntry, first: int, length: int) -> bytes:
-        out = bytearray()
-        end = first + length
-        pieces = [(e.head, 0, min(e.size, HEAD_SIZE))]
-        pieces += [(t, HEAD_SIZE + i * STRIPE_SIZE, min(e.size, HEAD_SIZE + (i + 1) * STRIPE_SIZE))
-                   for i, t in enumerate(e.tails)]
-        for rname, lo, hi in pieces:
-            if hi <= first or lo >= end:
-                continue
-            data = self._read(rname)
-            out += data[max(first, lo) - lo: min(end, hi) - lo]
-        return bytes(out)
-
-    def delete_object(self, user: User, name: str, key: str) -> Response:
-        b = self._bucket(user, name)
-        e = b.objects.get(key)
-        if e is not None:
-            self._rados("remove index entry",
-                        lambda: rados.remove(self.cluster, self.index_pool, f".dir.{b.marker}.{key}"))
-            with self.lock:
-                b.drop_entry(key)
-            self._remove_later([(self.data_pool, o) for o in (e.head, *e.tails)])
-        return Response(204)
-
-
-def _check_digests(headers: dict[str, str], body: bytes, md5: bytes) -> None:
-    sent = headers.get("content-md5")
-    if sent is not None:
-        try:
-            want = base64.b64decode(sent, validate=True)
-        except ValueError:
-            raise S3Error("InvalidDigest", "the Content-MD5 you specified is not valid") from None
-        if want != md5:
-            raise S3Error("BadDigest", "the Content-MD5 you specified did not match what we received")
-    checks = {"x-amz-checksum-crc32": lambda: zlib.crc32(body).to_bytes(4, "big"),
-              "x-amz-checksum-sha256": lambda: hashlib.sha256(body).digest(),
-              "x-amz-checksum-sha1": lambda: hashlib.sha1(body).digest()}
-    for h, calc in checks.items():
-        if h in headers and base64.b64encode(calc()).decode() != headers[h]:
-            raise S3Error("BadDigest", f"the {h} you specified did not match the calculated checksum")
+    def delete_object(self, user: User, name: str, key: str, version_id: str | None = None) -> Response:
+        """S3 DELETE: a named version is removed for good; otherwise an unversioned bucket drops the
+        object, a versioned one gains a delete marker (the "null" one when versioning is suspended)."""
+        b = self.bucket(user, name)
+        hdrs = []
+        if version_id is not None:
+            e = b.version(key, version_id)
+            if e is None:
+                if not versioning.valid_id(version_id):
+                    raise S3Error("InvalidArgument", "invalid version id specified", ArgumentName="versionId",
+                                  ArgumentValue=version_id)
+                return Response(204, [("x-amz-version-id", version_id)])
+            self.drop_version(b, e)
+            hdrs.append(("x-amz-version-id", e.version_id))
+            if e.delete_marker:
+                hdrs.append(("x-amz-delete-marker", "true"))
+        elif not b.versioning:
+            e = b.latest(key)
+            if e is not None:
+                self.drop_version(b, e)
+        else:
+            dm = ObjectEntry(key, 0, "", self.wall(), user.id, [], {}, delete_marker=True)
+            hdrs = self.commit(b, dm) + [("x-amz-delete-marker", "true")]
+        return Response(204, hdrs)
 
 
-def _parse_range(header: str, size: int) -> tuple[int, int] | None:
-    """`bytes=a-b`, `bytes=a-` or `bytes=-n` → (first, last); None to send the whole object."""
-    m = _RANGE_RE.match(header.strip()) if header else None
-    if m is None or (not m[1] and not m[2]):
-        return None  # absent, multi-range or malformed: S3 ignores it
-    if not m[1]:
-        n = int(m[2])
-        if n == 0:
-            raise S3Error("InvalidRange", "the requested range is not satisfiable", size=str(size))
-        return max(size - n, 0), size - 1
-    first = int(m[1])
-    last = min(int(m[2]), size - 1) if m[2] else size - 1
-    if first >= size or (m[2] and int(m[2]) < first):
-        if m[2] and int(m[2]) < first:
-            return None
-        raise S3Error("InvalidRange", "the requested range is not satisfiable", size=str(size))
-    return first, last
+class _NotModified(conditional.NotModified):
+    def __init__(self, headers: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.headers = headers

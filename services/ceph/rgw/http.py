@@ -4,6 +4,8 @@ bodies, `Expect: 100-continue`) handing each request to the pure `Gateway`.
 Run stand-alone over an in-process cluster (port 7480 is RGW's default):
     python -m services.ceph.rgw.http --port 7480 --users users.json
 or in a test: `server = start_in_thread(gateway, "127.0.0.1", 0)`, then `server.port`, `server.stop()`.
+With `--ssl-cert/--ssl-key` (or an `ssl.SSLContext`) it serves https, as RGW's `ssl_port` does;
+SDKs change behaviour over TLS (boto3 then streams bodies `aws-chunked` with trailing checksums).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ssl
 import threading
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -90,19 +93,19 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     return keep
 
 
-async def serve(gw: Gateway, host: str, port: int) -> asyncio.Server:
+async def serve(gw: Gateway, host: str, port: int, tls: ssl.SSLContext | None = None) -> asyncio.Server:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while await _serve_one(gw, reader, writer):
                 pass
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ssl.SSLError):
             pass
         finally:
             writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
+            with contextlib.suppress(ConnectionError, TimeoutError, ssl.SSLError):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)  # a TLS peer may never answer close_notify
 
-    return await asyncio.start_server(handle, host, port, reuse_address=True, limit=MAX_HEADER)
+    return await asyncio.start_server(handle, host, port, reuse_address=True, limit=MAX_HEADER, ssl=tls)
 
 
 @dataclass
@@ -127,9 +130,16 @@ class RunningServer:
         self.loop.close()
 
 
-def start_in_thread(gw: Gateway, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+def start_in_thread(gw: Gateway, host: str = "127.0.0.1", port: int = 0,
+                    tls: ssl.SSLContext | None = None) -> RunningServer:
     loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(serve(gw, host, port))
+    server = loop.run_until_complete(serve(gw, host, port, tls))
     thread = threading.Thread(target=loop.run_forever, name="rgw-http", daemon=True)
     thread.start()
     return RunningServer(server.sockets[0].getsockname()[1], loop, server, thread)
@@ -141,12 +151,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=7480)
     ap.add_argument("--users", type=Path, required=True, help="JSON list of {uid, access_key, secret_key, ...}")
     ap.add_argument("--hosts", type=int, default=12, help="Ceph hosts (one HDD + one SSD OSD each)")
+    ap.add_argument("--ssl-cert", type=Path, help="PEM certificate: serve https")
+    ap.add_argument("--ssl-key", type=Path, help="PEM private key of --ssl-cert")
     args = ap.parse_args(argv)
+    tls = tls_context(args.ssl_cert, args.ssl_key) if args.ssl_cert else None
     gw = Gateway(rgw_cluster(args.hosts), Users.load(args.users), DATA_POOL, INDEX_POOL)
 
     async def run() -> None:
-        server = await serve(gw, args.host, args.port)
-        print(f"rgw listening on {args.host}:{server.sockets[0].getsockname()[1]}", flush=True)
+        server = await serve(gw, args.host, args.port, tls)
+        scheme = "https" if tls else "http"
+        print(f"rgw listening on {scheme}://{args.host}:{server.sockets[0].getsockname()[1]}", flush=True)
         async with server:
             await server.serve_forever()
 

@@ -1,12 +1,16 @@
-"""S3 XML response bodies: ListAllMyBucketsResult and ListBucketResult (ListObjects v1 and v2)."""
+"""S3 XML bodies: ListAllMyBucketsResult and ListBucketResult (ListObjects v1 and v2), and parsing of
+the XML documents clients send (CompleteMultipartUpload, Delete, VersioningConfiguration)."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote
 from xml.sax.saxutils import escape
+
+from services.ceph.rgw.s3_errors import S3Error
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 _DECL = '<?xml version="1.0" encoding="UTF-8"?>'
@@ -105,3 +109,28 @@ def list_objects_v1(
     if listing.truncated and delimiter:
         s += f"<NextMarker>{_enc(listing.last, url)}</NextMarker>"
     return f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url)}</ListBucketResult>'.encode()
+
+
+# -- request bodies and the small result documents of object operations ------------------------
+
+
+def parse(body: bytes, root: str) -> ET.Element:
+    """A client's XML request body with namespaces stripped; MalformedXML unless its root is `root`."""
+    try:
+        doc = ET.fromstring(body)
+    except ET.ParseError:
+        raise S3Error("MalformedXML", "the XML you provided was not well-formed or did not validate against "
+                      "our published schema") from None
+    for el in doc.iter():
+        el.tag = el.tag.rpartition("}")[2]
+    if doc.tag != root:
+        raise S3Error("MalformedXML", f"expected a <{root}> document, got <{doc.tag}>")
+    return doc
+
+
+def document(root: str, inner: str) -> bytes:
+    return f'{_DECL}<{root} xmlns="{S3_NS}">{inner}</{root}>'.encode()
+
+
+def element(name: str, value: object) -> str:
+    return f"<{name}>{escape(str(value))}</{name}>"

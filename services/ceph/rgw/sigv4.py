@@ -1,5 +1,8 @@
 """AWS Signature Version 4 verification for header-signed S3 requests (AWS4-HMAC-SHA256).
 
+`presign.py` checks the same signature carried in the query string, `chunked.py` the per-chunk
+signatures of a streaming body chained from this one (hence `verify_header` hands back a `Signed`).
+
 Pure: given the request as it came off the wire and a secret lookup, return the access key or
 raise the S3 error RGW would. The canonical request is the one the client built: method, the
 path exactly as sent (S3 does not normalise or double-encode it), the query re-encoded and
@@ -27,6 +30,17 @@ MAX_SKEW_S = 15 * 60  # S3's RequestTimeTooSkewed window
 _AUTH_RE = re.compile(
     r"AWS4-HMAC-SHA256\s+Credential=([^,\s]+)\s*,\s*SignedHeaders=([^,\s]+)\s*,\s*Signature=([0-9a-f]{64})")
 _SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A verified SigV4 request: what a streaming body's chunk signatures chain from."""
+
+    access_key: str
+    key: bytes  # the signing key
+    amz_date: str
+    scope: str  # DATE/REGION/SERVICE/aws4_request
+    signature: str  # the seed signature
 
 
 @dataclass(frozen=True)
@@ -67,39 +81,58 @@ def canonical_request(
     return "\n".join([*lines, "", ";".join(signed), payload_hash])
 
 
-def _parse_amz_date(value: str) -> datetime:
+def parse_amz_date(value: str) -> datetime:
     try:
         return datetime.strptime(value, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     except ValueError:
         raise S3Error("AccessDenied", f"x-amz-date {value!r} is not a date like 20250101T000000Z") from None
 
 
-def verify(
+def parse_credential(scope: str, secret_of: Callable[[str], str | None]) -> tuple[Credential, str]:
+    """`KEY/DATE/REGION/SERVICE/aws4_request` → the credential and the key's secret."""
+    parts = scope.split("/")
+    if len(parts) != 5 or parts[4] != "aws4_request":
+        raise S3Error("AccessDenied",
+                      f"credential scope {scope!r} is not KEY/DATE/REGION/SERVICE/aws4_request")
+    cred = Credential(*parts[:4])
+    secret = secret_of(cred.access_key)
+    if secret is None:
+        raise S3Error("InvalidAccessKeyId", f"the access key {cred.access_key} does not exist in our records",
+                      AWSAccessKeyId=cred.access_key)
+    return cred, secret
+
+
+def check_signature(
+    creq: str, amz_date: str, cred: Credential, secret: str, signature: str,
+) -> Signed:
+    """Compare the client's signature with ours over the canonical request `creq`."""
+    scope = f"{cred.date}/{cred.region}/{cred.service}/aws4_request"
+    to_sign = "\n".join([ALGORITHM, amz_date, scope, hashlib.sha256(creq.encode()).hexdigest()])
+    key = signing_key(secret, cred)
+    expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, signature):
+        raise S3Error("SignatureDoesNotMatch", "the request signature we calculated does not match the signature "
+                      "you provided; check your key and signing method",
+                      AWSAccessKeyId=cred.access_key, StringToSign=to_sign, CanonicalRequest=creq)
+    return Signed(cred.access_key, key, amz_date, scope, signature)
+
+
+def verify_header(
     method: str, raw_path: str, query: str, headers: Mapping[str, str],
     secret_of: Callable[[str], str | None], now: datetime,
-) -> str:
-    """Check the Authorization header of a request (header names lower-case); returns the access key."""
+) -> Signed:
+    """Check the AWS4-HMAC-SHA256 Authorization header of a request (header names lower-case)."""
     auth = headers.get("authorization", "")
-    if not auth.startswith(ALGORITHM):
-        raise S3Error("NotImplemented" if auth else "AccessDenied",
-                      "only AWS4-HMAC-SHA256 header signatures are supported" if auth
-                      else "anonymous access is not granted by any policy or ACL")
     m = _AUTH_RE.match(auth)
     if m is None:
         raise S3Error("AccessDenied", "malformed AWS4-HMAC-SHA256 Authorization header")
     scope, signed_list, signature = m.groups()
-    parts = scope.split("/")
-    if len(parts) != 5 or parts[4] != "aws4_request":
-        raise S3Error("AccessDenied", f"credential scope {scope!r} is not KEY/DATE/REGION/SERVICE/aws4_request")
-    cred = Credential(*parts[:4])
-    secret = secret_of(cred.access_key)
-    if secret is None:
-        raise S3Error("InvalidAccessKeyId", f"the access key {cred.access_key} does not exist in our records")
+    cred, secret = parse_credential(scope, secret_of)
     signed = signed_list.split(";")
     if "host" not in signed:
         raise S3Error("AccessDenied", "SignedHeaders must include host")
     amz_date = headers.get("x-amz-date", "")
-    when = _parse_amz_date(amz_date)
+    when = parse_amz_date(amz_date)
     if amz_date[:8] != cred.date:
         raise S3Error("SignatureDoesNotMatch", f"x-amz-date {amz_date} is not on the credential date {cred.date}")
     if abs((now - when).total_seconds()) > MAX_SKEW_S:
@@ -109,21 +142,24 @@ def verify(
     if not payload_hash:
         raise S3Error("InvalidRequest", "x-amz-content-sha256 is required for AWS4-HMAC-SHA256 requests")
     creq = canonical_request(method, raw_path, query, headers, signed, payload_hash)
-    to_sign = "\n".join([ALGORITHM, amz_date, scope.split("/", 1)[1],
-                         hashlib.sha256(creq.encode()).hexdigest()])
-    expected = hmac.new(signing_key(secret, cred), to_sign.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature):
-        raise S3Error("SignatureDoesNotMatch", "the request signature we calculated does not match the signature "
-                      "you provided; check your key and signing method",
-                      AWSAccessKeyId=cred.access_key, StringToSign=to_sign, CanonicalRequest=creq)
-    return cred.access_key
+    return check_signature(creq, amz_date, cred, secret, signature)
+
+
+def verify(
+    method: str, raw_path: str, query: str, headers: Mapping[str, str],
+    secret_of: Callable[[str], str | None], now: datetime,
+) -> str:
+    """`verify_header` for callers that only want the access key."""
+    if not headers.get("authorization", "").startswith(ALGORITHM):
+        raise S3Error("AccessDenied", "anonymous access is not granted by any policy or ACL")
+    return verify_header(method, raw_path, query, headers, secret_of, now).access_key
 
 
 def check_payload(headers: Mapping[str, str], body: bytes) -> None:
     """The body must hash to the declared `x-amz-content-sha256` unless that is UNSIGNED-PAYLOAD."""
     declared = headers.get("x-amz-content-sha256", UNSIGNED_PAYLOAD)
     if declared.startswith(STREAMING_PREFIX):
-        raise S3Error("NotImplemented", f"streaming payloads ({declared}, aws-chunked) are not supported yet")
+        return  # aws-chunked: chunked.py verified every chunk when it decoded the body
     if declared != UNSIGNED_PAYLOAD and hashlib.sha256(body).hexdigest() != declared.lower():
         raise S3Error("XAmzContentSHA256Mismatch", "the provided x-amz-content-sha256 header does not match what "
                       "was computed", ClientComputedContentSHA256=declared,

@@ -1,0 +1,64 @@
+"""S3's additional checksums (`x-amz-checksum-<algorithm>`), base64 of the big-endian digest.
+
+Shared by header checksums on PUT/UploadPart and the trailers of `aws-chunked` bodies, which is
+how boto3 ≥ 1.36 sends them over TLS. CRC32C has no C implementation in the standard library,
+so it is a table-driven pure-Python loop: correct, slow, and only run when a client asks for it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zlib
+from collections.abc import Callable, Mapping
+
+from services.ceph.rgw.s3_errors import S3Error
+
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    c = 0xFFFFFFFF
+    t = _CRC32C
+    for b in data:
+        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+ALGORITHMS: dict[str, Callable[[bytes], bytes]] = {
+    "crc32": lambda d: zlib.crc32(d).to_bytes(4, "big"),
+    "crc32c": lambda d: crc32c(d).to_bytes(4, "big"),
+    "sha1": lambda d: hashlib.sha1(d).digest(),
+    "sha256": lambda d: hashlib.sha256(d).digest(),
+}
+
+
+def compute(algorithm: str, data: bytes) -> str:
+    return base64.b64encode(ALGORITHMS[algorithm](data)).decode()
+
+
+def verify(values: Mapping[str, str], data: bytes) -> dict[str, str]:
+    """Check every `x-amz-checksum-*` in `values` (lower-case names) against `data`; returns the
+    verified ones (S3 echoes them in the response). A checksum S3 cannot compute is refused."""
+    ok: dict[str, str] = {}
+    for name, value in values.items():
+        if not name.startswith("x-amz-checksum-") or name in ("x-amz-checksum-type", "x-amz-checksum-algorithm"):
+            continue
+        algorithm = name.removeprefix("x-amz-checksum-")
+        if algorithm not in ALGORITHMS:
+            raise S3Error("InvalidRequest", f"checksum algorithm {algorithm!r} is not supported by this gateway")
+        if compute(algorithm, data) != value.strip():
+            raise S3Error("BadDigest", f"the {algorithm.upper()} you specified did not match the calculated checksum")
+        ok[name] = value.strip()
+    return ok

@@ -1,0 +1,100 @@
+"""CopyObject and the source side of UploadPartCopy.
+
+The source is `x-amz-copy-source: /bucket/key[?versionId=…]` (URL-encoded, leading slash optional)
+and must be readable by the caller; its `x-amz-copy-source-if-*` conditions fail with 412. The
+copy reads the source through RADOS and writes new RADOS objects, so every byte of the copy goes
+through the EC pool again (RGW shares tail objects by refcount within a zone; this costs I/O, not
+correctness). `x-amz-metadata-directive: COPY` (the default) keeps the source's metadata and
+content headers, `REPLACE` takes the request's. Copying an object onto itself with COPY is the
+one copy S3 refuses, as it would change nothing. The ETag is the source's, as RGW keeps it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from services.ceph.rgw import conditional, s3_xml
+from services.ceph.rgw.bucket_index import ObjectEntry
+from services.ceph.rgw.entity import check_key, object_attrs, parse_range
+from services.ceph.rgw.s3_errors import S3Error
+from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.users import User
+from services.ceph.rgw.wire import Response
+
+if TYPE_CHECKING:
+    from services.ceph.rgw.gateway import Gateway
+
+MAX_COPY = 5 << 30  # larger objects need UploadPartCopy
+
+
+def parse_source(value: str) -> tuple[str, str, str | None]:
+    path, _, query = value.partition("?")
+    bucket, _, key = unquote(path).lstrip("/").partition("/")
+    if not bucket or not key:
+        raise S3Error("InvalidArgument", "copy source must be of the form bucket/key", ArgumentName="x-amz-copy-source",
+                      ArgumentValue=value)
+    vid = None
+    if query:
+        name, _, v = query.partition("=")
+        if name != "versionId" or not v:
+            raise S3Error("InvalidArgument", "unsupported copy source parameter", ArgumentName="x-amz-copy-source",
+                          ArgumentValue=value)
+        vid = unquote(v)
+    return bucket, key, vid
+
+
+def _source(gw: Gateway, user: User, headers: dict[str, str]) -> tuple[str, str, ObjectEntry]:
+    bucket, key, vid = parse_source(headers["x-amz-copy-source"])
+    e = gw.lookup(gw.bucket(user, bucket), key, vid)
+    conditional.check(headers, e.etag, e.mtime, prefix="x-amz-copy-source-")
+    return bucket, key, e
+
+
+def read_source(gw: Gateway, user: User, headers: dict[str, str], ranged: bool) -> tuple[bytes, str]:
+    """The bytes an UploadPartCopy takes (all, or `x-amz-copy-source-range: bytes=a-b`) and the source ETag."""
+    _, _, e = _source(gw, user, headers)
+    first, length = 0, e.size
+    rng = headers.get("x-amz-copy-source-range", "")
+    if ranged and rng:
+        r = parse_range(rng, e.size) if rng.startswith("bytes=") and "-" in rng[6:] and rng[6] != "-" else None
+        if r is None or not rng[6:].split("-")[1] or int(rng[6:].split("-")[1]) >= e.size:
+            raise S3Error("InvalidArgument", "the x-amz-copy-source-range value must be of the form bytes=first-last "
+                          "where first and last are the zero-based offsets of the first and last bytes to copy",
+                          ArgumentName="x-amz-copy-source-range", ArgumentValue=rng)
+        first, length = r[0], r[1] - r[0] + 1
+    return gw.read_data(e.pieces, first, length), e.etag
+
+
+def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str, str]) -> Response:
+    check_key(key)
+    dst = gw.bucket(user, name)
+    src_bucket, src_key, e = _source(gw, user, headers)
+    directive = headers.get("x-amz-metadata-directive", "COPY").upper()
+    if directive not in ("COPY", "REPLACE"):
+        raise S3Error("InvalidArgument", "unknown metadata directive", ArgumentName="x-amz-metadata-directive",
+                      ArgumentValue=directive)
+    if e.size > MAX_COPY:
+        raise S3Error("InvalidRequest", "the specified copy source is larger than the maximum allowable size for a "
+                      "copy source: 5368709120")
+    same = (gw.bucket(user, src_bucket) is dst and src_key == key)
+    if same and directive == "COPY":
+        raise S3Error("InvalidRequest", "This copy request is illegal because it is trying to copy an object to "
+                      "itself without changing the object's metadata, storage class, website redirect location or "
+                      "encryption attributes.")
+    attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
+    data = gw.read_data(e.pieces, 0, e.size)
+    tag = gw.new_tag()
+    pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
+    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs)
+    try:
+        vh = gw.commit(dst, entry)
+    except S3Error:
+        gw.free([entry])
+        raise
+    hdrs = [("Content-Type", "application/xml"), *vh]
+    if dst.versioning or e.version_id != "null":
+        hdrs.append(("x-amz-copy-source-version-id", e.version_id))
+    body = s3_xml.document("CopyObjectResult", el("LastModified", s3_xml.iso8601(entry.mtime))
+                           + el("ETag", f'"{entry.etag}"'))
+    return Response(200, hdrs, body)

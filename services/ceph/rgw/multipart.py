@@ -1,0 +1,281 @@
+"""S3 multipart uploads as RGW stores them: each part striped into the EC data pool on its own
+(`<marker>__multipart_<key>.<upload>.<n>` then `__shadow_` stripes), and completion writes only a
+manifest — an empty head object and the index entry naming the parts' RADOS objects in order. No
+byte is copied at completion, so completing a 10 GiB upload is as cheap as RGW makes it.
+
+S3's rules, checked before anything changes (a refused completion leaves the upload as it was):
+part numbers 1..10,000; the completion list ascending (InvalidPartOrder), each part uploaded with
+that ETag (InvalidPart), every part but the last at least 5 MiB (EntityTooSmall). The ETag is
+the MD5 of the parts' binary MD5s, then `-N`. Parts uploaded but not named are freed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from services.ceph.rgw import copy_object, s3_xml
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.entity import check_key, check_md5, object_attrs
+from services.ceph.rgw.s3_errors import S3Error
+from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.users import User
+from services.ceph.rgw.wire import Request, Response
+
+if TYPE_CHECKING:
+    from services.ceph.rgw.gateway import Gateway
+
+MIN_PART = 5 << 20
+MAX_PART = 5 << 30
+MAX_PARTS = 10_000
+MAX_LIST = 1000
+
+
+@dataclass
+class Part:
+    number: int
+    etag: str  # hex MD5
+    size: int
+    mtime: float
+    pieces: list[tuple[str, int]]
+
+
+@dataclass
+class Upload:
+    upload_id: str
+    key: str
+    owner: User
+    initiated: float
+    attrs: dict[str, str]
+    parts: dict[int, Part] = field(default_factory=dict)
+
+
+def _no_such_upload(upload_id: str) -> S3Error:
+    return S3Error("NoSuchUpload", "the specified upload does not exist; the upload ID may be invalid, or the upload "
+                   "may have been aborted or completed", UploadId=upload_id)
+
+
+def _int_arg(q: dict[str, str], name: str, default: int) -> int:
+    try:
+        return int(q.get(name, default))
+    except ValueError:
+        raise S3Error("InvalidArgument", f"{name} must be an integer", ArgumentName=name) from None
+
+
+class Multipart:
+    def __init__(self, gw: Gateway) -> None:
+        self.gw = gw
+        self.uploads: dict[tuple[str, str], dict[str, Upload]] = {}  # (tenant, bucket) → upload id → upload
+
+    def _of(self, b: Bucket) -> dict[str, Upload]:
+        return self.uploads.setdefault((b.tenant, b.name), {})
+
+    def _upload(self, b: Bucket, key: str, upload_id: str) -> Upload:
+        up = self._of(b).get(upload_id)
+        if up is None or up.key != key:
+            raise _no_such_upload(upload_id)
+        return up
+
+    def pending(self, b: Bucket) -> int:
+        return len(self._of(b))
+
+    def dispatch(self, req: Request, user: User, name: str, key: str, q: dict[str, str]) -> Response:
+        b = self.gw.bucket(user, name)
+        m = req.method
+        if m == "POST" and "uploads" in q:
+            return self.create(b, user, key, req.headers)
+        upload_id = q.get("uploadId", "")
+        if m == "PUT" and "partNumber" in q:
+            n = q["partNumber"]
+            if not n.isdigit() or not 1 <= int(n) <= MAX_PARTS:
+                raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
+                              ArgumentName="partNumber", ArgumentValue=n)
+            up = self._upload(b, key, upload_id)
+            if "x-amz-copy-source" in req.headers:
+                data, src_etag = copy_object.read_source(self.gw, user, req.headers, ranged=True)
+                part = self._put_part(b, up, int(n), data, {})
+                body = s3_xml.document("CopyPartResult", el("LastModified", s3_xml.iso8601(part.mtime))
+                                       + el("ETag", f'"{part.etag}"'))
+                return _resp(200, body)
+            part = self._put_part(b, up, int(n), req.body, req.headers)
+            return _resp(200, b"", [("ETag", f'"{part.etag}"')])
+        if m == "POST":
+            return self.complete(b, key, upload_id, req.body)
+        if m == "GET":
+            return self.list_parts(b, key, upload_id, q)
+        if m == "DELETE":
+            return self.abort(b, key, upload_id)
+        raise S3Error("MethodNotAllowed", f"{m} is not allowed on a multipart upload")
+
+    def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
+        check_key(key)
+        upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
+        up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers))
+        self._save(b, up)
+        with self.gw.lock:
+            self._of(b)[upload_id] = up
+        body = s3_xml.document("InitiateMultipartUploadResult",
+                               el("Bucket", b.name) + el("Key", key) + el("UploadId", upload_id))
+        return _resp(200, body)
+
+    def _save(self, b: Bucket, up: Upload) -> None:
+        """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool)."""
+        record = {"key": up.key, "owner": up.owner.id, "initiated": up.initiated, "attrs": up.attrs,
+                  "parts": {n: [p.etag, p.size, p.pieces] for n, p in up.parts.items()}}
+        self.gw._put(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta",
+                     json.dumps(record).encode())
+
+    def _put_part(self, b: Bucket, up: Upload, n: int, data: bytes, headers: dict[str, str]) -> Part:
+        if len(data) > MAX_PART:
+            raise S3Error("EntityTooLarge", "a part is limited to 5 GiB")
+        md5 = hashlib.md5(data)
+        check_md5(headers, md5.digest())
+        tag = f"{up.upload_id}.{secrets.token_hex(4)}"  # a re-sent part never overwrites the one it replaces
+        pieces = self.gw.write_data(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
+                                    f"{b.marker}__shadow_{up.key}.{tag}.{n}", data)
+        part = Part(n, md5.hexdigest(), len(data), self.gw.wall(), pieces)
+        with self.gw.lock:
+            if self._of(b).get(up.upload_id) is not up:  # aborted or completed meanwhile
+                self.gw.free([_as_entry(part)])
+                raise _no_such_upload(up.upload_id)
+            old = up.parts.get(n)
+            up.parts[n] = part
+        self._save(b, up)
+        if old is not None:
+            self.gw.free([_as_entry(old)])
+        return part
+
+    def complete(self, b: Bucket, key: str, upload_id: str, body: bytes) -> Response:
+        up = self._upload(b, key, upload_id)
+        doc = s3_xml.parse(body, "CompleteMultipartUpload")
+        wanted: list[tuple[int, str]] = []
+        for p in doc.findall("Part"):
+            num, etag = p.findtext("PartNumber"), p.findtext("ETag")
+            if num is None or etag is None or not num.strip().isdigit():
+                raise S3Error("MalformedXML", "each Part needs a PartNumber and an ETag")
+            wanted.append((int(num), etag.strip().strip('"')))
+        if not wanted:
+            raise S3Error("MalformedXML", "the XML you provided was not well-formed or did not validate against "
+                          "our published schema: no parts")
+        with self.gw.lock:
+            nums = [n for n, _ in wanted]
+            if any(a >= c for a, c in zip(nums, nums[1:], strict=False)):
+                raise S3Error("InvalidPartOrder", "the list of parts was not in ascending order; parts must be "
+                              "ordered by part number", UploadId=upload_id)
+            parts = []
+            for n, etag in wanted:
+                part = up.parts.get(n)
+                if part is None or part.etag != etag:
+                    raise S3Error("InvalidPart", "one or more of the specified parts could not be found; the part "
+                                  "may not have been uploaded, or the specified entity tag may not match the part's "
+                                  "entity tag", UploadId=upload_id, PartNumber=str(n), ETag=etag)
+                parts.append(part)
+            for part in parts[:-1]:
+                if part.size < MIN_PART:
+                    raise S3Error("EntityTooSmall", "your proposed upload is smaller than the minimum allowed "
+                                  "object size", UploadId=upload_id, PartNumber=str(part.number),
+                                  ProposedSize=str(part.size), MinSizeAllowed=str(MIN_PART))
+            del self._of(b)[upload_id]  # from here on, no second completion or abort can race this one
+        digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts)).hexdigest()
+        etag = f"{digest}-{len(parts)}"
+        head = f"{b.marker}__:{self.gw.new_tag()}_{key}"
+        try:
+            self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
+            pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
+            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
+                                dict(up.attrs))
+            vh = self.gw.commit(b, entry)
+        except S3Error:
+            with self.gw.lock:
+                self._of(b)[upload_id] = up  # still complete-able or abortable
+            raise
+        named = {p.number for p in parts}
+        self.gw.free([_as_entry(p) for n, p in up.parts.items() if n not in named])
+        self._drop_meta(b, up)
+        body = s3_xml.document("CompleteMultipartUploadResult",
+                               el("Location", f"/{b.name}/{key}") + el("Bucket", b.name) + el("Key", key)
+                               + el("ETag", f'"{etag}"'))
+        return _resp(200, body, vh)
+
+    def _drop_meta(self, b: Bucket, up: Upload) -> None:
+        self.gw.remove_later([(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta")])
+
+    def abort(self, b: Bucket, key: str, upload_id: str) -> Response:
+        with self.gw.lock:
+            up = self._upload(b, key, upload_id)
+            del self._of(b)[upload_id]
+        self.gw.free([_as_entry(p) for p in up.parts.values()])
+        self._drop_meta(b, up)
+        return _resp(204, b"")
+
+    def list_parts(self, b: Bucket, key: str, upload_id: str, q: dict[str, str]) -> Response:
+        up = self._upload(b, key, upload_id)
+        marker = _int_arg(q, "part-number-marker", 0)
+        max_parts = min(_int_arg(q, "max-parts", MAX_LIST), MAX_LIST)
+        nums = sorted(n for n in up.parts if n > marker)
+        page, truncated = nums[:max_parts], len(nums) > max_parts
+        owner = s3_xml.Owner(up.owner.id, up.owner.display_name)
+        s = (el("Bucket", b.name) + el("Key", key) + el("UploadId", upload_id)
+             + f"<Initiator>{owner.xml()[7:-8]}</Initiator>" + owner.xml() + el("StorageClass", "STANDARD")
+             + el("PartNumberMarker", marker) + el("NextPartNumberMarker", page[-1] if page else 0)
+             + el("MaxParts", max_parts) + el("IsTruncated", "true" if truncated else "false"))
+        for n in page:
+            p = up.parts[n]
+            s += (f"<Part>{el('PartNumber', n)}{el('LastModified', s3_xml.iso8601(p.mtime))}"
+                  f"{el('ETag', chr(34) + p.etag + chr(34))}{el('Size', p.size)}</Part>")
+        return _resp(200, s3_xml.document("ListPartsResult", s))
+
+    def list_uploads(self, b: Bucket, q: dict[str, str]) -> Response:
+        prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
+        key_marker, id_marker = q.get("key-marker", ""), q.get("upload-id-marker", "")
+        max_uploads = min(_int_arg(q, "max-uploads", MAX_LIST), MAX_LIST)
+        with self.gw.lock:
+            ups = sorted(self._of(b).values(), key=lambda u: (u.key, u.initiated, u.upload_id))
+        items: list[Upload | str] = []
+        truncated = False
+        for u in ups:
+            if not u.key.startswith(prefix):
+                continue
+            if key_marker and (u.key < key_marker or (u.key == key_marker and (not id_marker
+                                                                              or u.upload_id <= id_marker))):
+                continue
+            if delimiter:
+                i = u.key.find(delimiter, len(prefix))
+                if i >= 0:
+                    cp = u.key[: i + len(delimiter)]
+                    if cp not in items:
+                        if len(items) >= max_uploads:
+                            truncated = True
+                            break
+                        items.append(cp)
+                    continue
+            if len(items) >= max_uploads:
+                truncated = True
+                break
+            items.append(u)
+        s = (el("Bucket", b.name) + el("KeyMarker", key_marker) + el("UploadIdMarker", id_marker)
+             + el("Prefix", prefix) + (el("Delimiter", delimiter) if delimiter else "") + el("MaxUploads", max_uploads)
+             + el("IsTruncated", "true" if truncated else "false"))
+        last = next((i for i in reversed(items) if isinstance(i, Upload)), None)
+        if truncated and last is not None:
+            s += el("NextKeyMarker", last.key) + el("NextUploadIdMarker", last.upload_id)
+        for i in items:
+            if isinstance(i, Upload):
+                owner = s3_xml.Owner(i.owner.id, i.owner.display_name)
+                s += (f"<Upload>{el('Key', i.key)}{el('UploadId', i.upload_id)}"
+                      f"<Initiator>{owner.xml()[7:-8]}</Initiator>{owner.xml()}{el('StorageClass', 'STANDARD')}"
+                      f"{el('Initiated', s3_xml.iso8601(i.initiated))}</Upload>")
+        s += "".join(f"<CommonPrefixes>{el('Prefix', i)}</CommonPrefixes>" for i in items if isinstance(i, str))
+        return _resp(200, s3_xml.document("ListMultipartUploadsResult", s))
+
+
+def _as_entry(p: Part) -> ObjectEntry:
+    return ObjectEntry("", p.size, p.etag, p.mtime, "", p.pieces, {})
+
+
+def _resp(status: int, body: bytes, headers: list[tuple[str, str]] | None = None) -> Response:
+    hdrs = [("Content-Type", "application/xml")] if body else []
+    return Response(status, hdrs + (headers or []), body)

@@ -1,0 +1,23 @@
+"""An S3 request as the HTTP front end hands it to the gateway, and the response it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Request:
+    method: str
+    raw_path: str  # as on the request line, still percent-encoded, without the query
+    raw_query: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes = b""
+    remote: str = ""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    length: int | None = None  # Content-Length when it is not len(body) (HEAD)

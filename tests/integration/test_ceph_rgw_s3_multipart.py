@@ -1,0 +1,146 @@
+"""Real boto3 multipart uploads against the RGW gateway: every part through the EC pool, Ceph's ETag
+rule, S3's refusals (which must change nothing), listing, abort, UploadPartCopy and upload_file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from boto3.s3.transfer import TransferConfig
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
+
+from services.ceph.rgw.cluster_setup import DATA_POOL
+from services.ceph.rgw.gateway import Gateway
+from services.ceph.rgw.http import RunningServer
+from tests.integration import test_ceph_rgw_s3 as base
+from tests.integration.test_ceph_rgw_s3 import code
+
+MiB = 1 << 20
+
+gateway = base.gateway  # the shared fixtures: one gateway and client per test module
+s3 = base.s3
+
+
+def _data_objects(gw: Gateway) -> int:
+    return sum(u.objects for u in gw.cluster.usage() if u.pool.name == DATA_POOL)
+
+
+def test_multipart_lifecycle_and_refusals(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
+    gw, _ = gateway
+    s3.create_bucket(Bucket="mpu")
+    base = _data_objects(gw)
+    up = s3.create_multipart_upload(Bucket="mpu", Key="big.bin", ContentType="application/x-ckpt",
+                                    Metadata={"step": "7"})["UploadId"]
+    p1, p2, p3 = os.urandom(5 * MiB), os.urandom(6 * MiB + 3), os.urandom(100)
+    e1 = s3.upload_part(Bucket="mpu", Key="big.bin", UploadId=up, PartNumber=1, Body=p1)["ETag"]
+    e2 = s3.upload_part(Bucket="mpu", Key="big.bin", UploadId=up, PartNumber=2, Body=p2)["ETag"]
+    e3 = s3.upload_part(Bucket="mpu", Key="big.bin", UploadId=up, PartNumber=3, Body=p3)["ETag"]
+    assert e1 == f'"{hashlib.md5(p1).hexdigest()}"'
+    assert _data_objects(gw) == base + 2 + 2 + 1  # each part striped into 4 MiB RADOS objects
+    for bad in (0, 10001):
+        with pytest.raises(ClientError) as e:
+            s3.upload_part(Bucket="mpu", Key="big.bin", UploadId=up, PartNumber=bad, Body=b"x")
+        assert code(e) == "InvalidArgument"
+    parts = s3.list_parts(Bucket="mpu", Key="big.bin", UploadId=up)
+    assert [(p["PartNumber"], p["Size"], p["ETag"]) for p in parts["Parts"]] == [
+        (1, len(p1), e1), (2, len(p2), e2), (3, len(p3), e3)]
+    page = s3.list_parts(Bucket="mpu", Key="big.bin", UploadId=up, MaxParts=2)
+    assert page["IsTruncated"] and page["NextPartNumberMarker"] == 2
+    assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket="mpu")["Uploads"]] == [up]
+
+    def complete(parts: list[tuple[int, str]], upload: str = up) -> dict:  # type: ignore[type-arg]
+        return s3.complete_multipart_upload(Bucket="mpu", Key="big.bin", UploadId=upload, MultipartUpload={
+            "Parts": [{"PartNumber": n, "ETag": t} for n, t in parts]})
+
+    for parts_list, want in (([(2, e2), (1, e1)], "InvalidPartOrder"), ([(1, e1), (2, e1)], "InvalidPart"),
+                             ([(1, e1), (4, e2)], "InvalidPart"), ([(3, e3), (4, e1)], "InvalidPart")):
+        with pytest.raises(ClientError) as e:
+            complete(parts_list)
+        assert code(e) == want
+    small = s3.create_multipart_upload(Bucket="mpu", Key="small")["UploadId"]
+    t1 = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=1, Body=b"a" * 100)["ETag"]
+    t2 = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=2, Body=b"b")["ETag"]
+    with pytest.raises(ClientError) as e:
+        s3.complete_multipart_upload(Bucket="mpu", Key="small", UploadId=small, MultipartUpload={
+            "Parts": [{"PartNumber": 1, "ETag": t1}, {"PartNumber": 2, "ETag": t2}]})
+    assert code(e) == "EntityTooSmall"
+    s3.abort_multipart_upload(Bucket="mpu", Key="small", UploadId=small)
+    with pytest.raises(ClientError) as e:
+        s3.list_parts(Bucket="mpu", Key="small", UploadId=small)
+    assert code(e) == "NoSuchUpload"
+    with pytest.raises(ClientError) as e:
+        s3.head_object(Bucket="mpu", Key="big.bin")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404  # refusals changed nothing
+    assert len(s3.list_parts(Bucket="mpu", Key="big.bin", UploadId=up)["Parts"]) == 3
+
+    done = complete([(1, e1), (2, e2), (3, e3)])
+    md5s = b"".join(hashlib.md5(p).digest() for p in (p1, p2, p3))
+    assert done["ETag"] == f'"{hashlib.md5(md5s).hexdigest()}-3"'
+    got = s3.get_object(Bucket="mpu", Key="big.bin")
+    assert got["Body"].read() == p1 + p2 + p3
+    assert got["ContentType"] == "application/x-ckpt" and got["Metadata"] == {"step": "7"}
+    lo, hi = 5 * MiB - 5, 11 * MiB + 10  # across parts 1 → 2 → 3
+    rng = s3.get_object(Bucket="mpu", Key="big.bin", Range=f"bytes={lo}-{hi}")["Body"].read()
+    assert rng == (p1 + p2 + p3)[lo: hi + 1]
+    with pytest.raises(ClientError) as e:
+        complete([(1, e1)])
+    assert code(e) == "NoSuchUpload"
+    assert s3.list_multipart_uploads(Bucket="mpu").get("Uploads", []) == []
+    assert _data_objects(gw) == base + 1 + 5  # the manifest head + the parts' RADOS objects, nothing freed twice
+
+
+def test_completion_frees_unnamed_parts_and_abort_frees_all(gateway: tuple[Gateway, RunningServer],
+                                                            s3: BaseClient) -> None:
+    gw, _ = gateway
+    s3.create_bucket(Bucket="mpu-free")
+    base = _data_objects(gw)
+    up = s3.create_multipart_upload(Bucket="mpu-free", Key="k")["UploadId"]
+    e1 = s3.upload_part(Bucket="mpu-free", Key="k", UploadId=up, PartNumber=1, Body=b"1" * 10)["ETag"]
+    s3.upload_part(Bucket="mpu-free", Key="k", UploadId=up, PartNumber=2, Body=b"2" * 10)
+    e1b = s3.upload_part(Bucket="mpu-free", Key="k", UploadId=up, PartNumber=1, Body=b"one")["ETag"]  # re-sent
+    assert e1b != e1 and _data_objects(gw) == base + 2
+    s3.complete_multipart_upload(Bucket="mpu-free", Key="k", UploadId=up,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e1b}]})
+    assert s3.get_object(Bucket="mpu-free", Key="k")["Body"].read() == b"one"
+    assert _data_objects(gw) == base + 2  # head + part 1; part 2 freed
+    up2 = s3.create_multipart_upload(Bucket="mpu-free", Key="gone")["UploadId"]
+    s3.upload_part(Bucket="mpu-free", Key="gone", UploadId=up2, PartNumber=1, Body=b"x" * 1000)
+    s3.abort_multipart_upload(Bucket="mpu-free", Key="gone", UploadId=up2)
+    assert _data_objects(gw) == base + 2
+    with pytest.raises(ClientError) as e:
+        s3.abort_multipart_upload(Bucket="mpu-free", Key="gone", UploadId=up2)
+    assert code(e) == "NoSuchUpload"
+
+
+def test_upload_file_and_part_copy(s3: BaseClient, tmp_path: Path) -> None:
+    s3.create_bucket(Bucket="mpu-file")
+    src = tmp_path / "ckpt.bin"
+    data = os.urandom(13 * MiB + 17)
+    src.write_bytes(data)
+    cfg = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=4)
+    s3.upload_file(str(src), "mpu-file", "ckpt.bin", Config=cfg)
+    head = s3.head_object(Bucket="mpu-file", Key="ckpt.bin")
+    assert head["ETag"].endswith('-3"') and head["ContentLength"] == len(data)
+    out = tmp_path / "back.bin"
+    s3.download_file("mpu-file", "ckpt.bin", str(out), Config=cfg)
+    assert out.read_bytes() == data
+
+    up = s3.create_multipart_upload(Bucket="mpu-file", Key="copy")["UploadId"]
+    c1 = s3.upload_part_copy(Bucket="mpu-file", Key="copy", UploadId=up, PartNumber=1,
+                             CopySource={"Bucket": "mpu-file", "Key": "ckpt.bin"},
+                             CopySourceRange=f"bytes=0-{5 * MiB - 1}")
+    c2 = s3.upload_part_copy(Bucket="mpu-file", Key="copy", UploadId=up, PartNumber=2,
+                             CopySource={"Bucket": "mpu-file", "Key": "ckpt.bin"},
+                             CopySourceRange=f"bytes={10 * MiB}-{len(data) - 1}")
+    with pytest.raises(ClientError) as e:
+        s3.upload_part_copy(Bucket="mpu-file", Key="copy", UploadId=up, PartNumber=3,
+                            CopySource={"Bucket": "mpu-file", "Key": "ckpt.bin"},
+                            CopySourceRange=f"bytes=0-{len(data)}")
+    assert code(e) == "InvalidArgument"
+    s3.complete_multipart_upload(Bucket="mpu-file", Key="copy", UploadId=up, MultipartUpload={"Parts": [
+        {"PartNumber": 1, "ETag": c1["CopyPartResult"]["ETag"]},
+        {"PartNumber": 2, "ETag": c2["CopyPartResult"]["ETag"]}]})
+    assert s3.get_object(Bucket="mpu-file", Key="copy")["Body"].read() == data[:5 * MiB] + data[10 * MiB:]
