@@ -126,11 +126,18 @@ def fabric_rows(repeats: int) -> list[tuple[str, str, str, bool]]:
         estimate("all_reduce", 1 << (10 + i % 25), 8 << (i % 8))
     rate = n / (time.perf_counter() - t0)
     up = med["subnet_up_s"] + med["snapshot_s"]
+    from bench.fabric_service import measure
+    svc = measure(requests=200, faults=max(3, repeats))
     return [
         ("discovered, routed and read back", f"{up:.2f} s (SUBNET UP {med['subnet_up_s']:.2f} s)", "<= 5 s", up <= 5),
         ("leaf-spine link fault -> new LFT read back", f"{med['reroute_lft_read_s']:.2f} s", "<= 2 s",
          med["reroute_lft_read_s"] <= 2),
         ("collective estimates, one core", f"{rate:,.0f} /s", ">= 10,000 /s", rate >= 10000),
+        ("UFM GET /resources/ports, 1024 HCA ports", f"p99 {svc['ufm_ports_p99_ms']:.1f} ms (p50 "
+         f"{svc['ufm_ports_p50_ms']:.1f}, first {svc['ufm_ports_first_ms']:.0f})", "p99 <= 100 ms",
+         svc["ufm_ports_p99_ms"] <= 100),
+        ("link fault -> new route in the manager's answers", f"{svc['fault_to_new_route_s']:.2f} s", "<= 2 s",
+         svc["fault_to_new_route_s"] <= 2),
     ]
 
 

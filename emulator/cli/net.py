@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail
+from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail, user_errors
 from emulator.network import Network, NetworkError, clean_network
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -184,11 +184,47 @@ def _report(raised: list[Any], cleared: list[Any], nothing: str) -> None:
 IndexOption = Annotated[int | None, typer.Option("--index", help="Only parallel cable N (0-based); default: all.")]
 
 
+def _through_fabric(run_dir: Path, a: str, b: str, index: int | None, enabled: bool) -> bool:
+    """One fabric: on a twin whose fabric manager drives the compute plane, a compute cable goes
+    down or up in ibsim (OpenSM re-sweeps, its new LFTs become the plane's routes, the veth follows
+    and the fabric's event goes out); False when that is not this twin or not a compute cable."""
+    from emulator.client import Twin
+    from emulator.network.plan import make_network_plan
+    from emulator.topology import load_topology
+    from services.fabric.lft_routes import ComputeMap
+    from services.fabric.netfile import make_fabric_plan
+
+    try:
+        twin = Twin.connect(run_dir)
+    except (OSError, ValueError, KeyError):
+        return False
+    if not twin.daemons("fabric") or not twin.manifest.get("network_backend"):
+        return False
+    topo = load_topology(twin.run.read(twin.run.config)["topology_file"])
+    fabric_plan = make_fabric_plan(topo)
+    if a not in fabric_plan.nodes and a not in {n.system for n in fabric_plan.hcas}:
+        return False
+    ports = ComputeMap(fabric_plan, make_network_plan(topo, "ct0")).ports_of_link(a, b, index)
+    if not ports:
+        return False
+    with user_errors(), twin.fabric() as fabric:
+        for node, port in ports:
+            r = fabric.call("SetPortState", system=node, port=port, enabled=enabled)
+            what = f"{r.port.node} port {r.port.number} ({a}-{b}) is {r.port.logical_state}"
+            console.print(f"{what}; OpenSM re-swept in {r.resweep_seconds:.2f} s" if r.changed
+                          else f"{what} (unchanged)", highlight=False)
+    return True
+
+
 @fault_app.command("link-down")
 def link_down(a: Annotated[str, typer.Argument(help="One end: a host or switch, e.g. ib-leaf01.")],
               b: Annotated[str, typer.Argument(help="The other end, e.g. ib-spine01.")],
               index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
-    """Cut the cable(s) between A and B; routes move to the remaining paths."""
+    """Cut the cable(s) between A and B; routes move to the remaining paths. On the compute plane of
+    a twin with the fabric manager, the cable goes down in the InfiniBand fabric (ibsim) and
+    OpenSM's new routes become the plane's."""
+    if _through_fabric(run_dir, a, b, index, enabled=False):
+        return
     _report(*_Target(run_dir).run(lambda n: n.link_down(a, b, index)), "nothing changed")
 
 
@@ -196,7 +232,9 @@ def link_down(a: Annotated[str, typer.Argument(help="One end: a host or switch, 
 def link_up(a: Annotated[str, typer.Argument(help="One end.")],
             b: Annotated[str, typer.Argument(help="The other end.")],
             index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
-    """Reconnect the cable(s) between A and B."""
+    """Reconnect the cable(s) between A and B (through the fabric manager on its compute plane)."""
+    if _through_fabric(run_dir, a, b, index, enabled=True):
+        return
     _report(*_Target(run_dir).run(lambda n: n.link_up(a, b, index)), f"no link between {a} and {b} was down")
 
 

@@ -202,6 +202,7 @@ class FabricDaemon:
                 await server.stop(grace=1.0)
             if rest is not None:
                 rest.close()
+            await self.manager.cancel_background()
             await asyncio.to_thread(self.manager.stop)
             await self.bus.close()
             bus_task.cancel()

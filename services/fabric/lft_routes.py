@@ -85,6 +85,16 @@ class ComputeMap:
             raise KeyError(f"{node} port {port} has no cable in the compute network")
         return end.link
 
+    def ports_of_link(self, a: str, b: str, index: int | None = None) -> list[tuple[str, int]]:
+        """The fabric ports (one end each) of the network cable(s) between `a` and `b` (all of
+        them, or parallel cable `index`), in index order: what `link_down(a, b, index)` cuts."""
+        found: dict[int, tuple[str, int]] = {}
+        for (node, port), end in self.ends.items():
+            la, lb, i = end.link
+            if {la, lb} == {a, b} and (index is None or i == index) and i not in found:
+                found[i] = (node, port)
+        return [found[i] for i in sorted(found)]
+
     def namespaces_of(self, node: str, port: int) -> list[str]:
         """The namespace labels at both ends of that cable."""
         peer = self.fabric.peer(node, port)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import re
 import time
@@ -37,7 +38,9 @@ from services.fabric.model import ACTIVE, FabricState, RouteError
 from services.fabric.netfile import HCA, SWITCH, FabricPlan, IbNode
 from services.fabric.partitions import DEFAULT_PKEY, Partition, PartitionError
 from services.fabric.sharp import AggregationManager, SharpError, SharpJob
-from services.fabric.subnet import Subnet
+from services.fabric.subnet import Subnet, SubnetError
+
+log = logging.getLogger(__name__)
 
 MODELS = {SWITCH: "MQM9700", HCA: "ConnectX-7"}
 VENDOR = "Mellanox"
@@ -82,6 +85,7 @@ class FabricManager:
         self._views: dict[tuple[str, ...], FabricView] = {}   # per job's servers, for the current state
         self._port_views: dict[tuple[str, int], dict[str, Any]] = {}   # for the current state; not to be mutated
         self.version = 0   # bumped at every read-back of the fabric: what the views depend on
+        self._full_read: asyncio.Task[None] | None = None
         self.sharp = AggregationManager(self.state)   # SHARP's aggregation manager, next to the SM
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
@@ -100,8 +104,9 @@ class FabricManager:
         """Blocking: bring the subnet up, apply what was saved, and read it back."""
         self.last_sweep_seconds = self.subnet.start(timeout=timeout)
         self.last_sweep_time = self.now()
-        self._restore(timeout)
-        self._set_state(self.subnet.snapshot())
+        self._set_state(self.subnet.snapshot())   # discovered with every cable up
+        if self._restore(timeout):
+            self._set_state(self.subnet.snapshot(reuse_discovery=True))
 
     def _set_state(self, state: FabricState) -> None:
         """A new read-back of the fabric: what depends on it follows (SHARP trees are re-checked,
@@ -129,13 +134,14 @@ class FabricManager:
         tmp.write_text(json.dumps(doc, indent=1))
         tmp.replace(self.saved_file)
 
-    def _restore(self, timeout: float) -> None:
+    def _restore(self, timeout: float) -> bool:
+        """Apply what `_save` kept; whether there was anything."""
         try:
             doc = json.loads(self.saved_file.read_text())
         except FileNotFoundError:
-            return
+            return False
         except ValueError:
-            return   # a torn file from a crash mid-write cannot happen (atomic replace); anything else: start clean
+            return False   # written atomically, so not torn; anything else unreadable: start clean
         for node_id, port in doc.get("disabled", []):
             peer = self.plan.peer(node_id, port)
             if peer is None:
@@ -153,9 +159,16 @@ class FabricManager:
                 self.unhealthy[name] = view
                 node_id, port = self._by_port_name[name]
                 self._raise_unhealthy_alarm(self.plan.nodes[node_id], port, view["action"])
+        return bool(doc.get("disabled") or doc.get("unhealthy") or saved)
 
     def stop(self) -> None:
         self.subnet.stop()
+
+    async def cancel_background(self) -> None:
+        """Before `stop`: drop a read-back still running (its diags would meet a stopped ibsim)."""
+        if self._full_read is not None and not self._full_read.done():
+            self._full_read.cancel()
+            await asyncio.gather(self._full_read, return_exceptions=True)
 
     # --- naming ---------------------------------------------------------------------------------
 
@@ -415,9 +428,13 @@ class FabricManager:
                 sweep = await asyncio.to_thread(self.subnet.link_down, node.id, port, timeout)
                 self._disabled[cable] = (node.id, port)
             self.last_sweep_time, self.last_sweep_seconds = self.now(), sweep.seconds
-            self._set_state(await asyncio.to_thread(self.subnet.snapshot))
+            # The switches at the cable's ends first (on ftree, the only tables a cable change
+            # touches): answers use the new routes at once; every table is read again behind it.
+            ends = [n for n in (node.id, peer[0]) if self.plan.nodes[n].kind == SWITCH]
+            self._set_state(await asyncio.to_thread(self.subnet.refresh, self.state, ends))
             if plane is not None:
                 await asyncio.to_thread(plane.install, self.state, (node.id, port))
+            self._full_read = asyncio.create_task(self._read_everything(), name="fabric-read-back")
             view = self.port_view(node, port)
             peer_node = self.plan.nodes[peer[0]]
             kind = "port_up" if enabled else "port_down"
@@ -435,6 +452,27 @@ class FabricManager:
                 "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128,
             })
             return {"port": view, "changed": True, "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128}
+
+    async def _read_everything(self) -> None:
+        """Read every switch's table again after a change; a table that differs from what was
+        served is taken over (and given to the compute plane)."""
+        async with self._lock:
+            try:
+                state = await asyncio.to_thread(self.subnet.snapshot, True)
+            except SubnetError as e:   # stopping, or OpenSM died: the next change reads again
+                log.warning("fabric read-back after a change failed: %s", e)
+                return
+            if state.lfts == self.state.lfts and state.ports == self.state.ports:
+                return
+            self._set_state(state)
+            if self.compute_plane is not None:
+                await asyncio.to_thread(self.compute_plane.install, state)
+
+    async def settled(self) -> None:
+        """Wait until the read-back behind the last change is done."""
+        task = self._full_read
+        if task is not None:
+            await asyncio.shield(task)
 
     def _object_path(self, node: IbNode, port: int) -> str:
         if node.kind == HCA:

@@ -49,8 +49,15 @@ from pathlib import Path
 
 from emulator.procutil import dies_with_parent, pid_alive
 from services.fabric.counters import check_settable, parse_perfquery
-from services.fabric.diags import build_state, parse_iblinkinfo, parse_ibnetdiscover, parse_ibroute, parse_pkeys
-from services.fabric.model import FabricState
+from services.fabric.diags import (
+    Discovery,
+    build_state,
+    parse_iblinkinfo,
+    parse_ibnetdiscover,
+    parse_ibroute,
+    parse_pkeys,
+)
+from services.fabric.model import FabricState, Port
 from services.fabric.netfile import SWITCH, FabricPlan, render_netfile, render_root_guids
 from services.fabric.partitions import Partition, render_partitions_conf, validate_partitions
 
@@ -60,7 +67,7 @@ SUBNET_UP = "SUBNET UP"
 TRAP_128 = "num:128"
 POLL = 0.01
 LINK_DOWNED_MAX = 255
-DIAG_WORKERS = 4  # concurrent diags: ibsim serves at most 10 clients, OpenSM is one
+DIAG_WORKERS = 6  # concurrent diags: ibsim serves at most 10 clients; OpenSM is one, `twin ib exec` users more
 
 
 class SubnetError(RuntimeError):
@@ -101,6 +108,7 @@ class Subnet:
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
         self._ctl_fd: int | None = None
+        self._discovery: Discovery | None = None   # the last full ibnetdiscover
         self._partitions: list[Partition] = []
         self._link_downs: dict[tuple[str, int], int] = {}  # LinkDownedCounter as last set in ibsim
 
@@ -411,14 +419,37 @@ class Subnet:
         destinations are not resolved (that costs a NodeDesc query per LID)."""
         return parse_ibroute(self.diag("ibroute", "-n", str(switch_lid)))[2]
 
-    def snapshot(self) -> FabricState:
-        """The fabric as the diags read it now: ibnetdiscover, iblinkinfo -l, ibroute per switch."""
-        discovery = parse_ibnetdiscover(self.diag("ibnetdiscover"))
-        ports = parse_iblinkinfo(self.diag("iblinkinfo", "-l"))
-        lids = [s.lid for s in discovery.systems.values() if s.lid]
+    def snapshot(self, reuse_discovery: bool = False) -> FabricState:
+        """The fabric as the diags read it now: ibnetdiscover, iblinkinfo -l, ibroute per switch.
+
+        `reuse_discovery`: after a cable change, reuse the systems and cabling of the last full
+        discovery (a cable going down or up changes neither which boxes exist nor their LIDs; the
+        port states say what is up) and read only the port states and the LFTs again, all at once."""
+        if not reuse_discovery or self._discovery is None:
+            self._discovery = parse_ibnetdiscover(self.diag("ibnetdiscover"))
+        lids = [s.lid for s in self._discovery.systems.values() if s.lid]
+        ports, lfts = self._read_ports_and_lfts(lids)
+        return build_state(self._discovery, ports, lfts)
+
+    def refresh(self, previous: FabricState, switches: list[str]) -> FabricState:
+        """`previous` with the port states read again and the LFTs of `switches` (node ids) read
+        again, the other switches' tables kept: what a cable change touches first (on ftree, the
+        two switches at its ends). The fabric manager answers from this at once and reads every
+        table again behind it (`snapshot`)."""
+        if self._discovery is None:
+            return self.snapshot()
+        guids = {n.id: n.guid for n in self.plan.switches}
+        lids = [previous.systems[guids[s]].lid for s in switches if guids.get(s) in previous.systems]
+        ports, lfts = self._read_ports_and_lfts([lid for lid in lids if lid])
+        return build_state(self._discovery, ports, {**previous.lfts, **lfts})
+
+    def _read_ports_and_lfts(self, switch_lids: list[int]) -> tuple[list[Port], dict[int, dict[int, int]]]:
+        """iblinkinfo and one ibroute per switch LID, run side by side."""
         with ThreadPoolExecutor(DIAG_WORKERS) as pool:
-            tables = list(pool.map(lambda lid: parse_ibroute(self.diag("ibroute", "-n", str(lid))), lids))
-        return build_state(discovery, ports, {guid: lft for guid, _, lft in tables})
+            linkinfo = pool.submit(self.diag, "iblinkinfo", "-l")
+            tables = list(pool.map(lambda lid: parse_ibroute(self.diag("ibroute", "-n", str(lid))), switch_lids))
+            ports = parse_iblinkinfo(linkinfo.result())
+        return ports, {guid: lft for guid, _, lft in tables}
 
 
 def _unix_socket_bound(name: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -157,7 +158,7 @@ def wait_until(check, timeout: float = 10.0) -> None:  # type: ignore[no-untyped
 
 
 @needs_subnet
-def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMap) -> None:
+def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMap, twin_exe: str) -> None:
     fabric = rack_map.fabric
     with Twin.up("rack", run_dir=tmp_path / "t", network="netns", fabric=True, timeout=90) as twin:
         net = Network.attach(twin.run.network)
@@ -222,3 +223,21 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             assert ping(net, "gpu001", rails["gpu001"][0], rails["gpu004"][0])
             ev = events.wait_for(lambda e: e.get("kind") == "port_up", timeout=10)
             assert ev["port"] == port
+
+            # The network's own fault command on a compute cable goes through the fabric too: the
+            # cable is cut in ibsim, OpenSM re-routes, the veth and the kernel routes follow.
+            cli = [twin_exe, "net", "fault", "link-down", "ib-leaf01", spine, "--index", "0",
+                   "--run-dir", str(twin.run.path)]
+            cut = subprocess.run(cli, capture_output=True, text=True, timeout=60)
+            assert cut.returncode == 0 and "re-swept" in cut.stdout, cut.stdout + cut.stderr
+            cable0 = sorted(fabric.cables_between("ib-leaf01", spine), key=lambda c: c.a_port)[0].a_port
+            ports = {p.number: p for p in stub.ListPorts(pb.ListPortsRequest(system="ib-leaf01"), timeout=10).ports}
+            assert ports[cable0].logical_state == "Down" and ports[cable0].disabled
+            if0 = rack_map.ends[("ib-leaf01", cable0)].ifname
+            assert "state DOWN" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
+            assert if0 not in kernel_routes(net, "ib-leaf01").values()
+            assert events.wait_for(lambda e: e.get("kind") == "port_down", timeout=10)["port"] == cable0
+            back = subprocess.run([*cli[:3], "link-up", *cli[4:]], capture_output=True, text=True, timeout=60)
+            assert back.returncode == 0 and "is Active" in back.stdout, back.stdout + back.stderr
+            assert "state UP" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
+            assert ping(net, "gpu001", rails["gpu001"][0], rails["gpu004"][0])
