@@ -153,6 +153,12 @@ def test_su1024_link_fault_changes_exactly_the_routes_that_used_it(tmp_path: Pat
     with Subnet(plan, tmp_path / "su-1024") as subnet:
         subnet.start(timeout=60)
         before, after, log = _fault_and_restore(subnet, leaf, cable.a_port)
+    # su-1024 comes up whole: 1024 HCA ports and every cabled switch port Active, each HCA with a LID
+    assert len(before.ca_ports()) == len(plan.hcas) == 1024
+    assert all(p.active and p.lid for p in before.ca_ports())
+    cabled = {(plan.nodes[c.a].guid, c.a_port) for c in plan.cables} | {(plan.nodes[c.b].guid, c.b_port)
+                                                                      for c in plan.cables}
+    assert all(before.ports[end].active for end in cabled), "a cabled port is not Active"
     failed = {before.by_description(leaf).guid: cable.a_port, before.by_description(spine).guid: cable.b_port}
     used = {(sw, lid) for sw in failed for lid, port in before.lfts[sw].items() if port == failed[sw]}
     assert len(used) > 40
