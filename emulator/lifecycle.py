@@ -159,7 +159,9 @@ def _log_tail(path: Path, lines: int = 15) -> str:
 
 def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
     """Stop the twin in `run`; returns what was stopped. Also cleans up after a crashed supervisor."""
-    stopped: list[str] = []
+    from services.slurm.lifecycle import down as slurm_down   # Slurm of `twin slurm up`: jobs first
+
+    stopped: list[str] = slurm_down(run)
     pid = run.running_supervisor()
     if pid:
         os.kill(pid, signal.SIGTERM)

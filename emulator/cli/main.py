@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from emulator.cli import events, fault, gpu, lifecycle_cmds, net, topo
+from emulator.cli import events, fabric, fault, gpu, ib, lifecycle_cmds, net, slurm, topo
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(topo.app, name="topo", help="Inspect and validate topology files.")
@@ -15,7 +15,11 @@ app.command()(lifecycle_cmds.endpoints)
 app.add_typer(gpu.app, name="gpu", help="The emulated GPU servers: GPUs, MIG, leases, resets.")
 app.add_typer(fault.app, name="fault", help="Inject, clear and list faults.")
 app.add_typer(net.app, name="net", help="The emulated network planes (namespace backend).")
+app.add_typer(fabric.app, name="fabric", help="The InfiniBand fabric: subnet manager, UFM views, SHARP, "
+              "collective-time model.")
+app.add_typer(ib.app, name="ib", help="Run infiniband-diags against the twin's simulated fabric.")
 app.command()(events.events)
+app.add_typer(slurm.app, name="slurm", help="Slurm on the twin: slurmctld and one slurmd per GPU server.")
 
 if __name__ == "__main__":
     app()

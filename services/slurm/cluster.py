@@ -18,11 +18,13 @@ detach from slurmd), so nothing is left behind.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from emulator.procutil import dies_with_parent, pid_alive
@@ -33,6 +35,7 @@ APT_PACKAGES = ("slurm-wlm", "munge")
 DAEMONS = ("slurmctld", "slurmd", "slurmstepd", "munged")
 CLIENTS = ("sinfo", "squeue", "sbatch", "srun", "scontrol", "scancel")
 POLL = 0.2
+PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
 
 class SlurmError(RuntimeError):
@@ -50,18 +53,56 @@ def _tool(name: str) -> str:
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` distinct ports free right now (bound then released)."""
-    socks, ports = [], []
+    """`count` distinct ports free right now, below the kernel's ephemeral range.
+
+    slurmd binds its port only after start-up; a port from the ephemeral range (what binding port
+    0 gives) can meanwhile become the source port of any outgoing connection on a busy machine
+    (seen with su-1024's 128 slurmd: "Unable to bind listen port"). Below the range only another
+    listener can take it."""
+    low = _ephemeral_low()
+    candidates = list(range(PORT_FLOOR, low))
+    random.shuffle(candidates)
+    ports: list[int] = []
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise SlurmError(f"not {count} free ports between {PORT_FLOOR} and {low} on {host}")
+
+
+def _ephemeral_low() -> int:
     try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind((host, 0))
-            socks.append(s)
-            ports.append(s.getsockname()[1])
-    finally:
-        for s in socks:
-            s.close()
-    return ports
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def processes_using(conf_path: Path) -> list[int]:
+    """Live processes (other than this one) that belong to the cluster of `conf_path`: its
+    SLURM_CONF in their environment (daemons, slurmstepd, job processes), or a Slurm or munge
+    daemon with the cluster's directory on its command line (slurmctld/slurmd `-f`, munged
+    `--socket`): what is left after the supervising process was killed."""
+    marker = f"SLURM_CONF={conf_path}".encode()
+    directory = str(Path(conf_path).parent).encode() + b"/"
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            ours = marker in (entry / "environ").read_bytes().split(b"\0")
+            if not ours and (entry / "comm").read_text().strip() in DAEMONS:
+                ours = any(a.startswith(directory) or b"=" + directory in a
+                           for a in (entry / "cmdline").read_bytes().split(b"\0"))
+            if ours and pid_alive(int(entry.name)):
+                out.append(int(entry.name))
+        except OSError:
+            continue
+    return out
 
 
 class SlurmCluster:
@@ -131,8 +172,9 @@ class SlurmCluster:
         self._wait(lambda: sock.exists(), timeout, "munged did not create its socket",
                    m / "munged.log", "munged")
 
-    def start(self, timeout: float = 60) -> None:
-        """Write the files, start every daemon, return when `sinfo` shows every node idle."""
+    def start(self, timeout: float = 60, ready: Callable[[dict[str, str]], bool] | None = None) -> None:
+        """Write the files, start every daemon, return when `sinfo` shows every node idle (or,
+        given `ready`, when it accepts the node → state map: a health check may drain some)."""
         if self.procs:
             raise SlurmError("already started")
         missing = missing_tools(self.config.auth)
@@ -147,8 +189,9 @@ class SlurmCluster:
             for node in self.config.node_names:
                 self._spawn(f"slurmd-{node}",
                             [_tool("slurmd"), "-D", "-N", node, "-f", str(self.conf_path)])
-            self._wait(self._all_idle, deadline - time.monotonic(),
-                       "not every node became idle", self.directory / "log" / "slurmctld.log",
+            check = self._all_idle if ready is None else (lambda: ready(self.node_states()))
+            what = f"not every node became {'ready' if ready else 'idle'}"
+            self._wait(check, deadline - time.monotonic(), what, self.directory / "log" / "slurmctld.log",
                        None)
         except BaseException:
             self.stop()
@@ -200,17 +243,7 @@ class SlurmCluster:
 
     def stray_pids(self) -> list[int]:
         """Live processes (other than ours) whose environment names this cluster's slurm.conf."""
-        marker = f"SLURM_CONF={self.conf_path}".encode()
-        out = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                if marker in (entry / "environ").read_bytes().split(b"\0"):
-                    out.append(int(entry.name))
-            except OSError:
-                continue
-        return out
+        return processes_using(self.conf_path)
 
     def stop(self, timeout: float = 15) -> None:
         """Cancel jobs, stop every daemon (TERM, then KILL), kill leftovers; idempotent."""

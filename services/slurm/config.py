@@ -7,7 +7,8 @@ Xeon 8480C, 224 threads, ~2 TB RAM); `SlurmdParameters=config_overrides` makes s
 them instead of the host's.
 
 GRES: a whole-GPU server offers `gpu:h100:8`; a MIG server offers its slices as typed GRES named
-as NVML autodetection names them (`nvidia_h100_80gb_hbm3_1g.10gb`), counted over its GPUs.
+as NVML autodetection names them (`nvidia_h100_80gb_hbm3_1g.10gb`), counted over its GPUs. That is
+what the topology boots; `twin slurm up` passes the servers' live counts instead (`live_gres`).
 `gres.conf` (AutoDetect=off) gives every GRES unit a `File=`: fake device files under the run
 directory, which `SlurmCluster` creates (empty regular files are enough for task/none).
 
@@ -19,6 +20,7 @@ preemption by requeue; `dev` holds the MIG servers (development and inference on
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,21 +115,38 @@ def mig_type(profile: str) -> str:
 
 
 def node_gres(server: GpuServerSpec, device_dir: Path) -> tuple[Gres, ...]:
+    """The GRES the topology gives `server` (its MIG layout, or whole GPUs)."""
     layout = MIG_LAYOUTS.get(server.mig_layout) if server.mig_layout else None
     if layout is None or not layout.mig_enabled:
-        return (Gres(GPU_TYPE, server.gpu_count, f"{device_dir}/nvidia[0-{server.gpu_count - 1}]"),)
+        return gres_from_counts([(GPU_TYPE, server.gpu_count)], device_dir)
     per_gpu = Counter(layout.instances)
+    return gres_from_counts([(mig_type(p), per_gpu[p] * server.gpu_count)
+                             for p in sorted(per_gpu, key=layout.instances.index)], device_dir)
+
+
+def gres_from_counts(counts: list[tuple[str, int]], device_dir: Path) -> tuple[Gres, ...]:
+    """`[(type, count), ...]` → GRES lines with one fake device file per unit under `device_dir`
+    (whole GPUs `nvidia[0-N]`, MIG slices `mig-<profile>-[0-N]`); zero counts are dropped."""
     out = []
-    for profile in sorted(per_gpu, key=layout.instances.index):
-        n = per_gpu[profile] * server.gpu_count
-        stem = "mig-" + profile.replace(".", "-")
-        out.append(Gres(mig_type(profile), n, f"{device_dir}/{stem}-[0-{n - 1}]"))
+    for gres_type, n in counts:
+        if n <= 0:
+            continue
+        if gres_type == GPU_TYPE:
+            out.append(Gres(GPU_TYPE, n, f"{device_dir}/nvidia[0-{n - 1}]"))
+        else:
+            stem = "mig-" + gres_type.removeprefix(MIG_TYPE_PREFIX).replace(".", "-")
+            out.append(Gres(gres_type, n, f"{device_dir}/{stem}-[0-{n - 1}]"))
     return tuple(out)
 
 
 def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: int,
                 slurmd_ports: list[int], auth: str = "munge",
-                real_memory_mb: int = REAL_MEMORY_MB, cluster_name: str | None = None) -> SlurmConfig:
+                real_memory_mb: int = REAL_MEMORY_MB, cluster_name: str | None = None,
+                live_gres: Mapping[str, list[tuple[str, int]]] | None = None,
+                extra: Mapping[str, str] | None = None) -> SlurmConfig:
+    """`live_gres` (node → [(type, count)], from `services.slurm.live`) replaces the topology's
+    GRES for the nodes it names: what the servers offer now, after any MIG change at run time.
+    `extra` adds slurm.conf lines (e.g. the health check's)."""
     servers = topo.gpu_servers
     if len(slurmd_ports) != len(servers):
         raise ValueError(f"{len(servers)} GPU servers need {len(servers)} slurmd ports, "
@@ -135,13 +154,20 @@ def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: in
     if auth not in ("munge", "none"):
         raise ValueError(f"auth must be 'munge' or 'none', not {auth!r}")
     directory = Path(directory)
+    live_gres = live_gres or {}
+
+    def gres(s: GpuServerSpec) -> tuple[Gres, ...]:
+        if s.name in live_gres:
+            return gres_from_counts(live_gres[s.name], directory / "dev" / s.name)
+        return node_gres(s, directory / "dev" / s.name)
+
     nodes = tuple(
-        SlurmNode(s.name, port, node_gres(s, directory / "dev" / s.name),
-                  bool(s.mig_layout and MIG_LAYOUTS[s.mig_layout].mig_enabled), s.rack)
-        for s, port in zip(servers, slurmd_ports, strict=True)
+        SlurmNode(s.name, port, g, any(x.type != GPU_TYPE for x in g), s.rack)
+        for s, port in zip(servers, slurmd_ports, strict=True) for g in [gres(s)]
     )
     name = cluster_name or "twin-" + "".join(c if c.isalnum() else "-" for c in topo.spec.name)
-    return SlurmConfig(name.lower(), directory, hostname, ctld_port, nodes, auth, real_memory_mb)
+    return SlurmConfig(name.lower(), directory, hostname, ctld_port, nodes, auth, real_memory_mb,
+                       dict(extra or {}))
 
 
 def render_slurm_conf(cfg: SlurmConfig) -> str:

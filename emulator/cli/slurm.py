@@ -1,0 +1,80 @@
+"""`twin slurm up|down|status|env`: the real Slurm (slurmctld, one slurmd per GPU server) on a running twin."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
+from emulator.rundir import RunDir
+from services.slurm import lifecycle
+from services.slurm.lifecycle import SlurmTwinError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+
+@app.command()
+def up(run_dir: RunDirOption = DEFAULT,
+       timeout: Annotated[float, typer.Option(help="Seconds for every node to register.")] = 120.0,
+       health_interval: Annotated[int, typer.Option(help="HealthCheckInterval in seconds; 0: no health check; "
+                                                    "default 5, longer for many nodes on few cores.")] = -1) -> None:
+    """Start munged, slurmctld and one slurmd per GPU server; return when every node is idle."""
+    run = RunDir(run_dir)
+    with user_errors():
+        try:
+            doc = lifecycle.up(run, timeout=timeout, health_interval=health_interval)
+        except SlurmTwinError as e:
+            fail(str(e))
+    nodes = doc.get("nodes", {})
+    idle = sum(1 for s in nodes.values() if s == "idle")
+    console.print(f"Slurm up for the twin in {run.path}: {idle}/{len(nodes)} nodes idle in {doc['startup_s']:.1f}s "
+                  f"(daemon pid {doc['pid']}; health check every {doc['health_check_interval']}s)", soft_wrap=True)
+    drained = sorted(n for n, s in nodes.items() if s != "idle")
+    if drained:
+        console.print(f"[yellow]drained by the health check:[/] {', '.join(drained)} (`twin slurm status`)")
+    console.print(f"use it:  export SLURM_CONF={doc['slurm_conf']}\n"
+                  "         sinfo; srun -N2 hostname; sbatch --wrap 'sleep 60'; squeue; scontrol show node\n"
+                  f"or:      eval $(twin slurm env --run-dir {run.path})        stop: twin slurm down",
+                  soft_wrap=True)
+
+
+@app.command()
+def down(run_dir: RunDirOption = DEFAULT) -> None:
+    """Stop the twin's Slurm: jobs, daemons, job processes."""
+    run = RunDir(run_dir)
+    stopped = lifecycle.down(run)
+    console.print(f"Slurm for {run.path} stopped ({', '.join(stopped)})" if stopped
+                  else f"no Slurm running for {run.path}")
+
+
+@app.command()
+def status(run_dir: RunDirOption = DEFAULT,
+           as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """The Slurm daemon process and every node's state, GRES and drain reason."""
+    doc = lifecycle.status(RunDir(run_dir))
+    if as_json:
+        print(json.dumps(doc, indent=2))
+    else:
+        console.print(f"Slurm for {doc['run_dir']}: {doc['state']}"
+                      + (f" (pid {doc['pid']}), SLURM_CONF={doc['slurm_conf']}" if doc["pid"] else "")
+                      + (f"; last error: {doc['error']}" if doc["error"] else ""), soft_wrap=True)
+        if doc["nodes"]:
+            table = Table("node", "state", "gres", "reason")
+            for name, n in doc["nodes"].items():
+                table.add_row(name, n["state"], n["gres"], n["reason"], style="" if n["state"] == "idle" else "yellow")
+            console.print(table)
+    if not doc["pid"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def env(run_dir: RunDirOption = DEFAULT) -> None:
+    """Print `export` lines for the twin's Slurm: `eval $(twin slurm env)`."""
+    run = RunDir(run_dir)
+    if not lifecycle.running(run):
+        fail(f"no Slurm running for {run.path}: `twin slurm up --run-dir {run.path}` starts it")
+    for k, v in lifecycle.env(run).items():
+        print(f"export {k}={v}")
