@@ -17,9 +17,11 @@ class ServerBindError(RuntimeError):
     pass
 
 
-async def start_server(address: str, services: Sequence[Registration]) -> tuple[grpc.aio.Server, Any]:
-    """Start a grpc.aio server on `address` with `services`, health (all SERVING) and reflection."""
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+async def start_server(address: str, services: Sequence[Registration],
+                       options: Sequence[tuple[str, Any]] = ()) -> tuple[grpc.aio.Server, Any]:
+    """Start a grpc.aio server on `address` with `services`, health (all SERVING) and reflection;
+    `options`: extra channel arguments (e.g. a larger grpc.max_receive_message_length)."""
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0), *options])
     health = health_async.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = [health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]

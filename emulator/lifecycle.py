@@ -32,7 +32,8 @@ Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 
 def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
        store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
-       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, timeout: float = 120.0,
+       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, ceph: bool = False,
+       lustre: bool = False, timeout: float = 120.0,
        progress: Progress | None = None) -> dict[str, Any]:
     """Start a twin in `run` and wait until every daemon answers its health check."""
     progress = progress or (lambda *_: None)
@@ -66,20 +67,25 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
         except StoreError as e:
             raise TwinError(str(e)) from None
     topo = load_topology(topology)   # TopologyError names the file and field
+    if lustre and topo.spec.lustre is None:
+        raise TwinError(f"--lustre: topology {topo.name} ({topo.source}) has no lustre section")
+    if ceph and topo.spec.ceph is None:
+        raise TwinError(f"--ceph: topology {topo.name} ({topo.source}) has no ceph section")
     pid = run.running_supervisor()
     if pid:
         raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
                         f"run `twin down --run-dir {run.path}` first")
 
     # A new twin starts from nothing: old state, logs and manifests of a previous run go.
-    for old in (run.state, run.logs, run.broker, run.network):
+    for old in (run.state, run.logs, run.broker, run.network, run.path / "lustre"):
         shutil.rmtree(old, ignore_errors=True)
     for old in (run.manifest, run.daemons, run.config, run.path / "failed.json"):
         old.unlink(missing_ok=True)
     run.create()
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
-                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric)
+                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric,
+                   ceph=ceph, lustre=lustre)
     write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
 
     log = open(run.logs / "supervisor.log", "ab")
@@ -159,7 +165,7 @@ def _log_tail(path: Path, lines: int = 15) -> str:
 
 def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
     """Stop the twin in `run`; returns what was stopped. Also cleans up after a crashed supervisor."""
-    from services.slurm.lifecycle import down as slurm_down   # Slurm of `twin slurm up`: jobs first
+    from services.slurm.lifecycle import down as slurm_down  # Slurm of `twin slurm up`: jobs first
 
     stopped: list[str] = slurm_down(run)
     pid = run.running_supervisor()
@@ -189,6 +195,8 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
         removed = clean_network(run.network)
         if removed.get("namespaces"):
             stopped.append(f"{removed['namespaces']} network namespaces")
+    from services.lustre.client.mount import unmount_all  # Lustre client mounts of this twin
+    stopped += unmount_all(run.path)
     run.supervisor_pid.unlink(missing_ok=True)
     return stopped
 

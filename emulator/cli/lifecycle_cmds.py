@@ -28,6 +28,10 @@ def up(
                                ] = 0.001,
     fabric: Annotated[bool, typer.Option("--fabric", help="Also run the fabric manager: ibsim + OpenSM, "
                                          "gRPC and UFM REST (root).")] = False,
+    ceph: Annotated[bool, typer.Option("--ceph", help="Also run Ceph: a monitor, one daemon per OSD of the "
+                                       "topology's ceph section, and the RGW S3 gateway.")] = False,
+    lustre: Annotated[bool, typer.Option("--lustre", help="Also run Lustre: the MDS (active/standby with "
+                                         "mds_ha) and the topology's OSS daemons.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
@@ -43,7 +47,7 @@ def up(
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                                    fabric=fabric, timeout=timeout, progress=progress)
+                                    fabric=fabric, ceph=ceph, lustre=lustre, timeout=timeout, progress=progress)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")

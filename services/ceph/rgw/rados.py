@@ -12,6 +12,10 @@ from services.ceph.pg import PgState, state_string
 
 
 def remove(cluster: Cluster, pool: str, name: str) -> None:
+    remote = getattr(cluster, "remove_object", None)
+    if remote is not None:  # a cluster behind the monitor daemon (services.ceph.rgw.daemon.MonCluster)
+        remote(pool, name)
+        return
     pg = cluster.locate(pool, name)
     info = pg.objects.get(name)
     if info is None:

@@ -1,0 +1,320 @@
+"""`twin ceph ...`: the twin's Ceph cluster (`twin up --ceph`), as `ceph` and `radosgw-admin` show it.
+
+    twin ceph status                       # ceph -s
+    twin ceph health detail
+    twin ceph osd tree | out ID | in ID | down ID
+    twin ceph osd kill ID                  # kill -9 the OSD daemon (the supervisor restarts it)
+    twin ceph osd stop ID | start ID       # a stopped OSD stays down (across restarts) until started
+    twin ceph osd slow ID FACTOR           # slow disk: every chunk call takes FACTOR x the device model
+    twin ceph osd corrupt --pool P --object O [--osd ID]     # flip a byte of one stored chunk
+    twin ceph df
+    twin ceph pg ls [--pool P] | deep-scrub [PGID] | repair [PGID]
+    twin ceph user create --uid UID --display-name NAME [--email E] [--tenant T] [--access-key K --secret S]
+    twin ceph user list
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Annotated, Any
+
+import grpc
+import typer
+from rich.table import Table
+
+from clustertwin.v1 import ceph_pb2 as pb
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
+from emulator.errors import TwinRpcError
+from emulator.rundir import RunDir, RunDirError
+
+app = typer.Typer(no_args_is_help=True, help=__doc__)
+osd_app = typer.Typer(no_args_is_help=True, help="OSDs: tree, map changes and faults.")
+pg_app = typer.Typer(no_args_is_help=True, help="Placement groups: list, deep scrub, repair.")
+user_app = typer.Typer(no_args_is_help=True, help="RGW users (radosgw-admin user ...).")
+health_app = typer.Typer(help="Cluster health (HEALTH_OK/WARN/ERR); `detail` names PGs and objects.")
+app.add_typer(osd_app, name="osd")
+app.add_typer(pg_app, name="pg")
+app.add_typer(user_app, name="user")
+app.add_typer(health_app, name="health")
+
+OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
+
+
+class CephAdmin:
+    """The twin's Ceph from outside: the monitor's CephMon service and the OSD daemons, by the manifest."""
+
+    def __init__(self, run_dir: Path, timeout: float = 60.0) -> None:
+        self.run = RunDir(run_dir)
+        self.manifest = self.run.read(self.run.manifest)
+        self.daemons = {d["name"]: d for d in self.manifest["daemons"]}
+        mons = [d for d in self.manifest["daemons"] if d["kind"] == "ceph_mon"]
+        if not mons:
+            raise RunDirError(f"the twin in {self.run.path} runs no Ceph: start it with `twin up --ceph`")
+        self.mon_address = mons[0]["grpc"]
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel(self.mon_address, options=OPTIONS)
+        self.mon = pb_grpc.CephMonStub(self.channel)
+
+    def call(self, method: str, request: Any, target: str = "ceph-mon", stub: Any = None) -> Any:
+        try:
+            return getattr(stub or self.mon, method)(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise TwinRpcError(target, e.code(), e.details() or "") from None
+
+    def osd_entry(self, osd: int) -> dict[str, Any]:
+        d = self.daemons.get(f"osd.{osd}")
+        if d is None:
+            ids = sorted(x["osd"] for x in self.daemons.values() if x["kind"] == "ceph_osd")
+            raise KeyError(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
+        return d
+
+    def osd(self, osd: int, method: str, request: Any) -> Any:
+        d = self.osd_entry(osd)
+        with grpc.insecure_channel(d["grpc"], options=OPTIONS) as ch:
+            return self.call(method, request, d["name"], pb_grpc.CephOsdStub(ch))
+
+    def pid(self, name: str) -> int:
+        daemons = self.run.read(self.run.daemons).get("daemons", {})
+        pid = daemons.get(name, {}).get("pid", 0)
+        if not pid:
+            raise RunDirError(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})")
+        return int(pid)
+
+    def kill(self, name: str) -> int:
+        pid = self.pid(name)
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def s3_endpoint(self) -> str:
+        return next(d["s3"] for d in self.manifest["daemons"] if d["kind"] == "ceph_rgw")
+
+
+def admin(run_dir: Path) -> CephAdmin:
+    with user_errors():
+        return CephAdmin(run_dir)
+
+
+@app.command()
+def status(run_dir: RunDirOption = DEFAULT,
+           as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """`ceph -s`: health, daemons, OSDs up/in, pools, objects, usage and PG states."""
+    a = admin(run_dir)
+    with user_errors():
+        r = a.call("Status", pb.StatusRequest())
+    if as_json:
+        print(json.dumps({"health": r.health, "osds": r.osds, "osds_up": r.osds_up, "osds_in": r.osds_in,
+                          "epoch": r.epoch, "pg_states": dict(r.pg_states), "objects": r.objects,
+                          "stored_bytes": r.stored_bytes, "raw_bytes": r.raw_bytes}, indent=2))
+        return
+    print(r.text, end="")
+
+
+@health_app.callback(invoke_without_command=True)
+def health(ctx: typer.Context, run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph health`: the overall status and one line per check."""
+    if ctx.invoked_subcommand:
+        return
+    a = admin(run_dir)
+    with user_errors():
+        text = a.call("HealthDetail", pb.StatusRequest()).text
+    print(text.splitlines()[0])
+
+
+@health_app.command("detail")
+def health_detail(run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph health detail`: every check with the OSDs, PGs and objects it concerns."""
+    a = admin(run_dir)
+    with user_errors():
+        print(a.call("HealthDetail", pb.StatusRequest()).text, end="")
+
+
+@app.command()
+def df(run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph df`: per pool, what clients stored and the raw bytes it uses."""
+    a = admin(run_dir)
+    with user_errors():
+        print(a.call("Df", pb.StatusRequest()).text, end="")
+
+
+# -- osd ------------------------------------------------------------------------------------------
+
+OsdId = Annotated[int, typer.Argument(help="OSD id, e.g. 3 for osd.3.", min=0)]
+
+
+@osd_app.command("tree")
+def osd_tree(run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph osd tree`."""
+    a = admin(run_dir)
+    with user_errors():
+        print(a.call("OsdTree", pb.OsdTreeRequest()).text, end="")
+
+
+def _osd_command(run_dir: Path, osd: int, command: str) -> None:
+    a = admin(run_dir)
+    with user_errors():
+        print(a.call("OsdCommand", pb.OsdCommandRequest(osd=osd, command=command)).message)
+
+
+@osd_app.command("out")
+def osd_out(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """Mark an OSD out: CRUSH moves its shards elsewhere (backfill) if a spare host exists."""
+    _osd_command(run_dir, osd, "out")
+
+
+@osd_app.command("in")
+def osd_in(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """Mark an OSD in again."""
+    _osd_command(run_dir, osd, "in")
+
+
+@osd_app.command("down")
+def osd_down(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """Mark an OSD down in the map; a running OSD's next heartbeat marks it up again, as in Ceph."""
+    _osd_command(run_dir, osd, "down")
+
+
+@osd_app.command("kill")
+def osd_kill(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """kill -9 the OSD daemon. The supervisor restarts it; it keeps its data directory."""
+    a = admin(run_dir)
+    with user_errors():
+        name = a.osd_entry(osd)["name"]
+        pid = a.kill(name)
+    console.print(f"killed {name} (pid {pid}) with SIGKILL; the supervisor restarts it", highlight=False)
+
+
+def _fault(run_dir: Path, osd: int, **fields: Any) -> pb.OsdStat:
+    a = admin(run_dir)
+    with user_errors():
+        return a.osd(osd, "SetFault", pb.SetFaultRequest(**fields))
+
+
+@osd_app.command("stop")
+def osd_stop(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """Stop an OSD: marked down at once, refuses I/O, no heartbeats, stays so across restarts."""
+    st = _fault(run_dir, osd, stopped=True)
+    console.print(f"osd.{st.osd} {st.state}", highlight=False)
+
+
+@osd_app.command("start")
+def osd_start(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
+    """Start a stopped OSD: it heartbeats again and the monitor marks it up."""
+    st = _fault(run_dir, osd, stopped=False)
+    console.print(f"osd.{st.osd} {st.state}", highlight=False)
+
+
+@osd_app.command("slow")
+def osd_slow(osd: OsdId, factor: Annotated[float, typer.Argument(help="Multiplier on the device model; 1 heals.")],
+             run_dir: RunDirOption = DEFAULT) -> None:
+    """Slow disk: every chunk call on the OSD takes FACTOR times the device model's time."""
+    if not factor >= 1:
+        fail(f"FACTOR must be >= 1 (1 = a healthy disk), got {factor:g}")
+    st = _fault(run_dir, osd, slow_factor=factor)
+    m = st.model
+    console.print(f"osd.{st.osd} ({m.device_class}: {m.latency_s * 1e3:g} ms + {m.bandwidth_bytes_s / 1e6:g} MB/s) "
+                  f"slow factor {st.slow_factor:g}", highlight=False)
+
+
+@osd_app.command("corrupt")
+def osd_corrupt(
+    pool: Annotated[str, typer.Option(help="Pool of the object.")] = "default.rgw.buckets.data",
+    obj: Annotated[str, typer.Option("--object", help="RADOS object name.")] = "",
+    osd: Annotated[int, typer.Option(help="The OSD whose shard to corrupt (-1: shard 0's).")] = -1,
+    offset: Annotated[int, typer.Option(help="Byte to flip.", min=0)] = 0,
+    run_dir: RunDirOption = DEFAULT,
+) -> None:
+    """Flip one byte of a stored chunk (bit rot), found by deep scrub and fixed by repair."""
+    if not obj:
+        fail("say which object: --object NAME (`twin ceph pg ls` and the gateway name them)")
+    a = admin(run_dir)
+    with user_errors():
+        r = a.call("CorruptChunk", pb.CorruptChunkRequest(pool=pool, object=obj, osd=osd, offset=offset))
+    console.print(f"corrupted shard {r.shard} of {obj!r} (pg {r.pg}) on osd.{r.osd}", highlight=False)
+
+
+# -- pg -------------------------------------------------------------------------------------------
+
+@pg_app.command("ls")
+def pg_ls(pool: Annotated[str, typer.Option(help="Only this pool.")] = "", run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph pg ls`: every PG, its state, up and acting sets."""
+    a = admin(run_dir)
+    with user_errors():
+        rows = a.call("Pgs", pb.PgsRequest(pool=pool)).pgs
+    table = Table("PG", "OBJECTS", "BYTES", "STATE", "UP", "ACTING", box=None)
+    for p in rows:
+        table.add_row(p.pgid, str(p.objects), str(p.bytes), p.state, f"[{','.join(map(str, p.up))}]",
+                      f"[{','.join(map(str, p.acting))}]")
+    console.print(table, highlight=False)
+
+
+def _scrub(run_dir: Path, pgid: str, repair: bool) -> None:
+    a = admin(run_dir)
+    with user_errors():
+        r = a.call("Scrub", pb.ScrubRequest(pg=pgid, repair=repair))
+    for e in r.errors:
+        print(f"pg {e.pg}: {e.object} shard {e.shard} on osd.{e.osd}: {e.problem}")
+    verb = "repaired" if repair else "deep-scrubbed"
+    print(f"{verb} {r.pgs} pg(s): {len(r.errors)} error(s) found" + (f", {r.repaired} fixed" if repair else ""))
+
+
+@pg_app.command("deep-scrub")
+def pg_deep_scrub(pgid: Annotated[str, typer.Argument(help="PG id like 1.1a; default every PG with objects.")] = "",
+                  run_dir: RunDirOption = DEFAULT) -> None:
+    """Read every shard and check its CRC; errors make the PG inconsistent."""
+    _scrub(run_dir, pgid, False)
+
+
+@pg_app.command("repair")
+def pg_repair(pgid: Annotated[str, typer.Argument(help="PG id like 1.1a; default every PG with objects.")] = "",
+              run_dir: RunDirOption = DEFAULT) -> None:
+    """`ceph pg repair`: rewrite bad shards from the good ones."""
+    _scrub(run_dir, pgid, True)
+
+
+# -- users ----------------------------------------------------------------------------------------
+
+def _user_json(u: pb.RgwUser) -> dict[str, Any]:
+    """As `radosgw-admin user create/info` prints a user."""
+    uid = f"{u.tenant}${u.uid}" if u.tenant else u.uid
+    quota = {"enabled": False, "check_on_raw": False, "max_size": -1, "max_size_kb": 0, "max_objects": -1}
+    return {"user_id": uid, "display_name": u.display_name, "email": u.email, "suspended": 0, "max_buckets": 1000,
+            "subusers": [], "keys": [{"user": uid, "access_key": u.access_key, "secret_key": u.secret_key}],
+            "swift_keys": [], "caps": [], "op_mask": "read, write, delete", "default_placement": "",
+            "default_storage_class": "", "placement_tags": [], "bucket_quota": quota, "user_quota": quota,
+            "temp_url_keys": [], "type": "rgw", "mfa_ids": []}
+
+
+@user_app.command("create")
+def user_create(
+    uid: Annotated[str, typer.Option("--uid", help="User id.")] = "",
+    display_name: Annotated[str, typer.Option("--display-name", help="Display name.")] = "",
+    email: Annotated[str, typer.Option("--email", help="E-mail address.")] = "",
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant: the user is tenant$uid.")] = "",
+    access_key: Annotated[str, typer.Option("--access-key", help="S3 access key (default generated).")] = "",
+    secret: Annotated[str, typer.Option("--secret", "--secret-key", help="S3 secret (default generated).")] = "",
+    run_dir: RunDirOption = DEFAULT,
+) -> None:
+    """`radosgw-admin user create`: prints the user as radosgw-admin does (JSON)."""
+    if not uid:
+        fail("no user id specified (--uid)")
+    if not display_name:
+        fail("no display name specified (--display-name)")
+    a = admin(run_dir)
+    with user_errors():
+        u = a.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
+            uid=uid, display_name=display_name, email=email, tenant=tenant, access_key=access_key,
+            secret_key=secret)))
+    print(json.dumps(_user_json(u), indent=4))
+
+
+@user_app.command("list")
+def user_list(run_dir: RunDirOption = DEFAULT) -> None:
+    """`radosgw-admin user list`."""
+    a = admin(run_dir)
+    with user_errors():
+        users = a.call("UserList", pb.UserListRequest()).users
+    print(json.dumps([f"{u.tenant}${u.uid}" if u.tenant else u.uid for u in users], indent=4))

@@ -1,0 +1,379 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class LustreCred(_message.Message):
+    __slots__ = ("uid", "gid", "groups")
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    uid: int
+    gid: int
+    groups: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, uid: _Optional[int] = ..., gid: _Optional[int] = ..., groups: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class LustreStripeSpec(_message.Message):
+    __slots__ = ("count", "size", "index")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    size: int
+    index: int
+    def __init__(self, count: _Optional[int] = ..., size: _Optional[int] = ..., index: _Optional[int] = ...) -> None: ...
+
+class LustreObject(_message.Message):
+    __slots__ = ("ost", "objid", "seq")
+    OST_FIELD_NUMBER: _ClassVar[int]
+    OBJID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ost: int
+    objid: int
+    seq: int
+    def __init__(self, ost: _Optional[int] = ..., objid: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class LustreLayout(_message.Message):
+    __slots__ = ("stripe_size", "gen", "pattern", "objects")
+    STRIPE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    GEN_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    OBJECTS_FIELD_NUMBER: _ClassVar[int]
+    stripe_size: int
+    gen: int
+    pattern: str
+    objects: _containers.RepeatedCompositeFieldContainer[LustreObject]
+    def __init__(self, stripe_size: _Optional[int] = ..., gen: _Optional[int] = ..., pattern: _Optional[str] = ..., objects: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreAttr(_message.Message):
+    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "has_layout", "default_spec", "has_default")
+    FID_FIELD_NUMBER: _ClassVar[int]
+    INO_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    NLINK_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    ATIME_FIELD_NUMBER: _ClassVar[int]
+    MTIME_FIELD_NUMBER: _ClassVar[int]
+    CTIME_FIELD_NUMBER: _ClassVar[int]
+    LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    HAS_LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_SPEC_FIELD_NUMBER: _ClassVar[int]
+    HAS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    fid: str
+    ino: int
+    mode: int
+    nlink: int
+    uid: int
+    gid: int
+    size: int
+    blocks: int
+    atime: float
+    mtime: float
+    ctime: float
+    layout: LustreLayout
+    has_layout: bool
+    default_spec: LustreStripeSpec
+    has_default: bool
+    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., has_layout: _Optional[bool] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_default: _Optional[bool] = ...) -> None: ...
+
+class LustrePathRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreCreateRequest(_message.Message):
+    __slots__ = ("path", "mode", "cred", "spec", "has_spec", "delay_layout", "exclusive")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    HAS_SPEC_FIELD_NUMBER: _ClassVar[int]
+    DELAY_LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    cred: LustreCred
+    spec: LustreStripeSpec
+    has_spec: bool
+    delay_layout: bool
+    exclusive: bool
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_spec: _Optional[bool] = ..., delay_layout: _Optional[bool] = ..., exclusive: _Optional[bool] = ...) -> None: ...
+
+class LustreMkdirRequest(_message.Message):
+    __slots__ = ("path", "mode", "cred", "spec", "has_spec")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    HAS_SPEC_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    cred: LustreCred
+    spec: LustreStripeSpec
+    has_spec: bool
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_spec: _Optional[bool] = ...) -> None: ...
+
+class LustreRenameRequest(_message.Message):
+    __slots__ = ("src", "dst", "cred")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    src: str
+    dst: str
+    cred: LustreCred
+    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreSetattrRequest(_message.Message):
+    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ATIME_FIELD_NUMBER: _ClassVar[int]
+    MTIME_FIELD_NUMBER: _ClassVar[int]
+    GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    mode: int
+    uid: int
+    gid: int
+    size: int
+    atime: float
+    mtime: float
+    grow_only: bool
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ...) -> None: ...
+
+class LustreSetstripeRequest(_message.Message):
+    __slots__ = ("path", "spec", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    spec: LustreStripeSpec
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreDirEntry(_message.Message):
+    __slots__ = ("name", "attr")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    attr: LustreAttr
+    def __init__(self, name: _Optional[str] = ..., attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreReaddirReply(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[LustreDirEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ...) -> None: ...
+
+class LustreRemovedReply(_message.Message):
+    __slots__ = ("freed",)
+    FREED_FIELD_NUMBER: _ClassVar[int]
+    freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreTargetState(_message.Message):
+    __slots__ = ("uuid", "kind", "index", "server", "capacity_bytes", "used_bytes", "avail_bytes", "inodes_total", "inodes_used", "active", "degraded", "readonly", "full")
+    UUID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    USED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    AVAIL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    INODES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    INODES_USED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    FULL_FIELD_NUMBER: _ClassVar[int]
+    uuid: str
+    kind: str
+    index: int
+    server: str
+    capacity_bytes: int
+    used_bytes: int
+    avail_bytes: int
+    inodes_total: int
+    inodes_used: int
+    active: bool
+    degraded: bool
+    readonly: bool
+    full: bool
+    def __init__(self, uuid: _Optional[str] = ..., kind: _Optional[str] = ..., index: _Optional[int] = ..., server: _Optional[str] = ..., capacity_bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., avail_bytes: _Optional[int] = ..., inodes_total: _Optional[int] = ..., inodes_used: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., full: _Optional[bool] = ...) -> None: ...
+
+class LustreStatfsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreStatfsReply(_message.Message):
+    __slots__ = ("fsname", "mdts", "osts")
+    FSNAME_FIELD_NUMBER: _ClassVar[int]
+    MDTS_FIELD_NUMBER: _ClassVar[int]
+    OSTS_FIELD_NUMBER: _ClassVar[int]
+    fsname: str
+    mdts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    def __init__(self, fsname: _Optional[str] = ..., mdts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
+
+class LustreXattrRequest(_message.Message):
+    __slots__ = ("path", "name", "value", "cred", "flags")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    name: str
+    value: bytes
+    cred: LustreCred
+    flags: int
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., flags: _Optional[int] = ...) -> None: ...
+
+class LustreXattrReply(_message.Message):
+    __slots__ = ("value", "names")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    value: bytes
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, value: _Optional[bytes] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LustreFindRequest(_message.Message):
+    __slots__ = ("start", "name", "size", "stripe_count", "ost", "type")
+    START_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    STRIPE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OST_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    start: str
+    name: str
+    size: str
+    stripe_count: str
+    ost: int
+    type: str
+    def __init__(self, start: _Optional[str] = ..., name: _Optional[str] = ..., size: _Optional[str] = ..., stripe_count: _Optional[str] = ..., ost: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
+
+class LustreFindReply(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LustreMdsStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsStatusReply(_message.Message):
+    __slots__ = ("name", "role", "fsname", "inodes")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    FSNAME_FIELD_NUMBER: _ClassVar[int]
+    INODES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    role: str
+    fsname: str
+    inodes: int
+    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., fsname: _Optional[str] = ..., inodes: _Optional[int] = ...) -> None: ...
+
+class LustreObjectRef(_message.Message):
+    __slots__ = ("ost", "objid", "seq")
+    OST_FIELD_NUMBER: _ClassVar[int]
+    OBJID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ost: int
+    objid: int
+    seq: int
+    def __init__(self, ost: _Optional[int] = ..., objid: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class LustreReadRequest(_message.Message):
+    __slots__ = ("obj", "offset", "length")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    offset: int
+    length: int
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
+
+class LustreReadReply(_message.Message):
+    __slots__ = ("data", "object_size")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    object_size: int
+    def __init__(self, data: _Optional[bytes] = ..., object_size: _Optional[int] = ...) -> None: ...
+
+class LustreWriteRequest(_message.Message):
+    __slots__ = ("obj", "offset", "data", "sync")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SYNC_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    offset: int
+    data: bytes
+    sync: bool
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ..., sync: _Optional[bool] = ...) -> None: ...
+
+class LustreWriteReply(_message.Message):
+    __slots__ = ("written", "object_size")
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    written: int
+    object_size: int
+    def __init__(self, written: _Optional[int] = ..., object_size: _Optional[int] = ...) -> None: ...
+
+class LustrePunchRequest(_message.Message):
+    __slots__ = ("obj", "size")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    size: int
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., size: _Optional[int] = ...) -> None: ...
+
+class LustreObjectReply(_message.Message):
+    __slots__ = ("object_size", "exists")
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    object_size: int
+    exists: bool
+    def __init__(self, object_size: _Optional[int] = ..., exists: _Optional[bool] = ...) -> None: ...
+
+class LustreOssStatfsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreOssStatfsReply(_message.Message):
+    __slots__ = ("name", "osts")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OSTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    def __init__(self, name: _Optional[str] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
+
+class LustreOstAdminRequest(_message.Message):
+    __slots__ = ("ost", "active", "degraded", "readonly", "capacity_bytes")
+    OST_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ost: int
+    active: bool
+    degraded: bool
+    readonly: bool
+    capacity_bytes: int
+    def __init__(self, ost: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., capacity_bytes: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,1 @@
+"""The monitor daemon: owns the Cluster model (map, pools, PGs, health) behind `clustertwin.v1.CephMon`."""

@@ -1,0 +1,200 @@
+"""The RGW gateway as a twin daemon: the S3 endpoint (`http.py` + the pure `Gateway`) over the
+monitor daemon's cluster.
+
+Design (the simplest correct one): the gateway holds no Cluster of its own. `MonCluster` gives
+`Gateway` the `put`/`get` it calls (and `remove_object`, which `rados.remove` uses) as calls to
+the monitor's `CephMon` RADOS methods; the monitor is the one place that holds every object's
+metadata and talks to the OSDs (RemoteChunkStore). A PG that is not active comes back as
+UNAVAILABLE, so the gateway's own loop waits up to `op_timeout` (twin seconds) and answers 503, as
+RGW does. An unreachable monitor is UNAVAILABLE too.
+
+Users come from the monitor (`twin ceph user create`), fetched again whenever a request names an
+access key not yet known. The bucket index is rebuilt at start-up from what the gateway wrote to
+the index pool (bucket records, versioning state and one entry per object version), so a kill -9
+of the gateway loses no acknowledged object and shows no half-written one: an object's index
+entry is written only after all its data (RGW's order); unreferenced data left by an interrupted
+upload stays as orphans in the data pool (RGW's gc would remove them). Multipart uploads in
+progress are not restored.
+
+    python -m services.ceph.rgw.daemon CONFIG.json      # normally forked by the supervisor
+
+DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale, and
+    extra["mon"]          HOST:PORT of the monitor's CephMon service
+    extra["s3"]           HOST:PORT of the S3 endpoint (RGW's default port is 7480)
+    extra["op_timeout"]   twin seconds a RADOS op waits for an inactive PG before a 503 (default 30)
+    extra["zone"]         RGW zone name (default "default")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+
+from clustertwin.v1 import ceph_pb2 as pb
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.daemon_config import DaemonConfig, split_hostport
+from emulator.grpc_server import start_server
+from services.ceph.errors import CephError
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.gateway import Gateway
+from services.ceph.rgw.http import serve
+from services.ceph.rgw.users import User, Users
+
+log = logging.getLogger("ceph_rgw")
+
+DATA_POOL = "default.rgw.buckets.data"
+INDEX_POOL = "default.rgw.buckets.index"
+CALL_TIMEOUT_S = 60.0
+_CODES = {"NOT_FOUND", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "DATA_LOSS", "ALREADY_EXISTS", "UNAVAILABLE"}
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
+
+
+class MonCluster:
+    """The part of `Cluster` the gateway uses, over the monitor daemon."""
+
+    def __init__(self, address: str, timeout: float = CALL_TIMEOUT_S) -> None:
+        self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = pb_grpc.CephMonStub(self.channel)
+        self.timeout = timeout
+
+    def _call(self, method: str, request: object) -> object:
+        try:
+            return getattr(self.stub, method)(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            name = e.code().name
+            code = name if name in _CODES else "UNAVAILABLE"   # deadline, monitor gone: the backend is unavailable
+            raise CephError(code, e.details() or name) from None  # type: ignore[arg-type]
+
+    def put(self, pool: str, name: str, data: bytes) -> str:
+        return self._call("PutObject", pb.PutObjectRequest(pool=pool, name=name, data=data)).pg
+
+    def get(self, pool: str, name: str) -> bytes:
+        return self._call("GetObject", pb.ObjectRef(pool=pool, name=name)).data
+
+    def remove_object(self, pool: str, name: str) -> None:
+        self._call("RemoveObject", pb.ObjectRef(pool=pool, name=name))
+
+    def list_objects(self, pool: str, prefix: str) -> list[pb.ObjectStat]:
+        return list(self._call("ListObjects", pb.ListObjectsRequest(pool=pool, prefix=prefix)).objects)
+
+    def users(self) -> list[pb.RgwUser]:
+        return list(self._call("UserList", pb.UserListRequest()).users)
+
+
+class MonUsers(Users):
+    """RGW users as the monitor keeps them; an unknown access key triggers a refresh (at most every 0.2 s)."""
+
+    def __init__(self, cluster: MonCluster) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self._refreshed = 0.0
+        self._lock = threading.Lock()
+        self.refresh()
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._refreshed = time.monotonic()
+            for u in self.cluster.users():
+                if u.access_key not in self._by_key:
+                    self._by_key[u.access_key] = User(u.uid, u.display_name, u.access_key, u.secret_key, u.tenant,
+                                                      u.email)
+
+    def _miss(self, access_key: str) -> None:
+        if access_key not in self._by_key and time.monotonic() - self._refreshed > 0.2:
+            try:
+                self.refresh()
+            except CephError as e:
+                log.warning("cannot fetch users from the monitor: %s", e.message)
+
+    def by_key(self, access_key: str) -> User | None:
+        self._miss(access_key)
+        return super().by_key(access_key)
+
+    def secret_of(self, access_key: str) -> str | None:
+        self._miss(access_key)
+        return super().secret_of(access_key)
+
+    def by_id(self, user_id: str) -> User | None:
+        return next((u for u in self._by_key.values() if u.id == user_id), None)
+
+
+def restore_index(gw: Gateway, cluster: MonCluster, users: MonUsers) -> int:
+    """Rebuild the gateway's bucket index from the index pool; returns the object versions restored."""
+    metas = cluster.list_objects(INDEX_POOL, ".bucket.meta.")
+    versioning = {}
+    for m in metas:
+        if m.name.endswith(".versioning"):
+            versioning[m.name.removesuffix(".versioning")] = cluster.get(INDEX_POOL, m.name).decode()
+    n = 0
+    for m in metas:
+        if m.name.endswith(".versioning"):
+            continue
+        rec = json.loads(cluster.get(INDEX_POOL, m.name))
+        owner = users.by_id(rec["owner"])
+        if owner is None:
+            tenant, _, uid = rec["owner"].rpartition("$")
+            owner = User(uid, uid, "", "", tenant)
+        b = Bucket(rec["name"], rec["tenant"], owner, rec["created"], rec["marker"],
+                   versioning=versioning.get(m.name, ""))
+        entries = []
+        for row in cluster.list_objects(INDEX_POOL, f".dir.{rec['marker']}."):
+            d = json.loads(cluster.get(INDEX_POOL, row.name))
+            d["pieces"] = [tuple(p) for p in d["pieces"]]
+            entries.append(ObjectEntry(**d))
+        for e in sorted(entries, key=lambda e: e.mtime):
+            b.install(e)
+        gw.buckets[(b.tenant, b.name)] = b
+        n += len(entries)
+    return n
+
+
+async def _serve(cfg: DaemonConfig) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    x = cfg.extra
+    cluster = MonCluster(x["mon"])
+    while True:   # the monitor may still be starting
+        try:
+            users = await asyncio.to_thread(MonUsers, cluster)
+            gw = Gateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
+                         op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now)
+            restored = await asyncio.to_thread(restore_index, gw, cluster, users)
+            break
+        except CephError as e:
+            log.info("waiting for the monitor at %s: %s", x["mon"], e.message)
+            try:
+                await asyncio.wait_for(stop.wait(), 0.5)
+                return
+            except TimeoutError:
+                continue
+    host, port = split_hostport(x["s3"])
+    http = await serve(gw, host, port)
+    server, health = await start_server(cfg.grpc, [])
+    log.info("%s: S3 on http://%s, %d buckets and %d object versions restored from the index pool",
+             cfg.name, x["s3"], len(gw.buckets), restored)
+    await stop.wait()
+    await health.enter_graceful_shutdown()
+    await server.stop(grace=1.0)
+    http.close()
+    cluster.channel.close()
+
+
+def run(cfg: DaemonConfig) -> None:
+    asyncio.run(_serve(cfg))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m services.ceph.rgw.daemon CONFIG.json")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run(DaemonConfig.from_file(Path(sys.argv[1])))

@@ -1,0 +1,222 @@
+"""The client side of the Lustre protocols (what llite + LOV + OSC do): metadata calls to the MDS,
+striped object I/O to the OSSs, per the file's RAID0 layout, with the per-stripe RPCs of one
+request in flight together.
+
+Failover: each target has a list of servers (the MDS pair; an OSS and its partner). A call that
+finds its server unreachable (UNAVAILABLE) tries the next one and keeps cycling until
+`failover_timeout`, as a Lustre client blocks in recovery; after that it fails with EIO (a target
+without a partner therefore returns EIO once its server stays down for that long).
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from clustertwin.v1 import lustre_pb2 as pb
+from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from services.lustre.layout import Layout
+from services.lustre.wire import CHANNEL_OPTIONS, errno_of
+
+RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class ClientError(OSError):
+    """A refused or failed call, carrying the POSIX errno the MDS or OSS gave."""
+
+
+def _raise(e: grpc.RpcError) -> None:
+    code = errno_of(e)
+    raise ClientError(code, e.details() if hasattr(e, "details") else str(e)) from None
+
+
+class Target:
+    """One service reachable at one of several addresses (failover), one channel per address."""
+
+    def __init__(self, addresses: list[str], stub_cls: type, failover_timeout: float) -> None:
+        self.addresses = addresses
+        self.channels = [grpc.insecure_channel(a, options=CHANNEL_OPTIONS) for a in addresses]
+        self.stubs = [stub_cls(c) for c in self.channels]
+        self.current = 0
+        self.failover_timeout = failover_timeout
+
+    def call(self, method: str, request: Any, timeout: float = 60.0) -> Any:
+        deadline = time.monotonic() + self.failover_timeout
+        tries = 0
+        while True:
+            i = self.current
+            try:
+                return getattr(self.stubs[i], method)(request, timeout=timeout)
+            except grpc.RpcError as e:
+                retry = e.code() in RETRY_CODES and (errno_of(e) in (errno.EIO, errno.EAGAIN, errno.ENODEV))
+                if not retry:
+                    _raise(e)
+                tries += 1
+                if time.monotonic() > deadline:
+                    raise ClientError(errno.EIO, f"{method}: no server of {self.addresses} answers: "
+                                      f"{e.details()}") from None
+                if len(self.stubs) > 1:
+                    self.current = (i + 1) % len(self.stubs)
+                time.sleep(min(0.05 * tries, 0.5) if tries >= len(self.stubs) else 0)
+
+    def future(self, method: str, request: Any, timeout: float = 60.0) -> Any:
+        return getattr(self.stubs[self.current], method).future(request, timeout=timeout)
+
+    def close(self) -> None:
+        for c in self.channels:
+            c.close()
+
+
+class LustreClient:
+    """Talks to one filesystem's MDS and OSSs. Thread-safe: gRPC channels are, and it keeps no
+    per-file state (the FUSE layer does)."""
+
+    def __init__(self, mds: list[str], ost_servers: dict[int, list[str]], fsname: str = "lustre",
+                 failover_timeout: float = 30.0) -> None:
+        self.fsname = fsname
+        self.failover_timeout = failover_timeout
+        self.mds = Target(mds, pb_grpc.LustreMdsStub, failover_timeout)
+        by_addrs: dict[tuple[str, ...], Target] = {}
+        self.osts: dict[int, Target] = {}
+        for idx, addrs in ost_servers.items():
+            key = tuple(addrs)
+            if key not in by_addrs:
+                by_addrs[key] = Target(list(addrs), pb_grpc.LustreOssStub, failover_timeout)
+            self.osts[int(idx)] = by_addrs[key]
+        self.cred = pb.LustreCred()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_manifest(cls, manifest: dict[str, Any], failover_timeout: float = 30.0) -> LustreClient:
+        lu = manifest.get("lustre")
+        if not lu:
+            raise ValueError("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+        return cls(lu["mds"], {o["index"]: o["servers"] for o in lu["osts"]}, lu["fsname"], failover_timeout)
+
+    def close(self) -> None:
+        self.mds.close()
+        for t in set(self.osts.values()):
+            t.close()
+
+    # ---- metadata ----------------------------------------------------------------------------
+    def mdcall(self, method: str, request: Any) -> Any:
+        return self.mds.call(method, request)
+
+    def getattr(self, path: str, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
+        return self.mdcall("Getattr", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+
+    def readdir(self, path: str, cred: pb.LustreCred | None = None) -> list[pb.LustreDirEntry]:
+        return list(self.mdcall("Readdir", pb.LustrePathRequest(path=path, cred=cred or self.cred)).entries)
+
+    def create(self, path: str, mode: int = 0o644, spec: pb.LustreStripeSpec | None = None,
+               cred: pb.LustreCred | None = None, exclusive: bool = False) -> pb.LustreAttr:
+        req = pb.LustreCreateRequest(path=path, mode=mode, cred=cred or self.cred, exclusive=exclusive)
+        if spec is not None:
+            req.spec.CopyFrom(spec)
+            req.has_spec = True
+        return self.mdcall("Create", req)
+
+    def mkdir(self, path: str, mode: int = 0o755, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
+        return self.mdcall("Mkdir", pb.LustreMkdirRequest(path=path, mode=mode, cred=cred or self.cred))
+
+    def unlink(self, path: str, cred: pb.LustreCred | None = None) -> None:
+        self.mdcall("Unlink", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+
+    def rmdir(self, path: str, cred: pb.LustreCred | None = None) -> None:
+        self.mdcall("Rmdir", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+
+    def rename(self, src: str, dst: str, cred: pb.LustreCred | None = None) -> None:
+        self.mdcall("Rename", pb.LustreRenameRequest(src=src, dst=dst, cred=cred or self.cred))
+
+    def setattr(self, path: str, cred: pb.LustreCred | None = None, **kw: Any) -> pb.LustreAttr:
+        return self.mdcall("Setattr", pb.LustreSetattrRequest(path=path, cred=cred or self.cred, **kw))
+
+    def setstripe(self, path: str, count: int = 0, size: int = 0, index: int = -1,
+                  cred: pb.LustreCred | None = None) -> pb.LustreAttr:
+        return self.mdcall("Setstripe", pb.LustreSetstripeRequest(path=path, spec=pb.LustreStripeSpec(
+            count=count, size=size, index=index), cred=cred or self.cred))
+
+    def statfs(self) -> pb.LustreStatfsReply:
+        return self.mdcall("Statfs", pb.LustreStatfsRequest())
+
+    # ---- objects -----------------------------------------------------------------------------
+    def _oref(self, layout: Layout, slot: int) -> pb.LustreObjectRef:
+        o = layout.objects[slot]
+        return pb.LustreObjectRef(ost=o.ost, objid=o.objid, seq=o.seq)
+
+    def _gather(self, calls: list[tuple[int, str, Any]]) -> list[Any]:
+        """Run (ost, method, request) calls concurrently; on a retryable failure fall back to the
+        blocking, failing-over path for that call."""
+        if len(calls) == 1:
+            ost, method, req = calls[0]
+            return [self.osts[ost].call(method, req)]
+        futs = [(ost, method, req, self.osts[ost].future(method, req)) for ost, method, req in calls]
+        out = []
+        for ost, method, req, f in futs:
+            try:
+                out.append(f.result())
+            except grpc.RpcError as e:
+                if e.code() in RETRY_CODES:
+                    out.append(self.osts[ost].call(method, req))
+                else:
+                    _raise(e)
+        return out
+
+    def read(self, layout: Layout, offset: int, length: int, file_size: int) -> bytes:
+        """Bytes [offset, offset+length) of a file of `file_size` bytes (short at its end)."""
+        length = max(0, min(length, file_size - offset))
+        if length == 0:
+            return b""
+        exts = layout.extents(offset, length)
+        replies = self._gather([(e.ost, "Read", pb.LustreReadRequest(
+            obj=self._oref(layout, e.slot), offset=e.object_offset, length=e.length)) for e in exts])
+        if len(exts) == 1:
+            data = replies[0].data
+            return data if len(data) == length else data + bytes(length - len(data))
+        parts = []
+        for e, r in zip(exts, replies, strict=True):
+            parts.append(r.data)
+            if len(r.data) < e.length:   # a hole, or the sparse end of an object
+                parts.append(bytes(e.length - len(r.data)))
+        return b"".join(parts)
+
+    def write(self, layout: Layout, offset: int, data: bytes | memoryview, sync: bool = False) -> int:
+        view = memoryview(data)
+        whole = data if isinstance(data, bytes) else bytes(view)
+        exts = layout.extents(offset, len(view))
+        calls = []
+        for e in exts:
+            start = e.file_offset - offset
+            chunk = view[start:start + e.length]
+            calls.append((e.ost, "Write", pb.LustreWriteRequest(obj=self._oref(layout, e.slot), offset=e.object_offset,
+                                                          data=whole if len(exts) == 1 else bytes(chunk), sync=sync)))
+        self._gather(calls)
+        return len(view)
+
+    def punch(self, layout: Layout, size: int) -> None:
+        """Truncate every object to what it holds of a `size`-byte file."""
+        self._gather([(o.ost, "Punch", pb.LustrePunchRequest(obj=self._oref(layout, slot), size=layout.object_size(slot,
+                                                                                                         size)))
+                      for slot, o in enumerate(layout.objects)])
+
+    def sync(self, layout: Layout) -> None:
+        self._gather([(o.ost, "Sync", self._oref(layout, slot)) for slot, o in enumerate(layout.objects)])
+
+    def oss_admin(self, ost: int, **kw: Any) -> pb.LustreOssStatfsReply:
+        return self.osts[ost].call("SetOstState", pb.LustreOstAdminRequest(ost=ost, **kw))
+
+
+def retrying(fn: Callable[[], Any], attempts: int = 3) -> Any:  # pragma: no cover - helper for tools
+    for i in itertools.count():
+        try:
+            return fn()
+        except ClientError:
+            if i + 1 >= attempts:
+                raise
+            time.sleep(0.1)

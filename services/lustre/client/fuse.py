@@ -1,0 +1,441 @@
+"""The Lustre client mount: a FUSE filesystem (mfusepy, high-level API, multithreaded) over the MDS
+and the OSSs, as llite is over the MDC and the OSCs.
+
+Data: reads and writes are split by the file's RAID0 layout and go to the OSTs' objects, the
+pieces of one request in flight together. Size: as on Lustre the size a writer makes is known to
+it first; the client keeps it per open file and sends it to the MDS on flush, fsync and close (and
+stat from the same mount sees it at once). Attributes listed by readdir are kept for a second, so
+`ls -l` of a large directory costs one MDS call, not one per entry.
+
+Extended attributes: `lustre.lov` is the file's layout in the binary `struct lov_user_md_v1` that
+real Lustre returns (`getfattr -n lustre.lov -e hex FILE`); setting it on a file without objects
+gives the file that layout, on a directory sets its default, and on a file that already has a
+layout it is ignored (as Lustre does, so that `rsync -X`/`cp --preserve=xattr` work). `user.*` go to
+the MDS; `security.*`, `system.*` and `trusted.*` are absent (ENODATA) without asking the MDS.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import mfusepy
+
+from clustertwin.v1 import lustre_pb2 as pb
+from services.lustre.client.core import ClientError, LustreClient
+from services.lustre.errors import LustreError
+from services.lustre.fid import Fid
+from services.lustre.layout import Layout
+from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
+
+log = logging.getLogger("lustre.client")
+
+ATTR_CACHE_S = 1.0
+READDIR_CACHE_S = 5.0   # attributes listed by readdir serve the lstat that follows (ls -l)
+MiB = 1024 * 1024
+UTIME_NOW = (1 << 30) - 1
+UTIME_OMIT = (1 << 30) - 2
+LOV = "lustre.lov"
+
+
+@dataclass
+class OpenFile:
+    path: str
+    layout: Layout | None
+    size: int
+    fid: str
+    refs: int = 0
+    dirty: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _err(e: Exception) -> mfusepy.FuseOSError:
+    if isinstance(e, OSError) and e.errno:
+        return mfusepy.FuseOSError(e.errno)
+    if isinstance(e, LustreError):
+        return mfusepy.FuseOSError(e.errno)
+    return mfusepy.FuseOSError(errno.EIO)
+
+
+def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
+    sz = a.size if size is None else size
+    return {"st_mode": a.mode, "st_ino": a.ino, "st_nlink": a.nlink, "st_uid": a.uid, "st_gid": a.gid,
+            "st_size": sz, "st_blocks": (sz + 511) // 512, "st_blksize": 4 * MiB,
+            "st_atime": int(a.atime * 1e9), "st_mtime": int(a.mtime * 1e9), "st_ctime": int(a.ctime * 1e9)}
+
+
+class LustreFuse(mfusepy.Operations):
+    use_ns = True
+
+    def __init__(self, client: LustreClient) -> None:
+        self.c = client
+        self._mu = threading.Lock()
+        self.files: dict[str, OpenFile] = {}
+        self.handles: dict[int, OpenFile] = {}
+        self.next_fh = 1
+        self.attrs: dict[str, tuple[float, pb.LustreAttr]] = {}
+        self._statfs: tuple[float, dict[str, int]] | None = None
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def cred(self) -> pb.LustreCred:
+        uid, gid, _pid = mfusepy.fuse_get_context()
+        return pb.LustreCred(uid=uid, gid=gid)
+
+    def _attr(self, path: str, fresh: bool = False) -> pb.LustreAttr:
+        if not fresh:
+            hit = self.attrs.get(path)
+            if hit and hit[0] > time.monotonic():
+                return hit[1]
+        try:
+            return self.c.getattr(path, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+
+    def _forget(self, *paths: str) -> None:
+        for p in paths:
+            self.attrs.pop(p, None)
+            parent = p.rsplit("/", 1)[0] or "/"
+            self.attrs.pop(parent, None)
+
+    def _open_state(self, path: str, a: pb.LustreAttr) -> int:
+        with self._mu:
+            of = self.files.get(path)
+            if of is None:
+                of = OpenFile(path, layout_from_pb(a.layout) if a.has_layout else None, a.size, a.fid)
+                self.files[path] = of
+            of.refs += 1
+            fh = self.next_fh
+            self.next_fh += 1
+            self.handles[fh] = of
+            return fh
+
+    def _of(self, path: str, fh: int | None) -> OpenFile | None:
+        if fh:
+            of = self.handles.get(fh)
+            if of is not None:
+                return of
+        return self.files.get(path)
+
+    def _push_size(self, of: OpenFile) -> None:
+        if not of.dirty:
+            return
+        with of.lock:
+            if not of.dirty:
+                return
+            try:
+                self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True)
+            except ClientError as e:
+                raise _err(e) from None
+            of.dirty = False
+        self._forget(of.path)
+
+    def _ensure_layout(self, of: OpenFile) -> Layout:
+        if of.layout is None:
+            with of.lock:
+                if of.layout is None:
+                    try:
+                        a = self.c.setstripe(of.path, cred=self.cred())
+                    except ClientError as e:
+                        raise _err(e) from None
+                    of.layout = layout_from_pb(a.layout)
+        return of.layout
+
+    # ---- attributes --------------------------------------------------------------------------
+    def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
+        a = self._attr(path)
+        of = self._of(path, fh) if not stat.S_ISDIR(a.mode) else None
+        return attr_dict(a, of.size if of is not None else None)
+
+    def chmod(self, path: str, mode: int) -> int:
+        self._setattr(path, mode=mode & 0o7777)
+        return 0
+
+    def chown(self, path: str, uid: int, gid: int) -> int:
+        kw = {}
+        if uid != -1 and uid != 0xFFFFFFFF:
+            kw["uid"] = uid
+        if gid != -1 and gid != 0xFFFFFFFF:
+            kw["gid"] = gid
+        if kw:
+            self._setattr(path, **kw)
+        return 0
+
+    def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+        now = time.time()
+        kw = {}
+        if times is None:
+            kw = {"atime": now, "mtime": now}
+        else:
+            for key, t in zip(("atime", "mtime"), times, strict=True):
+                if t == UTIME_OMIT:
+                    continue
+                kw[key] = now if t == UTIME_NOW else t / 1e9
+        if kw:
+            self._setattr(path, **kw)
+        return 0
+
+    def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
+        self._forget(path)
+        try:
+            return self.c.setattr(path, self.cred(), **kw)
+        except ClientError as e:
+            raise _err(e) from None
+
+    def truncate(self, path: str, length: int, fh: int | None = None) -> int:
+        of = self._of(path, fh)
+        if of is not None:
+            self._push_size(of)
+            layout = of.layout
+        else:
+            a = self._attr(path, fresh=True)
+            layout = layout_from_pb(a.layout) if a.has_layout else None
+        try:
+            self._setattr(path, size=length)
+            if layout is not None:
+                self.c.punch(layout, length)
+        except ClientError as e:
+            raise _err(e) from None
+        if of is not None:
+            of.size = length
+        return 0
+
+    def statfs(self, path: str) -> dict[str, int]:
+        hit = self._statfs
+        if hit and hit[0] > time.monotonic():
+            return hit[1]
+        try:
+            r = self.c.statfs()
+        except ClientError as e:
+            raise _err(e) from None
+        bs = 4096
+        active = [o for o in r.osts if o.active]
+        out = {"f_bsize": bs, "f_frsize": bs, "f_blocks": sum(o.capacity_bytes for o in active) // bs,
+               "f_bfree": sum(o.avail_bytes for o in active) // bs,
+               "f_bavail": sum(o.avail_bytes for o in active) // bs,
+               "f_files": sum(m.inodes_total for m in r.mdts),
+               "f_ffree": sum(m.inodes_total - m.inodes_used for m in r.mdts),
+               "f_favail": sum(m.inodes_total - m.inodes_used for m in r.mdts), "f_namemax": 255}
+        self._statfs = (time.monotonic() + 1.0, out)
+        return out
+
+    # ---- namespace ---------------------------------------------------------------------------
+    def readdir(self, path: str, fh: int) -> list[Any]:
+        try:
+            entries = self.c.readdir(path, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        expiry = time.monotonic() + READDIR_CACHE_S
+        base = path.rstrip("/")
+        out: list[Any] = [".", ".."]
+        for e in entries:
+            self.attrs[f"{base}/{e.name}"] = (expiry, e.attr)
+            out.append((e.name, {"st_mode": e.attr.mode, "st_ino": e.attr.ino}, 0))
+        return out
+
+    def mkdir(self, path: str, mode: int) -> int:
+        self._forget(path)
+        try:
+            self.c.mkdir(path, mode & 0o7777, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        return 0
+
+    def rmdir(self, path: str) -> int:
+        self._forget(path)
+        try:
+            self.c.rmdir(path, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        return 0
+
+    def unlink(self, path: str) -> int:
+        self._forget(path)
+        try:
+            self.c.unlink(path, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        with self._mu:
+            self.files.pop(path, None)
+        return 0
+
+    def rename(self, old: str, new: str) -> int:
+        of = self.files.get(old)
+        if of is not None:
+            self._push_size(of)
+        self._forget(old, new)
+        try:
+            self.c.rename(old, new, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        with self._mu:
+            moved = self.files.pop(old, None)
+            self.files.pop(new, None)
+            if moved is not None:
+                moved.path = new
+                self.files[new] = moved
+        return 0
+
+    # ---- files -------------------------------------------------------------------------------
+    def create(self, path: str, mode: int, fi: Any = None) -> int:
+        self._forget(path)
+        try:
+            a = self.c.create(path, mode & 0o7777, cred=self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        return self._open_state(path, a)
+
+    def open(self, path: str, flags: int) -> int:
+        a = self._attr(path, fresh=path not in self.files)
+        if stat.S_ISDIR(a.mode):
+            raise mfusepy.FuseOSError(errno.EISDIR)
+        return self._open_state(path, a)
+
+    def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
+        of = self._of(path, fh)
+        if of is None or of.layout is None:
+            return b""
+        try:
+            return self.c.read(of.layout, offset, size, of.size)
+        except ClientError as e:
+            raise _err(e) from None
+
+    def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
+        of = self._of(path, fh)
+        if of is None:
+            raise mfusepy.FuseOSError(errno.EBADF)
+        layout = self._ensure_layout(of)
+        try:
+            n = self.c.write(layout, offset, data)
+        except ClientError as e:
+            raise _err(e) from None
+        end = offset + n
+        if end > of.size:
+            with of.lock:
+                if end > of.size:
+                    of.size = end
+                    of.dirty = True
+        return n
+
+    def flush(self, path: str, fh: int) -> int:
+        of = self._of(path, fh)
+        if of is not None:
+            self._push_size(of)
+        return 0
+
+    def fsync(self, path: str, datasync: int, fh: int) -> int:
+        of = self._of(path, fh)
+        if of is None:
+            return 0
+        self._push_size(of)
+        if of.layout is not None:
+            try:
+                self.c.sync(of.layout)
+            except ClientError as e:
+                raise _err(e) from None
+        return 0
+
+    def release(self, path: str, fh: int) -> int:
+        with self._mu:
+            of = self.handles.pop(fh, None)
+        if of is None:
+            return 0
+        try:
+            self._push_size(of)
+        finally:
+            with self._mu:
+                of.refs -= 1
+                if of.refs <= 0 and self.files.get(of.path) is of:
+                    del self.files[of.path]
+        return 0
+
+    # ---- extended attributes -----------------------------------------------------------------
+    def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
+        if name == LOV:
+            a = self._attr(path)
+            if a.has_layout:
+                f = Fid.parse(a.fid)
+                return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
+            raise mfusepy.FuseOSError(errno.ENODATA)
+        if not name.startswith("user."):
+            raise mfusepy.FuseOSError(errno.ENODATA)
+        try:
+            return self.c.mdcall("Getxattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred())).value
+        except ClientError as e:
+            raise _err(e) from None
+
+    def listxattr(self, path: str) -> list[str]:
+        a = self._attr(path)
+        try:
+            names = list(self.c.mdcall("Listxattr", pb.LustreXattrRequest(path=path, cred=self.cred())).names)
+        except ClientError as e:
+            raise _err(e) from None
+        return ([LOV] if a.has_layout else []) + names
+
+    def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
+        if name == LOV:
+            a = self._attr(path, fresh=True)
+            if a.has_layout and not stat.S_ISDIR(a.mode):
+                return 0   # the file already has its layout: ignored, as Lustre does
+            try:
+                layout, _fid = parse_lov_xattr(bytes(value))
+                self.c.setstripe(path, count=layout.stripe_count, size=layout.stripe_size,
+                                 index=-1, cred=self.cred())
+            except (LustreError, ClientError) as e:
+                raise _err(e) from None
+            self._forget(path)
+            of = self.files.get(path)
+            if of is not None:
+                of.layout = None
+                a = self._attr(path, fresh=True)
+                of.layout = layout_from_pb(a.layout) if a.has_layout else None
+            return 0
+        if not name.startswith("user."):
+            raise mfusepy.FuseOSError(errno.ENOTSUP)
+        try:
+            self.c.mdcall("Setxattr", pb.LustreXattrRequest(path=path, name=name, value=bytes(value), flags=options,
+                                                      cred=self.cred()))
+        except ClientError as e:
+            raise _err(e) from None
+        return 0
+
+    def removexattr(self, path: str, name: str) -> int:
+        if not name.startswith("user."):
+            raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
+        try:
+            self.c.mdcall("Removexattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred()))
+        except ClientError as e:
+            raise _err(e) from None
+        return 0
+
+    def access(self, path: str, amode: int) -> int:
+        return 0
+
+    def init_with_config(self, conn_info: Any, config_3: Any) -> None:
+        if conn_info is not None:
+            conn_info.max_write = MiB
+            conn_info.max_read = MiB
+            conn_info.max_readahead = 8 * MiB
+            conn_info.max_background = 64
+            conn_info.congestion_threshold = 48
+        if config_3 is not None:
+            config_3.attr_timeout = ATTR_CACHE_S
+            config_3.entry_timeout = ATTR_CACHE_S
+            config_3.negative_timeout = 0
+            config_3.use_ino = 1
+
+
+def mount(client: LustreClient, mountpoint: str, foreground: bool = True) -> None:
+    """Mount (blocks until unmounted)."""
+    fs = LustreFuse(client)
+    mfusepy.FUSE(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
+                 subtype="lustre", max_read=MiB, default_permissions=False, allow_other=True)
+
+
+__all__ = ["LustreFuse", "mount", "grpc", "os"]

@@ -1,0 +1,173 @@
+"""The client mount as a process: `twin lustre mount` starts it in the background and records it in
+the run directory (RUN/mounts/lustre-<hash>.json: mountpoint, pid), so `twin lustre umount` and
+`twin down` can unmount it, also after the client process crashed (a stale FUSE mount is lazily
+detached with `fusermount3 -u -z`).
+
+    python -m services.lustre.client.mount RUN_DIR MOUNTPOINT      # foreground; the FUSE process
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from emulator.procutil import pid_alive
+
+READ_AHEAD_KB = 16384
+FUSE_TYPE = "fuse.lustre"
+
+
+class MountError(RuntimeError):
+    pass
+
+
+def mounts_dir(run_path: Path) -> Path:
+    return Path(run_path) / "mounts"
+
+
+def record_path(run_path: Path, mountpoint: str) -> Path:
+    digest = hashlib.sha1(str(Path(mountpoint).resolve()).encode()).hexdigest()[:12]
+    return mounts_dir(run_path) / f"lustre-{digest}.json"
+
+
+def records(run_path: Path) -> list[dict]:
+    out = []
+    for p in sorted(mounts_dir(run_path).glob("lustre-*.json")):
+        try:
+            out.append(json.loads(p.read_text()) | {"record": str(p)})
+        except (OSError, json.JSONDecodeError):
+            continue
+    return out
+
+
+def is_mounted(mountpoint: str) -> bool:
+    mp = str(Path(mountpoint).resolve())
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 3 and parts[1].replace("\\040", " ") == mp and parts[2].startswith("fuse"):
+            return True
+    return False
+
+
+def tune_readahead(mountpoint: str) -> None:
+    """A bigger read-ahead window for the FUSE mount's bdi (the kernel's default is 128 KiB)."""
+    dev = os.stat(mountpoint).st_dev
+    bdi = Path(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}")
+    for name, value in (("read_ahead_kb", READ_AHEAD_KB),):
+        try:
+            (bdi / name).write_text(str(value))
+        except OSError:
+            pass
+
+
+def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0) -> dict:
+    run_path = Path(run_path).resolve()
+    mp = Path(mountpoint).resolve()
+    if not (run_path / "manifest.json").exists():
+        raise MountError(f"no twin in {run_path}: start one with `twin up TOPOLOGY --lustre`")
+    manifest = json.loads((run_path / "manifest.json").read_text())
+    if not manifest.get("lustre"):
+        raise MountError(f"the twin in {run_path} runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+    if not Path("/dev/fuse").exists():
+        raise MountError("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
+    if is_mounted(str(mp)):
+        raise MountError(f"{mp} is already a mount point")
+    mp.mkdir(parents=True, exist_ok=True)
+    if any(mp.iterdir()):
+        raise MountError(f"{mp} is not empty")
+    mounts_dir(run_path).mkdir(parents=True, exist_ok=True)
+    log = open(run_path / "logs" / f"lustre-client-{record_path(run_path, str(mp)).stem[7:]}.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "services.lustre.client.mount", str(run_path), str(mp)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while not is_mounted(str(mp)):
+        if proc.poll() is not None:
+            raise MountError(f"the client exited ({proc.returncode}) before mounting; see {log.name}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise MountError(f"{mp} not mounted within {timeout:.0f}s; see {log.name}")
+        time.sleep(0.02)
+    tune_readahead(str(mp))
+    rec = {"mountpoint": str(mp), "pid": proc.pid, "fsname": manifest["lustre"]["fsname"],
+           "mgs": manifest["lustre"]["mgs"], "log": log.name}
+    record_path(run_path, str(mp)).write_text(json.dumps(rec, indent=1))
+    return rec
+
+
+def _fusermount() -> str:
+    return shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount3"
+
+
+def unmount(run_path: Path, mountpoint: str, timeout: float = 10.0) -> bool:
+    """Unmount and stop the client; True if something was mounted or running."""
+    mp = str(Path(mountpoint).resolve())
+    rec_file = record_path(Path(run_path).resolve(), mp)
+    rec = json.loads(rec_file.read_text()) if rec_file.exists() else {}
+    did = False
+    if is_mounted(mp):
+        did = True
+        r = subprocess.run([_fusermount(), "-u", mp], capture_output=True, text=True)
+        if r.returncode != 0:   # busy, or a dead client: detach lazily so nothing stale stays
+            subprocess.run([_fusermount(), "-u", "-z", mp], capture_output=True, text=True)
+            if is_mounted(mp):
+                subprocess.run(["umount", "-l", mp], capture_output=True, text=True)
+    pid = rec.get("pid")
+    if pid and _is_client(pid):
+        did = True
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    rec_file.unlink(missing_ok=True)
+    return did
+
+
+def _is_client(pid: int) -> bool:
+    try:
+        return b"services.lustre.client.mount" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def unmount_all(run_path: Path) -> list[str]:
+    """What `twin down` calls: every Lustre mount of this twin, unmounted."""
+    done = []
+    for rec in records(Path(run_path)):
+        if unmount(Path(run_path), rec["mountpoint"]):
+            done.append(f"lustre mount {rec['mountpoint']}")
+        Path(rec["record"]).unlink(missing_ok=True)
+    return done
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m services.lustre.client.mount RUN_DIR MOUNTPOINT", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s lustre-client %(levelname)s %(name)s: %(message)s")
+    from emulator.procutil import set_process_name
+    from services.lustre.client.core import LustreClient
+    from services.lustre.client.fuse import mount
+
+    set_process_name("twin:lustre-cli")
+    manifest = json.loads((Path(argv[0]) / "manifest.json").read_text())
+    client = LustreClient.from_manifest(manifest)
+    logging.getLogger("lustre.client").info("mounting %s on %s", manifest["lustre"]["mgs"], argv[1])
+    mount(client, argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,334 @@
+"""The MDS's durable namespace: the pure model (services.lustre.namespace) plus its SQLAlchemy store.
+
+Every mutation is applied to the model (which validates it whole first) and then the inodes it
+touched are written in one transaction before the caller is answered, so a restarted MDS (or the
+standby of an HA pair, which shares the MDT's store as Lustre failover pairs share the MDT's
+disk) comes back with every acknowledged change. Rows: one per inode (its parent and name, its
+attributes, layout, directory default and user xattrs), and one `meta` row per filesystem with the
+counters (FIDs, inode numbers, per-OST object ids, the allocator's round-robin state).
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Float, Integer, String, delete, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from emulator.store import Base, create_tables, make_engine
+from services.lustre.errors import LustreError
+from services.lustre.fid import Fid
+from services.lustre.layout import Layout, StripeObject, StripeSpec
+from services.lustre.namespace import Cred, Inode, Namespace, split
+from services.lustre.ost import MdtState, OstState
+
+
+class InodeRow(Base):
+    __tablename__ = "lustre_inodes"
+    fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ino: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parent: Mapped[int] = mapped_column(Integer)        # 0 for the root
+    name: Mapped[str] = mapped_column(String(255))
+    fid: Mapped[str] = mapped_column(String(64))
+    is_dir: Mapped[bool] = mapped_column(Boolean)
+    mode: Mapped[int] = mapped_column(Integer)
+    uid: Mapped[int] = mapped_column(Integer)
+    gid: Mapped[int] = mapped_column(Integer)
+    atime: Mapped[float] = mapped_column(Float)
+    mtime: Mapped[float] = mapped_column(Float)
+    ctime: Mapped[float] = mapped_column(Float)
+    size: Mapped[int] = mapped_column(Integer)
+    nlink: Mapped[int] = mapped_column(Integer)
+    layout: Mapped[Any] = mapped_column(JSON, nullable=True)
+    default_spec: Mapped[Any] = mapped_column(JSON, nullable=True)
+    xattrs: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class MetaRow(Base):
+    __tablename__ = "lustre_meta"
+    fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
+    doc: Mapped[Any] = mapped_column(JSON)
+
+
+def layout_doc(layout: Layout | None) -> Any:
+    if layout is None:
+        return None
+    return {"stripe_size": layout.stripe_size, "gen": layout.gen, "pattern": layout.pattern,
+            "objects": [[o.ost, o.objid, o.seq] for o in layout.objects]}
+
+
+def layout_from_doc(doc: Any) -> Layout | None:
+    if not doc:
+        return None
+    return Layout(doc["stripe_size"], tuple(StripeObject(*o) for o in doc["objects"]), doc["gen"], doc["pattern"])
+
+
+@dataclass
+class Entry:
+    parent: int
+    name: str
+
+
+class DurableNamespace:
+    """The namespace of one filesystem, every change committed to the store before it returns.
+
+    Thread-safe: one lock serialises requests (the MDT's transactions), as the daemon's gRPC threads
+    call it concurrently."""
+
+    def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: float) -> None:
+        self.engine = make_engine(url)
+        create_tables(self.engine, [InodeRow, MetaRow])
+        self.fsname = fsname
+        self.lock = threading.RLock()
+        self.ns = Namespace(fsname, osts, now, mdt=mdt)
+        self.where: dict[int, Entry] = {1: Entry(0, "")}
+        self.xattrs: dict[int, dict[str, bytes]] = {}
+        if not self._load():
+            self._save([self.ns.root], [])
+
+    # ---- persistence -------------------------------------------------------------------------
+    def _meta(self) -> dict[str, Any]:
+        ns = self.ns
+        return {"fid_seq": ns.fids.seq, "fid_next": ns.fids.next_oid, "next_ino": ns._next_ino,
+                "next_objid": {str(k): v for k, v in ns.next_objid.items()},
+                "rr_cursor": ns.allocator.rr_cursor, "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
+
+    def _row(self, n: Inode) -> dict[str, Any]:
+        e = self.where[n.ino]
+        spec = n.default_spec
+        xs = self.xattrs.get(n.ino)
+        return dict(fsname=self.fsname, ino=n.ino, parent=e.parent, name=e.name, fid=str(n.fid), is_dir=n.is_dir,
+                    mode=n.mode, uid=n.uid, gid=n.gid, atime=n.atime, mtime=n.mtime, ctime=n.ctime, size=n.size,
+                    nlink=n.nlink, layout=layout_doc(n.layout),
+                    default_spec=[spec.count, spec.size, spec.index] if spec else None,
+                    xattrs={k: base64.b64encode(v).decode() for k, v in xs.items()} if xs else None)
+
+    def _save(self, upsert: list[Inode], removed: list[int]) -> None:
+        rows = {n.ino: self._row(n) for n in upsert}
+        with Session(self.engine) as s, s.begin():
+            gone = set(removed) | set(rows)
+            if gone:
+                s.execute(delete(InodeRow).where(InodeRow.fsname == self.fsname, InodeRow.ino.in_(gone)))
+            for r in rows.values():
+                s.add(InodeRow(**r))
+            s.merge(MetaRow(fsname=self.fsname, doc=self._meta()))
+
+    def _load(self) -> bool:
+        with Session(self.engine) as s:
+            meta = s.get(MetaRow, self.fsname)
+            if meta is None:
+                return False
+            rows = s.scalars(select(InodeRow).where(InodeRow.fsname == self.fsname)).all()
+        ns = self.ns
+        m = meta.doc
+        ns.fids.seq, ns.fids.next_oid, ns._next_ino = m["fid_seq"], m["fid_next"], m["next_ino"]
+        for k, v in m["next_objid"].items():
+            if int(k) in ns.next_objid:
+                ns.next_objid[int(k)] = v
+        ns.allocator.rr_cursor = m["rr_cursor"]
+        ns.allocator.credits = {int(k): v for k, v in m["credits"].items()}
+        nodes: dict[int, Inode] = {}
+        for r in rows:
+            node = ns.root if r.ino == 1 else Inode(Fid.parse(r.fid), r.ino, r.is_dir, r.mode, r.uid, r.gid,
+                                                    r.ctime, r.mtime, r.atime)
+            node.mode, node.uid, node.gid = r.mode, r.uid, r.gid
+            node.atime, node.mtime, node.ctime, node.size, node.nlink = r.atime, r.mtime, r.ctime, r.size, r.nlink
+            node.layout = layout_from_doc(r.layout)
+            node.default_spec = StripeSpec(*r.default_spec) if r.default_spec else None
+            nodes[r.ino] = node
+            self.where[r.ino] = Entry(r.parent, r.name)
+            if r.xattrs:
+                self.xattrs[r.ino] = {k: base64.b64decode(v) for k, v in r.xattrs.items()}
+        for ino, node in nodes.items():
+            if ino == 1:
+                continue
+            e = self.where[ino]
+            parent = nodes.get(e.parent)
+            if parent is not None:
+                parent.children[e.name] = node
+            ns.by_fid[node.fid] = node
+            ns.mdt.take_inode()
+        return True
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _parent_of(self, path: str, cred: Cred) -> Inode:
+        return self.ns.lookup("/" + "/".join(split(path)[:-1]), cred)
+
+    def _place(self, node: Inode, parent: Inode, path: str) -> None:
+        self.where[node.ino] = Entry(parent.ino, split(path)[-1])
+
+    def _forget(self, node: Inode) -> None:
+        self.where.pop(node.ino, None)
+        self.xattrs.pop(node.ino, None)
+
+    # ---- reads -------------------------------------------------------------------------------
+    def lookup(self, path: str, cred: Cred) -> Inode:
+        with self.lock:
+            return self.ns.lookup(path, cred)
+
+    def readdir(self, path: str, cred: Cred) -> list[tuple[str, Inode]]:
+        with self.lock:
+            d = self.ns.lookup(path, cred)
+            names = self.ns.readdir(path, cred)
+            return [(n, d.children[n]) for n in names]
+
+    # ---- mutations ---------------------------------------------------------------------------
+    def create(self, path: str, now: float, mode: int, cred: Cred, spec: StripeSpec | None,
+               delay_layout: bool = False, exclusive: bool = False) -> Inode:
+        with self.lock:
+            try:
+                existing = self.ns.lookup(path, cred)
+            except LustreError as e:
+                if e.name != "ENOENT":
+                    raise
+            else:
+                if exclusive:
+                    raise LustreError("EEXIST", f"{path} already exists")
+                if existing.is_dir:
+                    raise LustreError("EISDIR", f"{path} is a directory")
+                return existing
+            node = self.ns.create(path, now, mode, cred, spec, delay_layout)
+            parent = self._parent_of(path, cred)
+            self._place(node, parent, path)
+            self._save([node, parent], [])
+            return node
+
+    def mkdir(self, path: str, now: float, mode: int, cred: Cred, spec: StripeSpec | None) -> Inode:
+        with self.lock:
+            node = self.ns.mkdir(path, now, mode, cred, spec)
+            parent = self._parent_of(path, cred)
+            self._place(node, parent, path)
+            self._save([node, parent], [])
+            return node
+
+    def unlink(self, path: str, now: float, cred: Cred) -> list[StripeObject]:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            freed = self.ns.unlink(path, now, cred)
+            parent = self._parent_of(path, cred)
+            self._forget(node)
+            self._save([parent], [node.ino])
+            return freed
+
+    def rmdir(self, path: str, now: float, cred: Cred) -> None:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            self.ns.rmdir(path, now, cred)
+            parent = self._parent_of(path, cred)
+            self._forget(node)
+            self._save([parent], [node.ino])
+
+    def rename(self, src: str, dst: str, now: float, cred: Cred) -> list[StripeObject]:
+        with self.lock:
+            node = self.ns.lookup(src, cred)
+            try:
+                existing = self.ns.lookup(dst, cred)
+            except LustreError:
+                existing = None
+            freed = self.ns.rename(src, dst, now, cred)
+            sparent, dparent = self._parent_of(src, cred), self._parent_of(dst, cred)
+            removed = []
+            if existing is not None and existing is not node:
+                self._forget(existing)
+                removed.append(existing.ino)
+            self._place(node, dparent, dst)
+            self._save([node, sparent, dparent], removed)
+            return freed
+
+    def setattr(self, path: str, now: float, cred: Cred, *, mode: int | None = None, uid: int | None = None,
+                gid: int | None = None, size: int | None = None, atime: float | None = None,
+                mtime: float | None = None, grow_only: bool = False) -> Inode:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            if mode is not None:
+                self.ns.chmod(path, mode, now, cred)
+            if uid is not None or gid is not None:
+                if uid is not None and uid != node.uid or gid is not None and gid != node.gid:
+                    self.ns.chown(path, node.uid if uid is None else uid, node.gid if gid is None else gid, now,
+                                  cred)
+            if size is not None and not (grow_only and size <= node.size):
+                self.ns.set_size(path, size, now, cred)
+            if atime is not None or mtime is not None:
+                if cred.uid not in (0, node.uid):
+                    self.ns._check(node, 2, cred, path)
+                if atime is not None:
+                    node.atime = atime
+                if mtime is not None:
+                    node.mtime = mtime
+                node.ctime = now
+            self._save([node], [])
+            return node
+
+    def setstripe(self, path: str, spec: StripeSpec, now: float, cred: Cred) -> Inode:
+        with self.lock:
+            try:
+                self.ns.lookup(path, cred)
+                new = False
+            except LustreError as e:
+                if e.name != "ENOENT":
+                    raise
+                new = True
+            if not new:
+                node = self.ns.lookup(path, cred)
+                if not node.is_dir and node.layout is not None and node.size > 0:
+                    raise LustreError("EEXIST", f"{path} already has a layout and data; layouts are set at "
+                                      "creation (use lfs migrate)")
+                if not node.is_dir and node.layout is not None:   # an empty file: replace its layout
+                    return self._relayout(path, node, spec, now, cred)
+            node = self.ns.setstripe(path, spec, now, cred)
+            parent = self._parent_of(path, cred) if split(path) else None
+            if new and parent is not None:
+                self._place(node, parent, path)
+            self._save([node] + ([parent] if parent is not None else []), [])
+            return node
+
+    def _relayout(self, path: str, node: Inode, spec: StripeSpec, now: float, cred: Cred) -> Inode:
+        """`lfs setstripe` on an existing empty file: Lustre refuses it (EEXIST) - see FIDELITY."""
+        raise LustreError("EEXIST", f"{path}: file already has a layout; setstripe works on new files or "
+                          "directories (an existing file keeps its layout, as on Lustre)")
+
+    def set_xattr(self, path: str, name: str, value: bytes, flags: int, now: float, cred: Cred) -> None:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            if cred.uid not in (0, node.uid):
+                self.ns._check(node, 2, cred, path)
+            xs = self.xattrs.setdefault(node.ino, {})
+            if flags == 1 and name in xs:
+                raise LustreError("EEXIST", f"{path}: xattr {name} exists")
+            if flags == 2 and name not in xs:
+                raise LustreError("ENODATA", f"{path}: no xattr {name}")  # type: ignore[arg-type]
+            xs[name] = value
+            node.ctime = now
+            self._save([node], [])
+
+    def remove_xattr(self, path: str, name: str, now: float, cred: Cred) -> None:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            xs = self.xattrs.get(node.ino, {})
+            if name not in xs:
+                raise LustreError("ENODATA", f"{path}: no xattr {name}")  # type: ignore[arg-type]
+            del xs[name]
+            node.ctime = now
+            self._save([node], [])
+
+    def get_xattrs(self, path: str, cred: Cred) -> dict[str, bytes]:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            return dict(self.xattrs.get(node.ino, {}))
+
+    def path_of(self, ino: int) -> str:
+        parts = []
+        while ino != 1:
+            e = self.where[ino]
+            parts.append(e.name)
+            ino = e.parent
+        return "/" + "/".join(reversed(parts))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def inode_count(self) -> int:
+        return len(self.where)

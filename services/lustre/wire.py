@@ -1,0 +1,111 @@
+"""What the Lustre daemons and clients share on the wire: model <-> protobuf conversions, the errno
+carried by a gRPC error, channel options sized for striped I/O, and the `lustre.lov` xattr bytes.
+
+Errors: a servicer aborts with a status code and details `"ENOENT: message"`; `errno_of` gives the
+client the POSIX errno back (UNAVAILABLE and deadline errors without a name read as EIO).
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import struct
+
+import grpc
+
+from clustertwin.v1 import lustre_pb2 as pb
+from services.lustre.errors import LustreError
+from services.lustre.layout import Layout, StripeObject, StripeSpec
+
+MAX_MESSAGE = 256 * 1024 * 1024
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.so_reuseport", 0),
+]
+
+_CODES = {
+    "ENOENT": grpc.StatusCode.NOT_FOUND,
+    "EEXIST": grpc.StatusCode.ALREADY_EXISTS,
+    "EACCES": grpc.StatusCode.PERMISSION_DENIED,
+    "EPERM": grpc.StatusCode.PERMISSION_DENIED,
+    "ENOSPC": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "EIO": grpc.StatusCode.UNAVAILABLE,
+    "ENODEV": grpc.StatusCode.UNAVAILABLE,
+    "EINVAL": grpc.StatusCode.INVALID_ARGUMENT,
+}
+
+
+def status_code(name: str) -> grpc.StatusCode:
+    return _CODES.get(name, grpc.StatusCode.FAILED_PRECONDITION)
+
+
+def abort(context: grpc.ServicerContext, err: LustreError) -> None:
+    context.abort(status_code(err.name), f"{err.name}: {err.message}")
+
+
+def errno_of(e: grpc.RpcError) -> int:
+    """The POSIX errno a failed call carries ("ENOENT: ..." details), EIO if it names none."""
+    details = (e.details() or "") if hasattr(e, "details") else ""
+    name = details.split(":", 1)[0].strip()
+    if name.startswith("E") and hasattr(_errno, name):
+        return int(getattr(_errno, name))
+    return _errno.EIO
+
+
+def error_name(e: grpc.RpcError) -> str:
+    return _errno.errorcode.get(errno_of(e), "EIO")
+
+
+# ---- layouts -------------------------------------------------------------------------------------
+
+def layout_to_pb(layout: Layout) -> pb.LustreLayout:
+    return pb.LustreLayout(stripe_size=layout.stripe_size, gen=layout.gen, pattern=layout.pattern,
+                           objects=[pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in layout.objects])
+
+
+def layout_from_pb(msg: pb.LustreLayout) -> Layout:
+    return Layout(msg.stripe_size, tuple(StripeObject(o.ost, o.objid, o.seq) for o in msg.objects), msg.gen,
+                  msg.pattern or "raid0")
+
+
+def spec_to_pb(spec: StripeSpec) -> pb.LustreStripeSpec:
+    return pb.LustreStripeSpec(count=spec.count, size=spec.size, index=spec.index)
+
+
+def spec_from_pb(msg: pb.LustreStripeSpec) -> StripeSpec:
+    return StripeSpec(msg.count, msg.size, msg.index)
+
+
+# ---- the lustre.lov xattr --------------------------------------------------------------------------
+# Real Lustre returns the binary `struct lov_user_md_v1` (lustre_user.h) for `getfattr -n lustre.lov`,
+# little-endian: magic, pattern, lmm_oi (the file's FID), stripe size, stripe count, layout gen,
+# then per object `struct lov_user_ost_data_v1` {ost_oi (objid, seq), ost_gen, ost_idx}.
+
+LOV_USER_MAGIC_V1 = 0x0BD10BD0
+LOV_PATTERN_RAID0 = 0x001
+_LOV_HEAD = struct.Struct("<IIQIIIHH")
+_LOV_OBJ = struct.Struct("<QQII")
+
+
+def lov_xattr(layout: Layout, fid_seq: int, fid_oid: int, fid_ver: int = 0) -> bytes:
+    out = bytearray(_LOV_HEAD.pack(LOV_USER_MAGIC_V1, LOV_PATTERN_RAID0, fid_seq, fid_oid, fid_ver,
+                                   layout.stripe_size, layout.stripe_count, layout.gen))
+    for o in layout.objects:
+        out += _LOV_OBJ.pack(o.objid, o.seq, 0, o.ost)
+    return bytes(out)
+
+
+def parse_lov_xattr(data: bytes) -> tuple[Layout, tuple[int, int, int]]:
+    """The layout and file FID (seq, oid, ver) in a `lustre.lov` value (EINVAL if it is not one)."""
+    if len(data) < _LOV_HEAD.size:
+        raise LustreError("EINVAL", f"lustre.lov value of {len(data)} bytes is shorter than its header")
+    magic, _pattern, seq, oid, ver, size, count, gen = _LOV_HEAD.unpack_from(data)
+    if magic != LOV_USER_MAGIC_V1:
+        raise LustreError("EINVAL", f"lustre.lov magic {magic:#x} is not LOV_USER_MAGIC_V1")
+    if len(data) < _LOV_HEAD.size + count * _LOV_OBJ.size:
+        raise LustreError("EINVAL", f"lustre.lov value too short for {count} objects")
+    objs = []
+    for i in range(count):
+        objid, oseq, _gen, idx = _LOV_OBJ.unpack_from(data, _LOV_HEAD.size + i * _LOV_OBJ.size)
+        objs.append(StripeObject(idx, objid, oseq))
+    return Layout(size, tuple(objs), gen), (seq, oid, ver)

@@ -1,0 +1,298 @@
+"""Ceph as real daemons in a twin (`twin up mini --ceph`): a monitor, 15 OSD daemons (12 hosts, one
+HDD each, 3 with an SSD), the RGW gateway; boto3 through the gateway; PG states as OSDs stop and
+return; scrub and repair; down→out and backfill; kill -9 of the gateway mid-upload.
+
+The twin's clock runs 50× (`--clock-scale 50`): Ceph's 6 s heartbeat, 20 s grace and 600 s
+down→out take 0.12 s, 0.4 s and 12 s of wall time; the gateway's 30 s op timeout 0.6 s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from typer.testing import CliRunner
+
+from clustertwin.v1 import ceph_pb2 as pb
+from emulator import lifecycle
+from emulator.cli.ceph import CephAdmin
+from emulator.cli.main import app
+from emulator.health import SERVING, check_all
+from emulator.rundir import RunDir
+from tests.conftest import assert_nothing_left, twin_pids
+
+DATA = "default.rgw.buckets.data"
+SCALE = 50.0
+AK, SK = "CEPHTESTKEY0000000001", "cephtestsecret000000000000000000000000001"
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(every)
+
+
+@pytest.fixture(scope="module")
+def ceph_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
+    run = RunDir(tmp_path_factory.mktemp("ceph"))
+    t0 = time.monotonic()
+    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60)
+    admin = CephAdmin(run.path)
+    admin.startup_seconds = time.monotonic() - t0
+    pids = twin_pids(run)
+    try:
+        yield admin
+    finally:
+        pids = sorted(set(pids + twin_pids(run)))
+        lifecycle.down(run)
+        assert_nothing_left(run, pids)
+
+
+def cli(admin: CephAdmin, *args: str) -> Any:
+    return CliRunner().invoke(app, ["ceph", *args, "--run-dir", str(admin.run.path)])
+
+
+@pytest.fixture(scope="module")
+def s3(ceph_twin: CephAdmin) -> Any:
+    r = cli(ceph_twin, "user", "create", "--uid", "tester", "--display-name", "Test User", "--access-key", AK,
+            "--secret", SK)
+    assert r.exit_code == 0, r.output
+    assert '"access_key": "' + AK in r.output
+    return boto3.client("s3", endpoint_url=ceph_twin.s3_endpoint(), aws_access_key_id=AK, aws_secret_access_key=SK,
+                        region_name="us-east-1",
+                        config=Config(retries={"max_attempts": 0}, s3={"addressing_style": "path"},
+                                      connect_timeout=5, read_timeout=60))
+
+
+def rados_name(admin: CephAdmin, key: str) -> str:
+    """The data-pool RADOS object holding the head of S3 object `key`."""
+    objs = admin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects
+    names = [o.name for o in objs if o.name.endswith("_" + key) and "__:" in o.name]
+    assert len(names) == 1, names
+    return names[0]
+
+
+def pg_of(admin: CephAdmin, name: str) -> pb.PgInfo:
+    return admin.call("Pgs", pb.PgsRequest(pool=DATA, object=name)).pgs[0]
+
+
+def pg_state(admin: CephAdmin, pgid: str) -> str:
+    return admin.call("Pgs", pb.PgsRequest(pg=pgid)).pgs[0].state
+
+
+def all_clean(admin: CephAdmin) -> bool:
+    st = admin.call("Status", pb.StatusRequest())
+    return dict(st.pg_states) == {"active+clean": sum(st.pg_states.values())} and st.osds_up == st.osds
+
+
+def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.OsdStat:
+    return admin.osd(osd, "SetFault", pb.SetFaultRequest(**kw))
+
+
+def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
+    assert ceph_twin.startup_seconds < 30
+    kinds = [d["kind"] for d in ceph_twin.manifest["daemons"]]
+    assert kinds.count("ceph_osd") == 15 and kinds.count("ceph_mon") == 1 and kinds.count("ceph_rgw") == 1
+    wait_for("active+clean", lambda: all_clean(ceph_twin))
+    r = cli(ceph_twin, "status")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == "  cluster:" and lines[1].startswith("    id:     ")
+    assert lines[2] == "    health: HEALTH_OK"
+    assert "    osd: 15 osds: 15 up" in r.output and ", 15 in (since" in r.output
+    assert "    pools:   3 pools, 48 pgs" in r.output
+    assert "    pgs:     48 active+clean" in r.output
+    tree = cli(ceph_twin, "osd", "tree").output
+    assert "host ceph12" in tree and "osd.14" in tree
+
+
+def test_bad_input_is_refused_and_changes_nothing(ceph_twin: CephAdmin) -> None:
+    before = ceph_twin.call("Status", pb.StatusRequest()).epoch
+    r = cli(ceph_twin, "osd", "out", "99")
+    assert r.exit_code == 2 and "osd.99 does not exist" in r.output
+    r = cli(ceph_twin, "user", "create", "--uid", "x")
+    assert r.exit_code == 2 and "--display-name" in r.output
+    r = cli(ceph_twin, "osd", "slow", "0", "0.5")
+    assert r.exit_code == 2 and "FACTOR must be >= 1" in r.output
+    r = cli(ceph_twin, "pg", "repair", "nonsense")
+    assert r.exit_code == 2 and "is not a PG id" in r.output
+    assert ceph_twin.call("Status", pb.StatusRequest()).epoch == before
+
+
+def test_boto3_put_get_byte_exact(ceph_twin: CephAdmin, s3: Any) -> None:
+    s3.create_bucket(Bucket="data")
+    for size in (0, 1, 512 << 10, (4 << 20) + 1):
+        body = os.urandom(size)
+        s3.put_object(Bucket="data", Key=f"obj-{size}", Body=body)
+        assert s3.get_object(Bucket="data", Key=f"obj-{size}")["Body"].read() == body
+    st = ceph_twin.call("Status", pb.StatusRequest())
+    assert st.objects > 0 and st.raw_bytes > st.stored_bytes
+
+
+def test_two_down_degraded_three_down_blocks_then_recovers(ceph_twin: CephAdmin, s3: Any) -> None:
+    body = os.urandom(1 << 20)
+    s3.put_object(Bucket="data", Key="pg-drill", Body=body)
+    pg = pg_of(ceph_twin, rados_name(ceph_twin, "pg-drill"))
+    assert pg.state == "active+clean"
+    victims = list(pg.acting[:3])
+    other = ""
+    try:
+        for osd in victims[:2]:
+            assert osd_fault(ceph_twin, osd, stopped=True).state == "stopped"
+        wait_for("2 down → active+undersized+degraded",
+                 lambda: pg_state(ceph_twin, pg.pgid) == "active+undersized+degraded", timeout=10)
+        assert s3.get_object(Bucket="data", Key="pg-drill")["Body"].read() == body
+        # Writes continue in the degraded PG (an S3 overwrite would go to a new RADOS object, elsewhere).
+        other = next(f"same-pg-{i}" for i in range(10_000) if pg_of(ceph_twin, f"same-pg-{i}").pgid == pg.pgid)
+        ceph_twin.call("PutObject", pb.PutObjectRequest(pool=DATA, name=other, data=body[::-1]))
+        assert ceph_twin.call("GetObject", pb.ObjectRef(pool=DATA, name=other)).data == body[::-1]
+        status = cli(ceph_twin, "status").output
+        assert "health: HEALTH_WARN" in status and "2 osds down" in status
+        assert "active+undersized+degraded" in status
+        detail = cli(ceph_twin, "health", "detail").output
+        assert f"pg {pg.pgid} is active+undersized+degraded" in detail
+
+        osd_fault(ceph_twin, victims[2], stopped=True)
+        wait_for("3 down → peered", lambda: "peered" in pg_state(ceph_twin, pg.pgid), timeout=10)
+        assert pg_state(ceph_twin, pg.pgid) == "undersized+degraded+peered"
+        t0 = time.monotonic()
+        with pytest.raises(ClientError) as e:
+            s3.get_object(Bucket="data", Key="pg-drill")
+        assert e.value.response["Error"]["Code"] == "ServiceUnavailable"
+        assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+        assert time.monotonic() - t0 >= 30 / SCALE * 0.9   # it waited the op timeout first
+        assert "Reduced data availability" in cli(ceph_twin, "health", "detail").output
+    finally:
+        for osd in victims:
+            osd_fault(ceph_twin, osd, stopped=False)
+    wait_for("recovery to active+clean", lambda: all_clean(ceph_twin), timeout=30)
+    assert s3.get_object(Bucket="data", Key="pg-drill")["Body"].read() == body
+    assert ceph_twin.call("GetObject", pb.ObjectRef(pool=DATA, name=other)).data == body[::-1]
+    assert ceph_twin.call("Scrub", pb.ScrubRequest(pg=pg.pgid)).errors == []   # the stale shards were rebuilt
+
+
+def test_corrupt_chunk_scrub_finds_repair_fixes(ceph_twin: CephAdmin, s3: Any) -> None:
+    body = os.urandom(300_000)
+    s3.put_object(Bucket="data", Key="rot", Body=body)
+    name = rados_name(ceph_twin, "rot")
+    r = cli(ceph_twin, "osd", "corrupt", "--object", name, "--offset", "7")
+    assert r.exit_code == 0 and "corrupted shard 0" in r.output, r.output
+    pg = pg_of(ceph_twin, name)
+    scrub = cli(ceph_twin, "pg", "deep-scrub", pg.pgid).output
+    assert f"{name} shard 0 on osd.{pg.acting[0]}: crc mismatch" in scrub and "1 error(s) found" in scrub
+    assert "inconsistent" in pg_state(ceph_twin, pg.pgid)
+    st = cli(ceph_twin, "status").output
+    assert "HEALTH_ERR" in st and "1 scrub errors" in st
+    assert s3.get_object(Bucket="data", Key="rot")["Body"].read() == body   # read skips the bad shard
+    rep = cli(ceph_twin, "pg", "repair", pg.pgid).output
+    assert "1 fixed" in rep, rep
+    assert ceph_twin.call("Scrub", pb.ScrubRequest(pg=pg.pgid)).errors == []
+    assert pg_state(ceph_twin, pg.pgid) == "active+clean"
+    assert s3.get_object(Bucket="data", Key="rot")["Body"].read() == body
+
+
+def test_kill9_osd_is_restarted_and_data_stays(ceph_twin: CephAdmin, s3: Any) -> None:
+    body = os.urandom(100_000)
+    s3.put_object(Bucket="data", Key="killed", Body=body)
+    osd = pg_of(ceph_twin, rados_name(ceph_twin, "killed")).acting[1]
+    name = f"osd.{osd}"
+    old = ceph_twin.pid(name)
+    r = cli(ceph_twin, "osd", "kill", str(osd))
+    assert r.exit_code == 0 and "SIGKILL" in r.output
+    wait_for("the OSD restarted", lambda: ceph_twin.run.read(ceph_twin.run.daemons)["daemons"][name]["pid"]
+             not in (0, old), timeout=10)
+    wait_for("the OSD serving", lambda: check_all([ceph_twin.daemons[name]["grpc"]])[
+        ceph_twin.daemons[name]["grpc"]] == SERVING)
+    wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
+    assert s3.get_object(Bucket="data", Key="killed")["Body"].read() == body
+    assert ceph_twin.call("Scrub", pb.ScrubRequest()).errors == []
+
+
+def test_down_then_out_backfills_to_the_spare_host(ceph_twin: CephAdmin, s3: Any) -> None:
+    body = os.urandom(200_000)
+    s3.put_object(Bucket="data", Key="backfill", Body=body)
+    name = rados_name(ceph_twin, "backfill")
+    pg = pg_of(ceph_twin, name)
+    osd = pg.acting[4]
+    osd_fault(ceph_twin, osd, stopped=True)
+    try:
+        # Down at once (clean stop), out after mon_osd_down_out_interval (600 twin s = 12 s here).
+        tree = {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}
+        wait_for("down", lambda: not {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}[osd].up,
+                 timeout=5)
+        assert tree[osd].__getattribute__("in")
+        wait_for("automatically out", lambda: not getattr(
+            {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}[osd], "in"), timeout=600 / SCALE + 5)
+        wait_for("backfilled onto the spare host → active+clean",
+                 lambda: pg_state(ceph_twin, pg.pgid) == "active+clean", timeout=20)
+        now = pg_of(ceph_twin, name)
+        assert osd not in now.acting and len(set(now.acting)) == 11
+        assert s3.get_object(Bucket="data", Key="backfill")["Body"].read() == body
+    finally:
+        osd_fault(ceph_twin, osd, stopped=False)
+    # Back up, and in again (it was marked out automatically): its data moves back.
+    wait_for("active+clean after the OSD returned", lambda: all_clean(ceph_twin), timeout=30)
+    assert s3.get_object(Bucket="data", Key="backfill")["Body"].read() == body
+
+
+def test_kill9_monitor_loses_nothing(ceph_twin: CephAdmin, s3: Any) -> None:
+    body = os.urandom(1 << 20)
+    s3.put_object(Bucket="data", Key="before-mon-crash", Body=body)
+    old = ceph_twin.kill("ceph-mon")
+    wait_for("the monitor restarted", lambda: ceph_twin.run.read(ceph_twin.run.daemons)["daemons"]["ceph-mon"][
+        "pid"] not in (0, old), timeout=10)
+    addr = ceph_twin.mon_address
+    wait_for("the monitor serving", lambda: check_all([addr])[addr] == SERVING, timeout=20)
+    assert s3.get_object(Bucket="data", Key="before-mon-crash")["Body"].read() == body
+    wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
+    assert ceph_twin.call("Scrub", pb.ScrubRequest()).errors == []
+
+
+def test_kill9_gateway_mid_upload_leaves_no_half_object(ceph_twin: CephAdmin, s3: Any) -> None:
+    kept = os.urandom(64 << 10)
+    s3.put_object(Bucket="data", Key="acknowledged", Body=kept)
+    big = os.urandom(48 << 20)
+    errors: list[Exception] = []
+
+    def upload() -> None:
+        try:
+            s3.put_object(Bucket="data", Key="half", Body=big)
+        except Exception as e:  # noqa: BLE001 - the connection dies with the gateway
+            errors.append(e)
+
+    old = ceph_twin.pid("ceph-rgw")
+    before = len(ceph_twin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects)
+    t = threading.Thread(target=upload)
+    t.start()
+    # Kill it once the upload is under way: its first tail objects are in the data pool.
+    wait_for("the upload writing tails",
+             lambda: len(ceph_twin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects) > before + 1,
+             timeout=30, every=0.01)
+    ceph_twin.kill("ceph-rgw")
+    t.join(30)
+    assert errors, "the upload should have failed with the gateway killed"
+    wait_for("the gateway restarted", lambda: ceph_twin.run.read(ceph_twin.run.daemons)["daemons"]["ceph-rgw"][
+        "pid"] not in (0, old), timeout=10)
+    grpc_addr = ceph_twin.daemons["ceph-rgw"]["grpc"]
+    wait_for("the gateway serving", lambda: check_all([grpc_addr])[grpc_addr] == SERVING, timeout=20)
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="data").get("Contents", [])]
+    assert "half" not in keys
+    with pytest.raises(ClientError) as e:
+        s3.head_object(Bucket="data", Key="half")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    got = s3.get_object(Bucket="data", Key="acknowledged")["Body"].read()   # restored from the index pool
+    assert hashlib.sha256(got).digest() == hashlib.sha256(kept).digest()
+    assert "obj-1" in keys and "rot" in keys
