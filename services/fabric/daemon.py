@@ -160,6 +160,8 @@ class FabricDaemon:
         tmp.replace(path)
 
     def publish(self, event: dict[str, Any]) -> None:
+        if event["kind"] in ("port_down", "port_up"):
+            self.write_subnet_info()   # the diags' HCA may have moved off a downed cable
         self.bus.publish(bus.event_topic(self.cfg.twin, "fabric", event["kind"]), event, qos=1)
 
     async def serve(self) -> None:

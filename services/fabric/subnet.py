@@ -109,6 +109,7 @@ class Subnet:
         self._opensm: subprocess.Popen[bytes] | None = None
         self._ctl_fd: int | None = None
         self._discovery: Discovery | None = None   # the last full ibnetdiscover
+        self._unlinked: set[frozenset[tuple[str, int]]] = set()   # cables taken down with link_down
         self._partitions: list[Partition] = []
         self._link_downs: dict[tuple[str, int], int] = {}  # LinkDownedCounter as last set in ibsim
 
@@ -281,10 +282,27 @@ class Subnet:
         offset = self.log_offset()
         t0 = time.monotonic()
         self.command(f'Unlink "{node}"[{port}]')
+        self._unlinked.add(frozenset({(node, port), peer}))
+        self._pick_diag_node()
         for end in ((node, port), peer):
             self._count_link_down(*end)
         trap = self.wait_for_sweep(offset, timeout)
         return Resweep(time.monotonic() - t0, trap)
+
+    def _pick_diag_node(self) -> None:
+        """The diags attach to an HCA: keep it one whose cable is up, under a leaf that still has
+        an uplink, or they could not reach the fabric (an operator walks to another host)."""
+        def reachable(hca: str) -> bool:
+            leaf_end = self.plan.peer(hca, 1)
+            if leaf_end is None or frozenset({(hca, 1), leaf_end}) in self._unlinked:
+                return False
+            leaf = leaf_end[0]
+            uplinks = [frozenset({(c.a, c.a_port), (c.b, c.b_port)}) for c in self.plan.cables
+                       if c.kind == "leaf-spine" and leaf in (c.a, c.b)]
+            return not uplinks or any(u not in self._unlinked for u in uplinks)
+
+        if not reachable(self.diag_node):
+            self.diag_node = next((h.id for h in self.plan.hcas if reachable(h.id)), self.diag_node)
 
     def _count_link_down(self, node: str, port: int) -> None:
         """LinkDownedCounter + 1 (an 8-bit counter: it stops at 255, as IBA counters do). The
@@ -294,7 +312,9 @@ class Subnet:
 
     def link_up(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
         """Restore a cable taken down with `link_down` (ibsim `ReLink`)."""
-        return self._change(node, port, f'ReLink "{node}"[{port}]', timeout)
+        sweep = self._change(node, port, f'ReLink "{node}"[{port}]', timeout)
+        self._unlinked.discard(frozenset({(node, port), self.plan.peer(node, port)}))
+        return sweep
 
     def _change(self, node: str, port: int, command: str, timeout: float) -> Resweep:
         self._check_port(node, port)

@@ -264,3 +264,22 @@ def test_error_counters_show_in_perfquery_and_alarms(twin: FabricUnderTest) -> N
     finally:
         twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter", value=0))
     assert not twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+
+
+def test_the_cable_of_the_diags_own_hca_can_go_down(twin: FabricUnderTest) -> None:
+    """The diags attach to gpu001 mlx5_0 first; with its cable down they move to another HCA, and
+    a whole leaf's server ports going down leaves the fabric readable."""
+    victims = [_port(twin, f"gpu00{s} mlx5_0").name for s in (1, 2, 3, 4)]
+    try:
+        for name in victims:
+            r = twin.stub.SetPortState(pb.SetPortStateRequest(system=name, enabled=False), timeout=30)
+            assert r.changed and r.port.logical_state != "Active"
+        h = twin.stub.GetHealth(pb.GetHealthRequest())
+        assert h.ports_active == h.ports_total - 8 and h.sm_state == "MASTER"
+        route = twin.stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_1"),
+                                                      dst=pb.FabricEndpoint(node="gpu004 mlx5_7")))
+        assert [hop.switch_name for hop in route.hops][0] == "ib-leaf01"
+    finally:
+        for name in victims:
+            twin.stub.SetPortState(pb.SetPortStateRequest(system=name, enabled=True), timeout=30)
+    assert twin.stub.GetHealth(pb.GetHealthRequest()).ports_active == 128
