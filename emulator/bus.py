@@ -18,6 +18,9 @@ Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
         {"time", "node": "network", "kind", "fault", "message"}; kinds link-down, loss,
         switch-down, node-cut, partition, and each with "-clear" when it is cleared; the fault is
         retained on PREFIX/faults/network/<id> while active.
+    PREFIX/train/<job id>/<kind>          a training workload (`twin train`, services/train): kinds
+        start, progress (QoS 0, each step), checkpoint, failed, completed; every time in them is
+        modelled ("modelled": true), never measured.
     PREFIX/status/<node>                  QoS 1, retained: "online", or "offline" (also the
         daemon's MQTT last will, so a crashed daemon reads "offline").
 """
@@ -52,6 +55,10 @@ def event_topic(twin: str, node: str, kind: str) -> str:
 
 def fault_topic(twin: str, node: str, fault_id: str) -> str:
     return f"{prefix(twin)}/faults/{node}/{fault_id}"
+
+
+def train_topic(twin: str, job_id: str, kind: str) -> str:
+    return f"{prefix(twin)}/train/{job_id}/{kind}"
 
 
 def status_topic(twin: str, node: str) -> str:

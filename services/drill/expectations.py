@@ -1,0 +1,72 @@
+"""A drill's expectations, checked against its report (pure). Each answer names the expectation,
+whether it held, and why, so a failed drill says exactly what went wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def check(expect: list[dict[str, Any]], report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [_one(e, report) for e in expect]
+
+
+def _res(e: dict[str, Any], ok: bool, why: str) -> dict[str, Any]:
+    name, value = next(iter(e.items()))
+    return {"expectation": name, "value": value, "passed": bool(ok), "why": why}
+
+
+def _one(e: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
+    name, v = next(iter(e.items()))
+    m = r.get("metrics", {})
+    failures = r.get("failures", [])
+    if name == "job_completes":
+        done = r.get("final", {}).get("status") == "completed"
+        return _res(e, done == bool(v), f"the job {'completed' if done else 'did not complete'} "
+                    f"(final step {r.get('final', {}).get('step')}: {r.get('final', {}).get('reason')})")
+    if name == "resumes_within_min":
+        gaps = [f["resume_gap_s"] / 60 for f in failures if f.get("resume_gap_s") is not None]
+        unresumed = [f["fault"] for f in failures if f.get("resume_gap_s") is None]
+        worst = max(gaps, default=0.0)
+        ok = worst <= float(v) and not unresumed
+        why = f"slowest resume {worst:.1f} modelled min (limit {v})" if gaps else "no failure to resume from"
+        if unresumed:
+            why += f"; never resumed after {', '.join(unresumed)}"
+        return _res(e, ok, why)
+    if name == "no_checkpoint_lost":
+        lost = r.get("checkpoints", {}).get("lost", [])
+        wrong = [f for f in failures if f.get("resumed_from") is not None
+                 and f["resumed_from"] != f.get("last_checkpoint")]
+        ok = not lost and not wrong
+        why = "every checkpoint written is complete and each resume used the latest" if ok else \
+            (f"lost checkpoints {lost}" if lost else "") + \
+            "".join(f"; resumed from {f['resumed_from']} though {f['last_checkpoint']} existed" for f in wrong)
+        return _res(e, ok == bool(v), why)
+    if name == "goodput_at_least":
+        g = m.get("goodput", 0.0)
+        return _res(e, g >= float(v), f"goodput {g:.4f} (useful {m.get('useful_s', 0):.0f} s of "
+                    f"{m.get('wall_s', 0):.0f} s modelled) vs at least {v}")
+    if name == "failures":
+        n = len(failures)
+        return _res(e, n == int(v), f"{n} job failure(s), expected {v}")
+    if name == "failure_reason_contains":
+        reasons = [f.get("reason", "") for f in failures]
+        ok = any(str(v).lower() in x.lower() for x in reasons)
+        return _res(e, ok, f"failure reasons: {reasons or 'none'}")
+    if name == "event":
+        fault = next((f for f in r.get("faults", []) if f["name"] == v["fault"]), None)
+        if fault is None:
+            return _res(e, False, f"fault {v['fault']!r} was never injected")
+        seen = fault.get("observed", [])
+        ok = v["kind"] in seen
+        return _res(e, ok, f"{v['fault']} produced {', '.join(seen) or 'no watched event'}; wanted {v['kind']}")
+    if name == "throughput_drop_at_least_pct":
+        drop = m.get("max_throughput_drop_pct", 0.0)
+        return _res(e, drop >= float(v), f"largest modelled tokens/s drop {drop:.1f} % (at least {v} %)")
+    if name == "optimum_near_daly_pct":
+        s = r.get("study") or {}
+        if not s:
+            return _res(e, False, "the drill has no study")
+        off = abs(s["best_interval_s"] - s["daly_s"]) / s["daly_s"] * 100
+        return _res(e, off <= float(v), f"best sampled interval {s['best_interval_s'] / 60:.1f} min, Daly optimum "
+                    f"{s['daly_s'] / 60:.1f} min: {off:.0f} % apart (limit {v} %)")
+    return _res(e, False, f"unknown expectation {name!r}")

@@ -1,0 +1,63 @@
+"""Injecting a drill's faults into a running twin, through the same APIs an operator uses.
+
+Each injector returns (what happened, what the job should look at) — the latter is the runner's
+`Touched`, so the job checks those servers or the fabric before its next step. Storage faults
+(OSS, MDS, OSD) are placeholders unless the twin runs those daemons: then the daemon is killed
+(-9), a crash the supervisor restarts it from (crash-only, as the twin's principles say).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from typing import Any
+
+from services.drill.spec import Fault
+from services.train.runner import Touched
+
+STORAGE = {"oss": ("lustre_oss", "--lustre"), "mds": ("lustre_mds", "--lustre"), "osd": ("ceph_osd", "--ceph")}
+
+
+def inject(twin: Any, fault: Fault, target: dict[str, Any]) -> tuple[str, Touched]:
+    a = fault.args
+    if fault.kind == "xid":
+        f = twin.gpu_node(target["server"]).inject_xid(gpu=target["gpu"], xid=int(a["xid"]))
+        return f"{target['server']} GPU {target['gpu']}: {f.effect}", Touched(servers=(target["server"],))
+    if fault.kind == "reboot":
+        twin.gpu_node(target["server"]).reboot()
+        return f"{target['server']} rebooted", Touched(servers=(target["server"],))
+    if fault.kind == "link":
+        enabled = bool(a.get("restore", False))
+        r = twin.fabric().call("SetPortState", system=a["system"], port=int(a.get("port", 0)), enabled=enabled)
+        return f"{a['system']} port {a.get('port', '')} {'enabled' if enabled else 'disabled'} " \
+               f"(resweep {r.resweep_seconds:.2f} s)", Touched(fabric=True)
+    if fault.kind == "switch":
+        enabled = bool(a.get("restore", False))
+        fabric = twin.fabric()
+        ports = fabric.call("ListPorts", system=a["switch"]).ports
+        if not ports:
+            raise ValueError(f"{fault.name}: the fabric has no switch {a['switch']!r} with cabled ports")
+        # Server-facing ports by default: disabling the last uplink too cuts the switch off from the
+        # subnet manager, whose table refresh then fails (the twin's OpenSM cannot read a dead switch);
+        # for the job the loss is the same, every server loses its rails to this switch.
+        scope = a.get("ports", "servers")
+        mine = [p for p in ports if p.system == a["switch"]
+                and (scope == "all" or p.peer_node.split(" ", 1)[0] in twin.gpu_nodes)]
+        changed = sum(fabric.call("SetPortState", system=a["switch"], port=p.number, enabled=enabled).changed
+                      for p in mine)
+        verb = "restored" if enabled else "lost"
+        return f"switch {a['switch']} {verb}: {changed} server-facing ports " \
+               f"{'enabled' if enabled else 'disabled'}", Touched(fabric=True)
+    kind, flag = STORAGE[fault.kind]
+    present = [d for d in twin.daemons(kind)]
+    if not present:
+        return (f"{fault.kind.upper()} fault not available in this twin yet: it runs no {kind} daemons "
+                f"(start it with `twin up {flag}`); skipped"), Touched()
+    victim = a.get("daemon") or present[0]["name"]
+    pids = json.loads(twin.run.daemons.read_text())["daemons"]
+    pid = pids.get(victim, {}).get("pid")
+    if not pid:
+        return f"{fault.kind.upper()} {victim}: no pid in the supervisor's view; skipped", Touched()
+    os.kill(int(pid), signal.SIGKILL)
+    return f"{victim} killed (-9); the supervisor restarts it from its store", Touched()

@@ -1,0 +1,168 @@
+"""A drill file: topology, workload, a schedule of faults, expectations (YAML), validated up front.
+
+Why validate everything before the twin starts: a drill that dies half-way on a typo wastes the
+run and leaves faults behind. A bad file is refused with the file, the entry and the problem.
+
+    name: gpu_falls_off_bus
+    topology: rack                 # a name under topologies/ or a path
+    twin: {fabric: false}          # options of `twin up`: fabric, lustre, ceph
+    workload: {gpus: 32, pp: 4, steps: 200, checkpoint_every: 50, take_mig: true}   # TrainConfig fields
+    scheduler: {requeue_s: 120, reboot_s: 300, max_requeues: 3}
+    schedule:
+      - {name: gpu-lost, at: {step: 120}, fault: xid, server: random, gpu: random, xid: 79}
+    expect:
+      - {job_completes: true}
+      - {resumes_within_min: 15}
+      - {event: {fault: gpu-lost, kind: lease_end}}
+    study: {...}                   # optional: checkpoint-interval study (study.py)
+
+`at`: `step` (before that step starts), `modelled_min` (the first step boundary at or after that
+job time) or `wall_s` (wall seconds after the run starts: not reproducible, flagged in the report).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from services.train.config import TrainConfig, TrainConfigError
+
+FAULTS = {
+    "xid": "an Xid on a GPU (GpuNode.InjectFault)",
+    "reboot": "a node reboot (GpuNode.RebootNode)",
+    "link": "a fabric cable down or up (Fabric.SetPortState)",
+    "switch": "a fabric switch lost: every cabled port disabled (or restored)",
+    "oss": "a Lustre OSS fails (needs `twin up --lustre`)",
+    "mds": "a Lustre MDS fails (needs `twin up --lustre`)",
+    "osd": "a Ceph OSD fails (needs `twin up --ceph`)",
+}
+EXPECTATIONS = ("job_completes", "resumes_within_min", "no_checkpoint_lost", "goodput_at_least", "event",
+                "failure_reason_contains", "failures", "throughput_drop_at_least_pct", "optimum_near_daly_pct")
+SCHEDULER_DEFAULTS = {"requeue_s": 120.0, "reboot_s": 300.0, "max_requeues": 3}
+
+
+class DrillError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    kind: str
+    at: dict[str, float]
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Drill:
+    name: str
+    path: str
+    description: str
+    topology: str
+    twin: dict[str, Any]
+    workload: TrainConfig | None
+    take_mig: bool
+    scheduler: dict[str, float]
+    schedule: list[Fault]
+    expect: list[dict[str, Any]]
+    study: dict[str, Any] | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def load(path: str | Path) -> Drill:
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text())
+    except OSError as e:
+        raise DrillError(f"{p}: cannot read the drill file ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        raise DrillError(f"{p}: not valid YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise DrillError(f"{p}: a drill is a mapping with name, topology, workload, schedule, expect")
+    return parse(doc, str(p))
+
+
+def _where(path: str, what: str) -> str:
+    return f"{path}: {what}"
+
+
+def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
+    known = {"name", "description", "topology", "twin", "workload", "scheduler", "schedule", "expect", "study"}
+    extra = sorted(set(doc) - known)
+    if extra:
+        raise DrillError(_where(path, f"unknown key(s) {', '.join(extra)}; known: {', '.join(sorted(known))}"))
+    for key in ("name", "topology"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            raise DrillError(_where(path, f"'{key}' is required (a string)"))
+    twin = doc.get("twin") or {}
+    if not isinstance(twin, dict) or set(twin) - {"fabric", "lustre", "ceph", "network"}:
+        raise DrillError(_where(path, "'twin' takes fabric, lustre, ceph, network"))
+    wl = dict(doc.get("workload") or {})
+    take_mig = bool(wl.pop("take_mig", False))
+    workload = None
+    if wl or doc.get("schedule"):
+        fields = set(TrainConfig.__dataclass_fields__)
+        bad = sorted(set(wl) - fields)
+        if bad:
+            raise DrillError(_where(path, f"workload: unknown option(s) {', '.join(bad)}"))
+        for k, v in wl.items():
+            if k == "params" and isinstance(v, str):
+                try:
+                    wl[k] = float(v)
+                except ValueError:
+                    raise DrillError(_where(path, f"workload.params {v!r} is not a number")) from None
+        try:
+            workload = TrainConfig(**{"job_id": doc["name"].replace("_", "-"), **wl})
+        except (TrainConfigError, TypeError) as e:
+            raise DrillError(_where(path, f"workload: {e}")) from None
+    sched = dict(SCHEDULER_DEFAULTS)
+    for k, v in (doc.get("scheduler") or {}).items():
+        if k not in SCHEDULER_DEFAULTS or not isinstance(v, int | float) or v < 0:
+            raise DrillError(_where(path, f"scheduler.{k}: known keys {', '.join(SCHEDULER_DEFAULTS)}, values >= 0"))
+        sched[k] = float(v)
+    faults = []
+    names: set[str] = set()
+    for i, f in enumerate(doc.get("schedule") or []):
+        where = f"schedule[{i}]"
+        if not isinstance(f, dict):
+            raise DrillError(_where(path, f"{where}: a mapping with name, at, fault"))
+        f = dict(f)
+        name, kind, at = f.pop("name", f"fault-{i + 1}"), f.pop("fault", None), f.pop("at", None)
+        if kind not in FAULTS:
+            raise DrillError(_where(path, f"{where}: fault {kind!r}; choose one of {', '.join(FAULTS)}"))
+        if name in names:
+            raise DrillError(_where(path, f"{where}: the name {name!r} is used twice"))
+        names.add(name)
+        if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in ("step", "modelled_min", "wall_s") \
+                or not isinstance(next(iter(at.values())), int | float) or next(iter(at.values())) < 0:
+            raise DrillError(_where(path, f"{where} ({name}): 'at' is one of {{step: N}}, {{modelled_min: X}}, "
+                                          f"{{wall_s: X}} with X >= 0"))
+        if kind == "xid" and not isinstance(f.get("xid"), int):
+            raise DrillError(_where(path, f"{where} ({name}): an xid fault needs 'xid: N'"))
+        if kind == "switch" and not f.get("switch"):
+            raise DrillError(_where(path, f"{where} ({name}): a switch fault needs 'switch: NAME'"))
+        if kind == "link" and not f.get("system"):
+            raise DrillError(_where(path, f"{where} ({name}): a link fault needs 'system' (and 'port')"))
+        if kind in ("link", "switch") and not twin.get("fabric"):
+            raise DrillError(_where(path, f"{where} ({name}): fabric faults need 'twin: {{fabric: true}}'"))
+        faults.append(Fault(name, kind, {k: float(v) for k, v in at.items()}, f))
+    expect = doc.get("expect") or []
+    if not isinstance(expect, list):
+        raise DrillError(_where(path, "'expect' is a list"))
+    for i, e in enumerate(expect):
+        if not isinstance(e, dict) or len(e) != 1 or next(iter(e)) not in EXPECTATIONS:
+            raise DrillError(_where(path, f"expect[{i}]: one of {', '.join(EXPECTATIONS)}"))
+        if "event" in e:
+            ev = e["event"]
+            if not isinstance(ev, dict) or ev.get("fault") not in names or not ev.get("kind"):
+                raise DrillError(_where(path, f"expect[{i}]: event needs fault (a schedule name) and kind"))
+    study = doc.get("study")
+    if study is not None and not isinstance(study, dict):
+        raise DrillError(_where(path, "'study' is a mapping"))
+    if workload is None and study is None:
+        raise DrillError(_where(path, "a drill needs a workload (with a schedule) or a study"))
+    return Drill(doc["name"], path, str(doc.get("description", "")).strip(), doc["topology"], twin, workload,
+                 take_mig, sched, faults, expect, study, doc)

@@ -1,0 +1,15 @@
+"""`python -m services.train.run [OPTIONS]`: the training workload, the same as `twin train`."""
+
+from __future__ import annotations
+
+import typer
+
+from emulator.cli.train import train
+
+
+def main() -> None:
+    typer.run(train)
+
+
+if __name__ == "__main__":
+    main()
