@@ -41,6 +41,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -107,6 +108,9 @@ class Subnet:
         self.work = self.run_dir / "work"
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
+        self._diags: set[subprocess.Popen[bytes]] = set()   # running infiniband-diags, killed by stop()
+        self._diags_lock = threading.Lock()
+        self._stopping = False
         self._ctl_fd: int | None = None
         self._discovery: Discovery | None = None   # the last full ibnetdiscover
         self._unlinked: set[frozenset[tuple[str, int]]] = set()   # cables taken down with link_down
@@ -130,6 +134,7 @@ class Subnet:
         missing = missing_tools()
         if missing:
             raise SubnetError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
+        self._stopping = False
         try:
             self._link_downs.clear()  # a new ibsim counts from zero
             self._write_files()
@@ -140,7 +145,12 @@ class Subnet:
             raise
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop OpenSM, then ibsim (SIGTERM, then SIGKILL after `timeout`); nothing is left."""
+        """Stop OpenSM, then ibsim (SIGTERM, then SIGKILL after `timeout`); nothing is left.
+        A diag still running is killed first: without ibsim it would wait for MADs forever."""
+        with self._diags_lock:
+            self._stopping = True
+            for diag in self._diags:
+                diag.kill()
         for proc in (self._opensm, self._ibsim):
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -424,15 +434,25 @@ class Subnet:
     def diag(self, tool: str, *args: str, timeout: float = 60.0) -> str:
         """Run one infiniband-diags tool against the fabric; its standard output."""
         cmd = dies_with_parent(["ibsim-run", tool, *args])
+        with self._diags_lock:
+            if self._stopping:
+                raise SubnetError(f"{tool}: the subnet is stopping")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.work,
+                                    env=self._env(self.diag_node))
+            self._diags.add(proc)
         try:
-            done = subprocess.run(cmd, capture_output=True, cwd=self.work, env=self._env(self.diag_node),
-                                  timeout=timeout)
+            out, err_bytes = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as e:
+            proc.kill()
+            proc.communicate()
             raise SubnetError(f"{tool} {' '.join(args)} took more than {timeout:.0f} s") from e
-        if done.returncode != 0:
-            err = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
-            raise SubnetError(f"{tool} {' '.join(args)} failed ({done.returncode}): {' | '.join(err)}")
-        return done.stdout.decode(errors="replace")
+        finally:
+            with self._diags_lock:
+                self._diags.discard(proc)
+        if proc.returncode != 0:
+            err = err_bytes.decode(errors="replace").strip().splitlines()[-3:]
+            raise SubnetError(f"{tool} {' '.join(args)} failed ({proc.returncode}): {' | '.join(err)}")
+        return out.decode(errors="replace")
 
     def lft(self, switch_lid: int) -> dict[int, int]:
         """A switch's linear forwarding table as `ibroute` reads it: {LID: out port}. `-n`: the
