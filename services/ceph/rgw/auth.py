@@ -3,7 +3,8 @@
 One entry point over the four ways S3 requests are signed: SigV4 in the Authorization header or
 in the query (presigned URL), SigV2 likewise. A streaming (`aws-chunked`) body is decoded and its
 chunk signatures or trailing checksum verified here, so the operations only ever see the payload.
-Anonymous requests are refused: this gateway has no ACL or policy that could grant them anything.
+A request with no signature at all is anonymous (`access_key` ""): what it may do is for the
+bucket's policy and ACLs to say (the gateway's `authorize`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from services.ceph.rgw.users import Users
 
 @dataclass(frozen=True)
 class Authenticated:
-    access_key: str
+    access_key: str  # "" for an anonymous request
     body: bytes  # the payload, aws-chunked framing removed
     checksums: dict[str, str]  # verified x-amz-checksum-* (from headers or trailers), echoed by S3
 
@@ -40,7 +41,7 @@ def authenticate(method: str, raw_path: str, query: str, headers: dict[str, str]
     elif auth:
         raise S3Error("NotImplemented", "only AWS4-HMAC-SHA256 and AWS (SigV2) signatures are supported")
     else:
-        raise S3Error("AccessDenied", "anonymous access is not granted by any policy or ACL")
+        key = ""  # anonymous
     found: dict[str, str] = {}
     if method in ("PUT", "POST"):
         if headers.get("x-amz-content-sha256", "").startswith(sigv4.STREAMING_PREFIX):

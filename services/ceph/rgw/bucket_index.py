@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from services.ceph.rgw.policy import Policy
 from services.ceph.rgw.users import User
 
 
@@ -23,6 +24,7 @@ class ObjectEntry:
     attrs: dict[str, str]  # kept standard headers and x-amz-meta-*
     version_id: str = "null"
     delete_marker: bool = False
+    acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
 
 
 @dataclass
@@ -39,6 +41,8 @@ class Bucket:
     created: float
     marker: str
     versioning: str = ""
+    policy: Policy | None = None  # the bucket policy (policy.py), None when it has none
+    acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

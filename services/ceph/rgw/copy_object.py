@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from services.ceph.rgw import conditional, s3_xml
+from services.ceph.rgw import acl, authz, conditional, s3_xml
 from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -46,6 +46,7 @@ def parse_source(value: str) -> tuple[str, str, str | None]:
 
 def _source(gw: Gateway, user: User, headers: dict[str, str]) -> tuple[str, str, ObjectEntry]:
     bucket, key, vid = parse_source(headers["x-amz-copy-source"])
+    authz.authorize(gw, user, "s3:GetObjectVersion" if vid else "s3:GetObject", bucket, key, vid)
     e = gw.lookup(gw.bucket(user, bucket), key, vid)
     conditional.check(headers, e.etag, e.mtime, prefix="x-amz-copy-source-")
     return bucket, key, e
@@ -83,10 +84,11 @@ def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str,
                       "itself without changing the object's metadata, storage class, website redirect location or "
                       "encryption attributes.")
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
+    grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
     data = gw.read_data(e.pieces, 0, e.size)
     tag = gw.new_tag()
     pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
-    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs)
+    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants)
     try:
         vh = gw.commit(dst, entry)
     except S3Error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from services.ceph.rgw import s3_xml
+from services.ceph.rgw import authz, s3_xml
 from services.ceph.rgw.entity import check_md5
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
@@ -40,6 +40,7 @@ def delete_objects(gw: Gateway, user: User, name: str, headers: dict[str, str], 
             raise S3Error("MalformedXML", "each Object needs a Key")
         vid = o.findtext("VersionId")
         try:
+            authz.authorize(gw, user, "s3:DeleteObjectVersion" if vid else "s3:DeleteObject", name, key, vid)
             resp = gw.delete_object(user, name, key, vid)
         except S3Error as e:
             out.append(f"<Error>{el('Key', key)}{el('VersionId', vid) if vid else ''}{el('Code', e.code)}"

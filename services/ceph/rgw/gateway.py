@@ -11,6 +11,8 @@ head and index entry are written first, the old RADOS objects are removed after 
 The operations beyond plain objects and buckets live beside it, one idea per module: `auth`
 (SigV4/SigV2, header and presigned, aws-chunked bodies), `multipart`, `copy_object`,
 `conditional`, `delete_multi`, `versioning`; `bucket_index` is the in-memory index they share.
+Who may do what is `authz` (bucket policies from `policy`, canned and granted ACLs from `acl`): every
+request is authorized in `_dispatch` before it is served, anonymous ones included.
 
 RADOS I/O on an inactive PG blocks in real Ceph (RGW sets no `rados_osd_op_timeout`); the
 gateway waits up to `op_timeout` seconds for the PG to come back, then answers 503
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import dataclasses
 import hashlib
 import json
 import re
@@ -34,11 +37,23 @@ from urllib.parse import parse_qsl, unquote
 
 from services.ceph.cluster import Cluster
 from services.ceph.errors import CephError
-from services.ceph.rgw import auth, conditional, copy_object, delete_multi, multipart, rados, s3_xml, versioning
+from services.ceph.rgw import (
+    acl,
+    auth,
+    authz,
+    conditional,
+    copy_object,
+    delete_multi,
+    multipart,
+    policy,
+    rados,
+    s3_xml,
+    versioning,
+)
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.entity import check_key, check_md5, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
-from services.ceph.rgw.users import User, Users
+from services.ceph.rgw.users import ANONYMOUS, User, Users
 from services.ceph.rgw.wire import Request, Response
 
 T = TypeVar("T")
@@ -69,6 +84,7 @@ class Gateway:
         self._next_bucket = 1
         self.instance_id = secrets.randbelow(1 << 20)
         self.multipart = multipart.Multipart(self)
+        self.current = threading.local()  # the request this thread serves: `.request`, `.query` (authz)
 
     # -- RADOS with RGW's blocking semantics -------------------------------------------------
 
@@ -131,16 +147,19 @@ class Gateway:
         return pieces
 
     def read_data(self, pieces: list[tuple[str, int]], first: int, length: int) -> bytes:
-        out = bytearray()
+        parts: list[bytes | memoryview] = []
         end = first + length
         lo = 0
         for name, n in pieces:
             hi = lo + n
             if n and hi > first and lo < end:
                 data = self._read(name)
-                out += data[max(first, lo) - lo: min(end, hi) - lo]
+                a, b = max(first, lo) - lo, min(end, hi) - lo
+                parts.append(data if a == 0 and b == len(data) else memoryview(data)[a:b])
             lo = hi
-        return bytes(out)
+        if len(parts) == 1 and isinstance(parts[0], bytes):
+            return parts[0]
+        return b"".join(parts)  # one copy of the range, whatever the number of stripes
 
     def free(self, entries: list[ObjectEntry]) -> None:
         self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
@@ -178,9 +197,9 @@ class Gateway:
         try:
             who = auth.authenticate(req.method, req.raw_path, req.raw_query, req.headers, req.body, self.users,
                                     datetime.fromtimestamp(self.wall(), UTC))
-            user = self.users.by_key(who.access_key)
+            user = self.users.by_key(who.access_key) if who.access_key else ANONYMOUS
             assert user is not None
-            req = Request(req.method, req.raw_path, req.raw_query, req.headers, who.body, req.remote)
+            req = dataclasses.replace(req, body=who.body)
             resp = self._dispatch(req, user, path)
             if req.method in ("PUT", "POST") and resp.status == 200:
                 resp.headers += [(k, v) for k, v in who.checksums.items()]
@@ -200,18 +219,24 @@ class Gateway:
 
     def _dispatch(self, req: Request, user: User, path: str) -> Response:
         query = dict(parse_qsl(req.raw_query, keep_blank_values=True))
+        self.current.request, self.current.query = req, query
         name, _, key = path.lstrip("/").partition("/")
         m = req.method
         if not name:
             if m == "GET":
+                authz.authorize(self, user, "s3:ListAllMyBuckets", "")
                 return self.list_buckets(user)
             raise S3Error("MethodNotAllowed", f"{m} is not allowed on the service")
-        unsupported = set(query) & {"acl", "policy", "tagging", "lifecycle", "cors", "website", "location",
+        unsupported = set(query) & {"tagging", "lifecycle", "cors", "website", "location",
                                     "restore", "select", "object-lock", "replication", "notification"}
         if unsupported:
             raise S3Error("NotImplemented", f"?{sorted(unsupported)[0]} is not implemented by this gateway")
+        if not (m == "POST" and "delete" in query and not key):  # DeleteObjects: each key on its own
+            authz.authorize(self, user, policy.action(m, name, key, query), name, key or None, query.get("versionId"))
         if not key:
             return self._bucket_op(req, user, name, query)
+        if "acl" in query:
+            return authz.object_acl(self, req, self.bucket(user, name), key, query.get("versionId"))
         if "uploadId" in query or "uploads" in query:
             return self.multipart.dispatch(req, user, name, key, query)
         vid = query.get("versionId")
@@ -229,6 +254,10 @@ class Gateway:
 
     def _bucket_op(self, req: Request, user: User, name: str, query: dict[str, str]) -> Response:
         m = req.method
+        if "policy" in query:
+            return authz.bucket_policy(self, req, self.bucket(user, name))
+        if "acl" in query:
+            return authz.bucket_acl(self, req, self.bucket(user, name))
         if "versioning" in query:
             b = self.bucket(user, name)
             if m == "PUT":
@@ -246,7 +275,7 @@ class Gateway:
         elif "delete" in query and m == "POST":
             return delete_multi.delete_objects(self, user, name, req.headers, req.body)
         elif m == "PUT":
-            return self.create_bucket(user, name)
+            return self.create_bucket(user, name, req.headers)
         elif m == "HEAD":
             self.bucket(user, name)
             return Response(200)
@@ -259,12 +288,11 @@ class Gateway:
     # -- buckets -----------------------------------------------------------------------------
 
     def bucket(self, user: User, name: str) -> Bucket:
+        """The bucket a request names, or NoSuchBucket; whether `user` may use it is `authz.authorize`'s call."""
         tenant, _, bare = name.rpartition(":")  # RGW lets `tenant:bucket` name another tenant's bucket
         b = self.buckets.get((tenant if ":" in name else user.tenant, bare))
         if b is None:
             raise S3Error("NoSuchBucket", "the specified bucket does not exist", f"/{name}", BucketName=name)
-        if b.owner.id != user.id:
-            raise S3Error("AccessDenied", f"bucket {name} belongs to {b.owner.id}", f"/{name}")
         return b
 
     def list_buckets(self, user: User) -> Response:
@@ -272,9 +300,10 @@ class Gateway:
         body = s3_xml.list_buckets(_owner(user), [s3_xml.BucketItem(b.name, b.created) for b in mine])
         return Response(200, [("Content-Type", "application/xml")], body)
 
-    def create_bucket(self, user: User, name: str) -> Response:
+    def create_bucket(self, user: User, name: str, headers: dict[str, str] | None = None) -> Response:
         if not _BUCKET_RE.match(name) or ".." in name:
             raise S3Error("InvalidBucketName", f"{name!r} is not a valid bucket name", f"/{name}", BucketName=name)
+        grants = acl.from_headers(headers or {}, for_object=False) or []
         existing = self.buckets.get((user.tenant, name))
         if existing is not None:
             code = "BucketAlreadyOwnedByYou" if existing.owner.id == user.id else "BucketAlreadyExists"
@@ -285,6 +314,9 @@ class Gateway:
         record = json.dumps({"name": name, "tenant": user.tenant, "owner": user.id, "marker": marker,
                              "created": b.created}).encode()
         self._put(self.index_pool, f".bucket.meta.{user.tenant}:{name}", record)
+        if grants:
+            self._put(self.index_pool, f".bucket.meta.{user.tenant}:{name}.acl", json.dumps(grants).encode())
+            b.acl = grants
         with self.lock:
             self.buckets[(user.tenant, name)] = b
         return Response(200, [("Location", f"/{name}")])
@@ -297,6 +329,7 @@ class Gateway:
                     lambda: rados.remove(self.cluster, self.index_pool, f".bucket.meta.{b.tenant}:{name}"))
         with self.lock:
             self.buckets.pop((b.tenant, b.name), None)
+        authz.drop_bucket_meta(self, b)
         return Response(204)
 
     def list_objects(self, user: User, name: str, q: dict[str, str]) -> Response:
@@ -367,9 +400,10 @@ class Gateway:
         md5 = hashlib.md5(body)
         check_md5(headers, md5.digest())
         attrs = object_attrs(headers)
+        grants = acl.from_headers(headers, b.owner.id) or []
         tag = self.new_tag()
         pieces = self.write_data(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body)
-        entry = ObjectEntry(key, len(body), md5.hexdigest(), self.wall(), user.id, pieces, attrs)
+        entry = ObjectEntry(key, len(body), md5.hexdigest(), self.wall(), user.id, pieces, attrs, acl=grants)
         try:
             vh = self.commit(b, entry)
         except S3Error:

@@ -25,6 +25,7 @@ from services.ceph.rgw.users import Users
 
 MAX_HEADER = 64 << 10
 IDLE_TIMEOUT = 60.0
+WRITE_CHUNK = 1 << 20  # larger response bodies are written a MiB at a time
 
 
 class _BadRequest(Exception):
@@ -61,7 +62,8 @@ def _head(resp: Response, keep_alive: bool) -> bytes:
 async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
     """Serve one request; returns whether the connection stays open."""
     try:
-        raw = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT)
+        async with asyncio.timeout(IDLE_TIMEOUT):  # not wait_for: that wraps every request's read in a new task
+            raw = await reader.readuntil(b"\r\n\r\n")
     except (asyncio.IncompleteReadError, TimeoutError):
         return False
     lines = raw.decode("latin-1").split("\r\n")
@@ -86,9 +88,18 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
         return False
     path, _, query = target.partition("?")
     peer = writer.get_extra_info("peername")
-    req = Request(method, path, query, headers, body, peer[0] if peer else "")
+    req = Request(method, path, query, headers, body, peer[0] if peer else "",
+                  secure=writer.get_extra_info("sslcontext") is not None)
     resp = await asyncio.to_thread(gw.handle, req)
-    writer.write(_head(resp, keep) + (b"" if method == "HEAD" else resp.body))
+    body = b"" if method == "HEAD" else resp.body
+    if len(body) <= WRITE_CHUNK:
+        writer.write(_head(resp, keep) + body)
+    else:  # no 64 MiB concatenation, and the transport never buffers more than a chunk of it
+        writer.write(_head(resp, keep))
+        view = memoryview(body)
+        for off in range(0, len(body), WRITE_CHUNK):
+            writer.write(view[off: off + WRITE_CHUNK])
+            await writer.drain()
     await writer.drain()
     return keep
 

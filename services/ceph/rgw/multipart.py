@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.ceph.rgw import copy_object, s3_xml
+from services.ceph.rgw import acl, copy_object, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.entity import check_key, check_md5, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -51,6 +51,7 @@ class Upload:
     initiated: float
     attrs: dict[str, str]
     parts: dict[int, Part] = field(default_factory=dict)
+    acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
 
 
 def _no_such_upload(upload_id: str) -> S3Error:
@@ -113,7 +114,8 @@ class Multipart:
     def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
         check_key(key)
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
-        up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers))
+        up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers),
+                    acl=acl.from_headers(headers, b.owner.id) or [])
         self._save(b, up)
         with self.gw.lock:
             self._of(b)[upload_id] = up
@@ -123,7 +125,7 @@ class Multipart:
 
     def _save(self, b: Bucket, up: Upload) -> None:
         """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool)."""
-        record = {"key": up.key, "owner": up.owner.id, "initiated": up.initiated, "attrs": up.attrs,
+        record = {"key": up.key, "owner": up.owner.id, "initiated": up.initiated, "attrs": up.attrs, "acl": up.acl,
                   "parts": {n: [p.etag, p.size, p.pieces] for n, p in up.parts.items()}}
         self.gw._put(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta",
                      json.dumps(record).encode())
@@ -186,7 +188,7 @@ class Multipart:
             self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
-                                dict(up.attrs))
+                                dict(up.attrs), acl=list(up.acl))
             vh = self.gw.commit(b, entry)
         except S3Error:
             with self.gw.lock:

@@ -27,11 +27,15 @@ STATUS: dict[str, int] = {
     "InvalidRange": 416,
     "KeyTooLongError": 400,
     "InvalidRequest": 400,
+    "MalformedACLError": 400,
+    "MalformedPolicy": 400,
     "MalformedXML": 400,
     "MetadataTooLarge": 400,
     "MethodNotAllowed": 405,
     "MissingContentLength": 411,
+    "MissingSecurityHeader": 400,
     "NoSuchBucket": 404,
+    "NoSuchBucketPolicy": 404,
     "NoSuchKey": 404,
     "NoSuchUpload": 404,
     "NoSuchVersion": 404,
@@ -41,6 +45,7 @@ STATUS: dict[str, int] = {
     "ServiceUnavailable": 503,
     "SignatureDoesNotMatch": 403,
     "SlowDown": 503,
+    "UnexpectedContent": 400,
     "XAmzContentSHA256Mismatch": 400,
 }
 

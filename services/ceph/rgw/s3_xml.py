@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from urllib.parse import quote
 from xml.sax.saxutils import escape
 
@@ -22,7 +23,12 @@ def iso8601(ts: float) -> str:
 
 
 def http_date(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    return _http_date(int(ts))
+
+
+@lru_cache(maxsize=4096)  # every response carries Date, every GET Last-Modified: format each second once
+def _http_date(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ class User:
         return f"{self.tenant}${self.uid}" if self.tenant else self.uid
 
 
+ANONYMOUS = User("anonymous", "anonymous", "", "")  # who an unsigned request is (RGW's anonymous user)
+
+
 class Users:
     def __init__(self, users: list[User] | None = None) -> None:
         self._by_key: dict[str, User] = {}
@@ -40,6 +43,9 @@ class Users:
 
     def by_key(self, access_key: str) -> User | None:
         return self._by_key.get(access_key)
+
+    def all(self) -> list[User]:
+        return list(self._by_key.values())
 
     def secret_of(self, access_key: str) -> str | None:
         u = self._by_key.get(access_key)

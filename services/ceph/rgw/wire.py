@@ -12,7 +12,8 @@ class Request:
     raw_query: str
     headers: dict[str, str]  # lower-case names
     body: bytes = b""
-    remote: str = ""
+    remote: str = ""  # the client's address (aws:SourceIp)
+    secure: bool = False  # came over TLS (aws:SecureTransport)
 
 
 @dataclass

@@ -1,0 +1,406 @@
+"""The twin's S3 gateway against moto's server, side by side, with the same boto3 workload.
+
+Each server runs as its own process on this machine: the twin's `python -m services.ceph.rgw.http`
+(12 hosts, EC 8+3 data pool, a users file) and `python -m moto.server`. Against each, in turn:
+- 4 KiB PutObject, then GetObject, for `seconds` each, from 16 threads with one boto3 client apiece
+  (path-style, s3v4), counted as operations per second;
+- 64 MiB PutObject then GetObject of a few objects from one client, as MiB/s.
+Then the gateway is profiled in process (cProfile over the same request path, 4 KiB and 64 MiB) and
+its EC encode/decode throughput measured, to say where its time goes.
+
+    python -m bench --only s3          (or: python -m bench.s3_vs_moto [--seconds 5] [--repeats 3])
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import logging
+import multiprocessing
+import os
+import pstats
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import boto3
+from botocore.client import BaseClient
+from botocore.config import Config
+
+from bench import procstat
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+SMALL = 4 << 10
+BIG = 64 << 20
+CLIENTS = 16
+KEYS = 64  # 4 KiB keys per client, overwritten in turn
+ACCESS, SECRET = "AKIABENCH0000000", "bench-secret"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout:g} s")
+
+
+@contextlib.contextmanager
+def server(name: str, tmp: Path) -> Iterator[Endpoint]:
+    port = _free_port()
+    if name == "twin":
+        users = tmp / "users.json"
+        users.write_text(json.dumps([{"uid": "bench", "access_key": ACCESS, "secret_key": SECRET}]))
+        cmd = [sys.executable, "-m", "services.ceph.rgw.http", "--port", str(port), "--users", str(users)]
+    else:
+        cmd = [sys.executable, "-m", "moto.server", "-p", str(port)]
+    log = (tmp / f"{name}.log").open("wb")  # not a pipe: werkzeug logs every request and would block on it
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_port(port, proc, tmp / f"{name}.log")
+        yield Endpoint(name, f"http://127.0.0.1:{port}", proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def client(url: str) -> BaseClient:
+    return boto3.session.Session().client(
+        "s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id=ACCESS, aws_secret_access_key=SECRET,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1},
+                      max_pool_connections=4),
+    )
+
+
+def _worker(conn: Connection, proc: int, threads: int) -> None:
+    """A client process: `threads` threads, each with its own boto3 client per endpoint, run what the
+    parent asks (prepare, put, get) and send back the operations each finished inside the window."""
+    clients: dict[str, list[BaseClient]] = {}
+    small = os.urandom(SMALL)
+    while True:
+        cmd = conn.recv()
+        if cmd is None:
+            return
+        what, url, bucket, start_at, seconds = cmd
+        if url not in clients:
+            clients[url] = [client(url) for _ in range(threads)]
+        cs = clients[url]
+        counts = [0] * threads
+        errors: list[BaseException] = []
+
+        def run(t: int, c: BaseClient, what: str = what, bucket: str = bucket, start_at: float = start_at,
+                seconds: float = seconds, counts: list[int] = counts, errors: list[BaseException] = errors) -> None:
+            prefix = f"p{proc}t{t}"
+            try:
+                if what == "prepare":  # every key a GET will ask for exists, every connection is open
+                    for n in range(KEYS):
+                        c.put_object(Bucket=bucket, Key=f"{prefix}/k{n}", Body=small)
+                    return
+                time.sleep(max(0.0, start_at - time.time()))
+                end, n = start_at + seconds, 0
+                while time.time() < end:
+                    key = f"{prefix}/k{n % KEYS}"
+                    if what == "put":
+                        c.put_object(Bucket=bucket, Key=key, Body=small)
+                    else:
+                        c.get_object(Bucket=bucket, Key=key)["Body"].read()
+                    if time.time() <= end:
+                        n += 1
+                counts[t] = n
+            except BaseException as e:  # noqa: BLE001 - reported to the parent
+                errors.append(e)
+
+        ts = [threading.Thread(target=run, args=(t, c)) for t, c in enumerate(cs)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        conn.send((sum(counts), repr(errors[0]) if errors else ""))
+
+
+class Clients:
+    """16 boto3 clients as `procs` processes × threads, so that the clients' own Python (signing,
+    parsing) is not one GIL that caps what any server can be shown to do."""
+
+    def __init__(self, procs: int, total: int = CLIENTS) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conns, self.procs = [], []
+        for p in range(procs):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, p, total // procs + (p < total % procs)), daemon=True)
+            proc.start()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def run(self, what: str, url: str, bucket: str, seconds: float = 0.0) -> int:
+        start_at = time.time() + 0.5
+        for c in self.conns:
+            c.send((what, url, bucket, start_at, seconds))
+        total = 0
+        for c in self.conns:
+            n, err = c.recv()
+            if err:
+                raise RuntimeError(f"{what} against {url}: {err}")
+            total += n
+        return total
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.send(None)
+        for p in self.procs:
+            p.join(10)
+
+
+def small_ops(eps: list[Endpoint], clients: Clients, seconds: float, repeats: int) -> dict[str, dict[str, float]]:
+    """4 KiB PUT and GET windows, twin and moto alternating so both see the same machine."""
+    samples: dict[str, dict[str, list[float]]] = {e.name: {} for e in eps}
+    for e in eps:
+        client(e.url).create_bucket(Bucket="small")
+        clients.run("prepare", e.url, "small")
+    for _ in range(repeats):
+        for op in ("put", "get"):
+            for e in eps:
+                cpu0 = procstat.cpu_seconds(e.proc.pid)
+                n = clients.run(op, e.url, "small", seconds)
+                cpu = procstat.cpu_seconds(e.proc.pid) - cpu0
+                samples[e.name].setdefault(f"{op}_ops", []).append(n / seconds)
+                samples[e.name].setdefault(f"{op}_server_ms", []).append(cpu / max(n, 1) * 1000)
+    return {name: {k: statistics.median(v) for k, v in d.items()} for name, d in samples.items()}
+
+
+def big_objects(eps: list[Endpoint], repeats: int, count: int) -> dict[str, dict[str, float]]:
+    big = os.urandom(BIG)
+    samples: dict[str, dict[str, list[float]]] = {e.name: {"big_put_mibs": [], "big_get_mibs": []} for e in eps}
+    cs = {e.name: client(e.url) for e in eps}
+    for e in eps:
+        cs[e.name].create_bucket(Bucket="big")
+    for r in range(repeats):
+        for e in eps:
+            c = cs[e.name]
+            t0 = time.perf_counter()
+            for n in range(count):
+                c.put_object(Bucket="big", Key=f"big{n}", Body=big)
+            samples[e.name]["big_put_mibs"].append(count * BIG / MIB / (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            for n in range(count):
+                got = c.get_object(Bucket="big", Key=f"big{n}")["Body"].read()
+                if r == 0 and n == 0 and got != big:
+                    raise RuntimeError(f"{e.name}: a 64 MiB object read back differs")
+            samples[e.name]["big_get_mibs"].append(count * BIG / MIB / (time.perf_counter() - t0))
+    return {name: {k: statistics.median(v) for k, v in d.items()} for name, d in samples.items()}
+
+
+# -- inside the gateway --------------------------------------------------------------------------
+
+
+def ec_throughput(seconds: float = 1.0) -> dict[str, float]:
+    """The data pool's codec on RGW's 4 MiB stripes: encode, decode with all data chunks, decode
+    with 3 data chunks lost (real Reed–Solomon reconstruction)."""
+    from services.ceph.erasure import ErasureCode
+
+    ec = ErasureCode(8, 3)
+    data = os.urandom(4 * MIB)
+    chunks = ec.encode(data)
+    out: dict[str, float] = {"backend": 0.0}
+    cases = {
+        "encode": lambda: ec.encode(data),
+        "decode": lambda: ec.decode(dict(enumerate(chunks)), len(data)),
+        "decode_3_lost": lambda: ec.decode({i: c for i, c in enumerate(chunks) if i not in (0, 3, 7)}, len(data)),
+    }
+    for name, fn in cases.items():
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            fn()
+            n += 1
+        out[name] = n * 4 / (time.perf_counter() - t0)
+    out["backend_name"] = ec.backend  # type: ignore[assignment]
+    return out
+
+
+# Where gateway time goes: by the file of the Python function that spent it; C built-ins (hashes,
+# CRCs, joins, pyeclib) are charged by name, or else to the file of the function that called them.
+_BY_NAME = (
+    ("pyeclib", "EC encode/decode"),
+    ("openssl_md5", "MD5 for the ETag"),
+    ("openssl_sha256", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("hmac", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+)
+_BY_FILE = (
+    ("erasure.py", "EC encode/decode"),
+    ("pg.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("chunkstore.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("cluster.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("pool.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("hashing.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("crush.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("replication.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("rados.py", "PGs: chunk CRC-32s, placement, chunk store"),
+    ("sigv4.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("sigv2.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("presign.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("auth.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("chunked.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("checksums.py", "SigV4 (HMACs, payload SHA-256) + x-amz-checksum"),
+    ("policy.py", "authorization (policy, ACL)"),
+    ("authz.py", "authorization (policy, ACL)"),
+    ("acl.py", "authorization (policy, ACL)"),
+    ("gateway.py", "gateway: striping, copies, index, S3 logic"),
+    ("bucket_index.py", "gateway: striping, copies, index, S3 logic"),
+    ("entity.py", "gateway: striping, copies, index, S3 logic"),
+    ("s3_xml.py", "gateway: striping, copies, index, S3 logic"),
+    ("conditional.py", "gateway: striping, copies, index, S3 logic"),
+    ("json", "gateway: striping, copies, index, S3 logic"),
+)
+
+
+def _area(path: str, func: str) -> str | None:
+    for needle, area in _BY_NAME:
+        if needle in func:
+            return area
+    if path == "~":
+        return None
+    for needle, area in _BY_FILE:
+        if needle in path:
+            return area
+    return "other Python (datetime, stdlib)"
+
+
+def profile_gateway(big_objects: int = 2) -> dict[str, dict[str, float]]:
+    """cProfile the gateway in process (server in a thread, which is where `gw.handle` runs) while
+    boto3 drives the 4 KiB and 64 MiB workloads; share of the gateway's own time per area."""
+    from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
+    from services.ceph.rgw.gateway import Gateway
+    from services.ceph.rgw.http import start_in_thread
+    from services.ceph.rgw.users import User, Users
+
+    gw = Gateway(rgw_cluster(12), Users([User("bench", "bench", ACCESS, SECRET)]), DATA_POOL, INDEX_POOL)
+    srv = start_in_thread(gw)
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # stop() cancels keep-alive handlers: not news
+    prof = cProfile.Profile()
+    handle = gw.handle
+
+    def profiled(req):  # type: ignore[no-untyped-def]
+        prof.enable()
+        try:
+            return handle(req)
+        finally:
+            prof.disable()
+
+    gw.handle = profiled  # type: ignore[method-assign]
+    results: dict[str, dict[str, float]] = {}
+    try:
+        c = client(f"http://127.0.0.1:{srv.port}")
+        c.create_bucket(Bucket="prof")
+        for label, size, n in (("4 KiB", SMALL, 400), ("64 MiB", BIG, big_objects)):
+            prof = cProfile.Profile()
+            body = os.urandom(size)
+            for i in range(n):
+                c.put_object(Bucket="prof", Key=f"p{i}", Body=body)
+                c.get_object(Bucket="prof", Key=f"p{i}")["Body"].read()
+            results[label] = _breakdown(prof, n)
+    finally:
+        srv.stop()
+    return results
+
+
+def _breakdown(prof: cProfile.Profile, n: int) -> dict[str, float]:
+    st = pstats.Stats(prof, stream=io.StringIO())
+    areas: dict[str, float] = {}
+    total = 0.0
+    for (path, _line, func), (_cc, _nc, tt, _ct, callers) in st.stats.items():  # type: ignore[attr-defined]
+        total += tt
+        area = _area(path, func)
+        if area is not None:
+            areas[area] = areas.get(area, 0.0) + tt
+            continue
+        caller_tt = sum(c[2] for c in callers.values()) or 1.0  # a built-in: charged to its callers
+        for (cpath, _cl, cfunc), c in callers.items():
+            a = _area(cpath, cfunc) or "other Python (datetime, stdlib)"
+            areas[a] = areas.get(a, 0.0) + tt * c[2] / caller_tt
+    out = {area: t / total * 100 for area, t in areas.items() if total}
+    out["ms_per_put_get"] = total / n * 1000
+    return out
+
+
+def run(seconds: float = 5.0, repeats: int = 3, big_count: int = 3,
+        client_procs: int = 4) -> list[tuple[str, str, str, bool]]:
+    print(f"S3: twin gateway vs moto server, {CLIENTS} boto3 clients ({client_procs} processes x threads), "
+          f"{seconds:g} s windows, {repeats} runs alternating (medians):", flush=True)
+    with tempfile.TemporaryDirectory() as tmp, server("twin", Path(tmp)) as twin, server("moto", Path(tmp)) as moto:
+        clients = Clients(client_procs)
+        try:
+            res = small_ops([twin, moto], clients, seconds, repeats)
+        finally:
+            clients.close()
+        for name, d in big_objects([twin, moto], repeats, big_count).items():
+            res[name].update(d)
+    for name, d in res.items():
+        print(f"  {name}: 4 KiB PUT {d['put_ops']:,.0f} ops/s ({d['put_server_ms']:.2f} ms server CPU/op), "
+              f"GET {d['get_ops']:,.0f} ops/s ({d['get_server_ms']:.2f} ms/op); 64 MiB PUT "
+              f"{d['big_put_mibs']:,.0f} MiB/s, GET {d['big_get_mibs']:,.0f} MiB/s", flush=True)
+    t, m = res["twin"], res["moto"]
+    rows = []
+    for key, label, unit, target in (("put_ops", "4 KiB PUT, 16 clients", "ops/s", 3.0),
+                                     ("get_ops", "4 KiB GET, 16 clients", "ops/s", 3.0),
+                                     ("big_put_mibs", "64 MiB PUT", "MiB/s", 2.0),
+                                     ("big_get_mibs", "64 MiB GET", "MiB/s", 2.0)):
+        ratio = t[key] / m[key] if m[key] else float("inf")
+        rows.append((f"{label}: twin / moto", f"{ratio:.2f}x ({t[key]:,.0f} vs {m[key]:,.0f} {unit})",
+                     f">= {target:g}x", ratio >= target))
+    ec = ec_throughput()
+    print(f"  EC 8+3 ({ec.pop('backend_name')}, 4 MiB stripes, one core): encode {ec['encode']:,.0f} MiB/s, "
+          f"decode {ec['decode']:,.0f} MiB/s (all data chunks), {ec['decode_3_lost']:,.0f} MiB/s (3 lost)")
+    for label, areas in profile_gateway().items():
+        ms = areas.pop("ms_per_put_get")
+        parts = ", ".join(f"{a} {p:.0f}%" for a, p in sorted(areas.items(), key=lambda x: -x[1]) if p >= 1)
+        print(f"  gateway time, {label} PUT+GET ({ms:.2f} ms in gw.handle per pair): {parts}")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--big-objects", type=int, default=3)
+    ap.add_argument("--client-procs", type=int, default=4)
+    args = ap.parse_args()
+    from bench.__main__ import report
+
+    report(run(args.seconds, args.repeats, args.big_objects, args.client_procs))
+
+
+if __name__ == "__main__":
+    main()
