@@ -18,6 +18,12 @@ Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
         {"time", "node": "network", "kind", "fault", "message"}; kinds link-down, loss,
         switch-down, node-cut, partition, and each with "-clear" when it is cleared; the fault is
         retained on PREFIX/faults/network/<id> while active.
+    PREFIX/events/ceph/<kind>             QoS 1: the Ceph monitor (`twin up --ceph`): kinds osd_up,
+        osd_down, osd_in, osd_out {"time", "node": "ceph", "kind", "osd", "host", "epoch", "message"};
+        pg_state {"pg", "from", "to", ...} on every PG state change; fault and fault_clear for the OSD
+        faults of `twin fault inject|clear osd.N` {"osd", "fault", "message"}, the fault retained on
+        PREFIX/faults/ceph/<id> while active ({"id", "kind", "osd", "factor", "pool", "object",
+        "injected_at", "active", "cleared_at", "effect"}).
     PREFIX/train/<job id>/<kind>          a training workload (`twin train`, services/train): kinds
         start, progress (QoS 0, each step), checkpoint, failed, completed; every time in them is
         modelled ("modelled": true), never measured.

@@ -11,6 +11,7 @@
     twin ceph pg ls [--pool P] | deep-scrub [PGID] | repair [PGID]
     twin ceph user create --uid UID --display-name NAME [--email E] [--tenant T] [--access-key K --secret S]
     twin ceph user list
+    twin ceph rbd create|ls|info|resize|snap ...|clone|rm|import|export   (emulator/cli/rbd.py)
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ app.add_typer(osd_app, name="osd")
 app.add_typer(pg_app, name="pg")
 app.add_typer(user_app, name="user")
 app.add_typer(health_app, name="health")
+
+
+def _add_rbd() -> None:
+    from emulator.cli import rbd
+    app.add_typer(rbd.app, name="rbd", help="RBD images (rbd create/ls/info/resize/snap/clone/rm).")
+
+
+_add_rbd()
 
 OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
 

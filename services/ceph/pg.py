@@ -220,19 +220,23 @@ class PlacementGroup:
         return info
 
     def read(self, name: str, codec: Codec, store: ChunkStore, is_up: IsUp) -> bytes:
-        """Read an object from any k good shards (chunks failing their CRC are skipped, as EIO)."""
+        """Read an object from the first k good shards (data shards first, as Ceph reads; chunks failing
+        their CRC are skipped, as EIO, and the next shard is read instead)."""
         info = self.objects.get(name)
         if info is None:
             raise CephError("NOT_FOUND", f"object {name!r} not in pg {self.pgid}")
         self._require_active(is_up, "read")
-        chunks = self._good_chunks(info, store, is_up)
+        chunks = self._good_chunks(info, store, is_up, enough=self.pool.k)
         if len(chunks) < self.pool.k:
             raise InsufficientChunks(len(chunks), self.pool.k, self.pool.size, f"object {name!r} in pg {self.pgid}")
         return codec.decode(chunks, info.size)
 
-    def _good_chunks(self, info: ObjectInfo, store: ChunkStore, is_up: IsUp) -> dict[int, bytes]:
+    def _good_chunks(self, info: ObjectInfo, store: ChunkStore, is_up: IsUp,
+                     enough: int | None = None) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
         for pos in self.readable_shards(info.name, is_up):
+            if enough is not None and len(out) >= enough:
+                break
             osd = self.acting[pos]
             assert osd is not None
             data = store.get(osd, info.chunk_key(self.pgid, pos))

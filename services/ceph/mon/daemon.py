@@ -13,6 +13,12 @@ PGs, health) and serving `clustertwin.v1.CephMon`.
 - RADOS object I/O for the RGW gateway (Put/Get/Remove/ListObjects) runs here, in one place that
   holds every object's metadata: the gateway is a client, as librados makes RGW one.
 - Everything acknowledged is persisted first (state.py), so a kill -9 loses nothing.
+- RBD images (`clustertwin.v1.CephRbd`, rbd_service.py) on the replicated `rbd` pool, through the
+  same Cluster, PGs and OSDs.
+- The bus (emulator/bus.py): OSD up/down/in/out and PG state changes as events on
+  `events/ceph/<kind>` (kinds osd_up, osd_down, osd_in, osd_out, pg_state), and the OSD faults the
+  twin's fault API records (`twin fault inject osd.N ...`) on `events/ceph/fault` / `fault_clear` and,
+  retained while active, `faults/ceph/<id>`.
 
     python -m services.ceph.mon.daemon CONFIG.json      # normally forked by the supervisor
 
@@ -33,7 +39,9 @@ import signal
 import string
 import sys
 import threading
+import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +49,7 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator import bus
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
 from services.ceph import status as ceph_status
@@ -48,7 +57,8 @@ from services.ceph.cluster import Cluster
 from services.ceph.crush import CrushMap
 from services.ceph.errors import CephError, PgUnavailable
 from services.ceph.health import health
-from services.ceph.mon.state import MonState
+from services.ceph.mon.rbd_service import RbdServicer
+from services.ceph.mon.state import MonState, load_docs, save_doc
 from services.ceph.mon.views import osd_tree_text
 from services.ceph.monitor import MonTiming
 from services.ceph.pg import CRUSH_ITEM_NONE, PgState, state_string
@@ -65,6 +75,7 @@ INDEX_POOL = "default.rgw.buckets.index"
 RBD_POOL = "rbd"
 TICK_S = 0.1                 # wall seconds between passes of the map/recovery loop
 RECOVERY_BATCH = 16          # object shards per recovery pass
+MON_THREADS = 32             # concurrent RPCs in worker threads (asyncio's default is cpu + 4)
 SILENT_AFTER = 1.5           # heartbeat intervals without a ping before an OSD counts as stopped
 
 
@@ -101,13 +112,23 @@ class MonDaemon:
             self.state.save_map(self.cluster)
         self.users = {u["access_key"]: u for u in self.state.users()}
         self.lock = threading.Lock()              # the model is not thread-safe
+        # RADOS puts from the gateway wait for their OSDs without the lock; reads, removes and scrubs
+        # of an object being written wait for it (`inflight`), so nobody sees half of a write.
+        self.cond = threading.Condition(self.lock)
+        self.inflight: set[tuple[str, str]] = set()
         self.timing = self.cluster.monitor.timing
         # What the daemon told the model about each OSD's process (the model's own view is private).
         self.alive = {o: self.cluster.crush.osds[o].up for o in self.addresses}
         self.last_hb = dict.fromkeys(self.addresses, now)   # a restarted monitor gives everyone a grace
+        self.started = now   # ... of heartbeat_grace: OSDs reconnect to a new monitor with a backoff
         self.dead_since = dict.fromkeys(self.addresses, 0.0)
         self.stopping: set[int] = set()
         self.boot_times: dict[int, float] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.bus: bus.Publisher | None = None
+        self._osd_view = {o.id: (o.up, o.in_) for o in self.cluster.crush.osds.values()}
+        self._pg_view = {str(p): state_string(s) for p, s in self.cluster.pg_states().items()}
+        self.faults = {f["id"]: f for f in load_docs(self.state, "fault:")}
         log.info("monitor: %d OSDs, %d pools, %d PGs (%s)", len(self.addresses), len(self.cluster.pools),
                  len(self.cluster.pgs), "restored from store" if restored else "new cluster")
 
@@ -158,7 +179,8 @@ class MonDaemon:
                 self.stopping.discard(osd)
                 self.alive[osd], self.dead_since[osd] = False, now
                 changed += self.cluster.osd_stopped(osd, now, clean=True)
-            elif self.alive[osd] and now - self.last_hb[osd] > silent:
+            elif self.alive[osd] and now - self.last_hb[osd] > silent and \
+                    now - self.started > self.timing.heartbeat_grace:
                 self.alive[osd], self.dead_since[osd] = False, now
                 log.info("osd.%d silent for %.1f s (twin)", osd, now - self.last_hb[osd])
                 changed += self.cluster.osd_stopped(osd, self.last_hb[osd])
@@ -179,6 +201,79 @@ class MonDaemon:
                 self._report_failures(failures)
         if changed or recovered:
             self.state.save_map(self.cluster)
+        self._publish_changes(now)
+
+    # -- the bus -----------------------------------------------------------------------------
+
+    def publish(self, kind: str, payload: dict[str, Any], topic: str | None = None, retain: bool = False) -> None:
+        """Thread-safe: model work runs in worker threads, the publisher on the event loop."""
+        if self.bus is None or self.loop is None:
+            return
+        topic = topic or bus.event_topic(self.cfg.twin, "ceph", kind)
+        self.loop.call_soon_threadsafe(self.bus.publish, topic, payload, 1, retain)
+
+    def _publish_changes(self, now: float) -> None:
+        """OSD up/down/in/out and PG state changes since the last pass, as bus events."""
+        c = self.cluster
+        for o in c.crush.osds.values():
+            was = self._osd_view.get(o.id)
+            if was is None or was == (o.up, o.in_):
+                continue
+            self._osd_view[o.id] = (o.up, o.in_)
+            if was[0] != o.up:
+                kind = "osd_up" if o.up else "osd_down"
+                self.publish(kind, {"time": now, "node": "ceph", "kind": kind, "osd": o.id, "host": o.host,
+                                    "epoch": c.monitor.epoch, "message": f"osd.{o.id} marked {kind[4:]}"})
+            if was[1] != o.in_:
+                kind = "osd_in" if o.in_ else "osd_out"
+                self.publish(kind, {"time": now, "node": "ceph", "kind": kind, "osd": o.id, "host": o.host,
+                                    "epoch": c.monitor.epoch, "message": f"osd.{o.id} marked {kind[4:]}"})
+        for pgid, st in c.pg_states().items():
+            key, text_ = str(pgid), state_string(st)
+            old = self._pg_view.get(key)
+            if old != text_:
+                self._pg_view[key] = text_
+                self.publish("pg_state", {"time": now, "node": "ceph", "kind": "pg_state", "pg": key, "from": old,
+                                          "to": text_, "epoch": c.monitor.epoch,
+                                          "message": f"pg {key}: {old} -> {text_}"})
+
+    # -- faults (the twin's fault API) -----------------------------------------------------
+
+    def record_fault(self, f: pb.CephFault) -> pb.CephFault:
+        if f.osd not in self.addresses:
+            raise CephError("NOT_FOUND", f"osd.{f.osd} does not exist")
+        if f.kind not in ("stop", "kill", "slow", "corrupt", "out"):
+            raise CephError("INVALID_ARGUMENT", f"unknown OSD fault kind {f.kind!r}")
+        now = self.clock.now()
+        n = 1 + sum(1 for x in self.faults.values() if x["osd"] == f.osd)
+        doc = {"id": f.id or f"osd.{f.osd}-{n}", "kind": f.kind, "osd": f.osd, "factor": f.factor, "pool": f.pool,
+               "object": f.object, "injected_at": now, "active": f.kind != "kill",
+               "cleared_at": now if f.kind == "kill" else 0.0, "effect": f.effect}
+        save_doc(self.state, f"fault:{doc['id']}", doc)
+        self.faults[doc["id"]] = doc
+        self._publish_fault(doc, "fault")
+        return pb.CephFault(**doc)
+
+    def clear_fault(self, fault_id: str) -> pb.CephFault:
+        doc = self.faults.get(fault_id)
+        if doc is None:
+            raise CephError("NOT_FOUND", f"no Ceph fault {fault_id!r} (see `twin fault list`)")
+        if not doc["active"]:
+            raise CephError("FAILED_PRECONDITION", f"fault {fault_id} is not active")
+        doc["active"], doc["cleared_at"] = False, self.clock.now()
+        save_doc(self.state, f"fault:{fault_id}", doc)
+        self._publish_fault(doc, "fault_clear")
+        return pb.CephFault(**doc)
+
+    def _publish_fault(self, doc: dict[str, Any], kind: str) -> None:
+        ev = {"time": self.clock.now(), "node": "ceph", "kind": kind, "osd": doc["osd"], "fault": doc,
+              "message": f"osd.{doc['osd']} {doc['kind']}: {doc['effect']}" if kind == "fault"
+              else f"osd.{doc['osd']} {doc['kind']} cleared"}
+        self.publish(kind, ev)
+        topic = bus.fault_topic(self.cfg.twin, "ceph", doc["id"])
+        self.publish(kind, doc, topic=topic, retain=bool(doc["active"]))
+        if not doc["active"]:
+            self.publish(kind, b"", topic=topic, retain=True)   # type: ignore[arg-type]  # drop the retained copy
 
     async def map_loop(self) -> None:
         while True:
@@ -191,10 +286,104 @@ class MonDaemon:
     # -- RADOS object I/O --------------------------------------------------------------------
 
     def put_object(self, pool: str, name: str, data: bytes) -> str:
-        c = self.cluster
-        pgid = c.put(pool, name, data)
-        pg = c.pgs[pgid]
+        """A write under the lock (RBD, which holds it for a whole image operation)."""
+        self.cluster.put(pool, name, data)
+        return self._finish_put(pool, name, self.store.flush())
+
+    def put_objects(self, pool: str, items: list[tuple[str, bytes]]) -> None:
+        """Several objects' chunk writes in flight at once (RBD's extent), under the lock."""
+        for name, data in items:
+            self.cluster.put(pool, name, data)
         failures = self.store.flush()
+        first: CephError | None = None
+        for name, _ in items:
+            try:
+                self._finish_put(pool, name, [f for f in failures if f.key[1] == name])
+            except CephError as e:
+                first = first or e
+        if first is not None:
+            raise first
+
+    def get_objects(self, pool: str, names: list[str]) -> dict[str, bytes]:
+        """Several existing objects, every chunk fetched at once, under the lock."""
+        c = self.cluster
+        pairs = []
+        for name in names:
+            pg = c.locate(pool, name)
+            info = pg.objects.get(name)
+            if info is not None and pg.state(c.is_up) & PgState.ACTIVE:
+                pairs += [(pg.acting[p], info.chunk_key(pg.pgid, p))
+                          for p in pg.readable_shards(name, c.is_up)[: pg.pool.k]]
+        self.store.prefetch(pairs)
+        return {name: c.get(pool, name) for name in names}
+
+    def put_object_concurrent(self, pool: str, name: str, data: bytes) -> str:
+        """The gateway's write: encode and start the chunk writes under the lock, wait for the OSDs
+        without it (other objects' I/O proceeds meanwhile), then account for failures under it."""
+        key = (pool, name)
+        with self.cond:
+            while key in self.inflight:
+                self.cond.wait()
+            try:
+                self.cluster.put(pool, name, data)
+            except BaseException:
+                self.store.flush()
+                failures = self.store.take_failures()
+                if failures:
+                    self._report_failures(failures)
+                raise
+            self.inflight.add(key)
+        try:
+            failures = self.store.flush()
+        except BaseException:
+            with self.cond:
+                self.inflight.discard(key)
+                self.cond.notify_all()
+            raise
+        with self.cond:
+            self.inflight.discard(key)
+            self.cond.notify_all()
+            try:
+                return self._finish_put(pool, name, failures)
+            finally:
+                late = self.store.take_failures()
+                if late:
+                    self._report_failures(late)
+
+    def get_object_concurrent(self, pool: str, name: str) -> tuple[bytes, str]:
+        """The gateway's read: k shards (data shards first, as Ceph reads) fetched without the lock and
+        checked against their CRCs; anything less than k good ones falls back to the locked read,
+        which reads every shard, decodes, and reports OSDs that failed."""
+        key = (pool, name)
+        with self.cond:
+            while key in self.inflight:
+                self.cond.wait()
+            c = self.cluster
+            pg = c.locate(pool, name)
+            info = pg.objects.get(name)
+            fast = info is not None and bool(pg.state(c.is_up) & PgState.ACTIVE)
+            if fast:
+                assert info is not None
+                shards = pg.readable_shards(name, c.is_up)[: pg.pool.k]
+                pairs = [(p, pg.acting[p], info.chunk_key(pg.pgid, p)) for p in shards]
+                codec, k, pgid = c.codecs[pg.pool.id], pg.pool.k, str(pg.pgid)
+        if fast and len(pairs) >= k:
+            got = self.store.fetch([(osd, ck) for _, osd, ck in pairs])   # type: ignore[misc]
+            good = {p: got[i] for i, (p, _, _) in enumerate(pairs)
+                    if isinstance(got[i], bytes) and zlib.crc32(got[i]) == info.crcs[p]}  # type: ignore[union-attr]
+            if len(good) >= k:
+                return codec.decode(good, info.size), pgid   # type: ignore[union-attr]
+        return self.locked(lambda: self._get_waiting(pool, name))
+
+    def _get_waiting(self, pool: str, name: str) -> tuple[bytes, str]:
+        while (pool, name) in self.inflight:
+            self.cond.wait()
+        return self.get_object(pool, name)
+
+    def _finish_put(self, pool: str, name: str, failures: list[Failure]) -> str:
+        c = self.cluster
+        pg = c.locate(pool, name)
+        pgid = pg.pgid
         if failures:
             for f in failures:
                 if f.op == "put" and f.osd in pg.acting:
@@ -212,10 +401,12 @@ class MonDaemon:
         info = pg.objects.get(name)
         if info is not None and pg.state(c.is_up) & PgState.ACTIVE:
             self.store.prefetch([(pg.acting[p], info.chunk_key(pg.pgid, p))
-                                 for p in pg.readable_shards(name, c.is_up)])
+                                 for p in pg.readable_shards(name, c.is_up)[: pg.pool.k]])
         return c.get(pool, name), str(pg.pgid)
 
     def remove_object(self, pool: str, name: str) -> bool:
+        while (pool, name) in self.inflight:
+            self.cond.wait()
         pg = self.cluster.locate(pool, name)
         existed = name in pg.objects
         rados.remove(self.cluster, pool, name)
@@ -332,6 +523,8 @@ class MonDaemon:
         pgids = [PgId.parse(pg)] if pg else sorted(p for p, x in c.pgs.items() if x.objects)
         errors: list[Any] = []
         repaired = 0
+        while self.inflight:   # a write in flight would look like a CRC mismatch
+            self.cond.wait()
         for pgid in pgids:
             found = c.deep_scrub(pgid)
             errors += found
@@ -380,12 +573,21 @@ class MonServicer(pb_grpc.CephMonServicer):
         except CephError as e:
             await context.abort(getattr(grpc.StatusCode, e.code), e.message)
 
+    async def _free(self, context: grpc.aio.ServicerContext, fn: Callable[[], T]) -> T:
+        """Like `_run`, for the calls that take the lock themselves (only while touching the model)."""
+        try:
+            return await asyncio.to_thread(fn)
+        except CephError as e:
+            await context.abort(getattr(grpc.StatusCode, e.code), e.message)
+        raise AssertionError("unreachable")
+
     async def PutObject(self, request, context):  # noqa: ANN001, ANN201, N802
-        pgid = await self._run(context, lambda: self.d.put_object(request.pool, request.name, request.data))
+        pgid = await self._free(context, lambda: self.d.put_object_concurrent(request.pool, request.name,
+                                                                               request.data))
         return pb.PutObjectReply(pg=pgid)
 
     async def GetObject(self, request, context):  # noqa: ANN001, ANN201, N802
-        data, pgid = await self._run(context, lambda: self.d.get_object(request.pool, request.name))
+        data, pgid = await self._free(context, lambda: self.d.get_object_concurrent(request.pool, request.name))
         return pb.GetObjectReply(data=data, pg=pgid)
 
     async def RemoveObject(self, request, context):  # noqa: ANN001, ANN201, N802
@@ -430,19 +632,39 @@ class MonServicer(pb_grpc.CephMonServicer):
     async def CorruptChunk(self, request, context):  # noqa: ANN001, ANN201, N802
         return await self._run(context, lambda: self.d.corrupt_chunk(request))
 
+    async def RecordFault(self, request, context):  # noqa: ANN001, ANN201, N802
+        return await self._run(context, lambda: self.d.record_fault(request.fault))
+
+    async def ClearFault(self, request, context):  # noqa: ANN001, ANN201, N802
+        return await self._run(context, lambda: self.d.clear_fault(request.id))
+
+    async def ListFaults(self, request, context):  # noqa: ANN001, ANN201, N802
+        rows = sorted(self.d.faults.values(), key=lambda f: f["injected_at"])
+        return pb.FaultListReply(faults=[pb.CephFault(**f) for f in rows if f["active"] or request.include_cleared])
+
 
 async def _serve(cfg: DaemonConfig) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.set_default_executor(ThreadPoolExecutor(MON_THREADS, thread_name_prefix="mon"))
     d = MonDaemon(cfg)
+    d.loop = loop
+    d.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
+                          status_topic=bus.status_topic(cfg.twin, cfg.name))
+    rbd = RbdServicer(d, op_timeout=float(cfg.extra.get("op_timeout", 30.0)))
     server, health_srv = await start_server(cfg.grpc, [(pb_grpc.add_CephMonServicer_to_server, MonServicer(d),
-                                                        SERVICE_NAME)], options=CHANNEL_OPTIONS)
+                                                        SERVICE_NAME),
+                                                       (pb_grpc.add_CephRbdServicer_to_server, rbd,
+                                                        "clustertwin.v1.CephRbd")], options=CHANNEL_OPTIONS)
     task = asyncio.create_task(d.map_loop(), name="map")
+    bus_task = asyncio.create_task(d.bus.run(), name="bus")
     log.info("%s serving CephMon on %s (clock scale %g)", cfg.name, cfg.grpc, cfg.clock_scale)
     await stop.wait()
     task.cancel()
+    await d.bus.close(timeout=0.5)
+    bus_task.cancel()
     await health_srv.enter_graceful_shutdown()
     await server.stop(grace=1.0)
     with d.lock:

@@ -23,6 +23,10 @@ _SCHEMA = (
     "size BIGINT NOT NULL, crcs TEXT NOT NULL, PRIMARY KEY (pg, name))",
 )
 
+_UPSERT_KV = text("INSERT INTO ceph_mon_kv (k, v) VALUES (:k, :v) ON CONFLICT (k) DO UPDATE SET v = excluded.v")
+_UPSERT_OBJECT = text("INSERT INTO ceph_mon_objects (pg, name, size, crcs) VALUES (:pg, :n, :s, :c) "
+                      "ON CONFLICT (pg, name) DO UPDATE SET size = excluded.size, crcs = excluded.crcs")
+
 
 def pg_doc(pg: PlacementGroup) -> dict[str, Any]:
     return {"acting": pg.acting, "up": pg.up, "holders": pg.holders,
@@ -46,18 +50,20 @@ class MonState:
                 c.execute(text(ddl))
 
     def _put_kv(self, c: Any, key: str, value: Any) -> None:
-        c.execute(text("DELETE FROM ceph_mon_kv WHERE k = :k"), {"k": key})
-        c.execute(text("INSERT INTO ceph_mon_kv (k, v) VALUES (:k, :v)"), {"k": key, "v": json.dumps(value)})
+        # One upsert (SQLite >= 3.24 and PostgreSQL alike) instead of a delete and an insert: the
+        # monitor commits a PG row per object write, so statements here are on the hot path.
+        c.execute(_UPSERT_KV, {"k": key, "v": json.dumps(value)})
 
     def save_object(self, pg: PlacementGroup, name: str) -> None:
         """After a write or remove of `name`: its row (or its absence) and its PG's row, in one commit."""
         with self.engine.begin() as c:
-            c.execute(text("DELETE FROM ceph_mon_objects WHERE pg = :pg AND name = :n"),
-                      {"pg": str(pg.pgid), "n": name})
             info = pg.objects.get(name)
-            if info is not None:
-                c.execute(text("INSERT INTO ceph_mon_objects (pg, name, size, crcs) VALUES (:pg, :n, :s, :c)"),
-                          {"pg": str(pg.pgid), "n": name, "s": info.size, "c": json.dumps(list(info.crcs))})
+            if info is None:
+                c.execute(text("DELETE FROM ceph_mon_objects WHERE pg = :pg AND name = :n"),
+                          {"pg": str(pg.pgid), "n": name})
+            else:
+                c.execute(_UPSERT_OBJECT, {"pg": str(pg.pgid), "n": name, "s": info.size,
+                                           "c": json.dumps(list(info.crcs))})
             self._put_kv(c, f"pg:{pg.pgid}", pg_doc(pg))
 
     def save_map(self, cluster: Cluster) -> None:
@@ -113,3 +119,15 @@ class MonState:
                 pg.objects[name] = ObjectInfo(name, int(size), tuple(json.loads(crcs)))
         cluster._peered_epoch = mon.epoch
         return True
+
+
+def save_doc(state: MonState, key: str, doc: dict[str, Any]) -> None:
+    """A small JSON document under `key` (faults: `fault:<id>`), committed before it is acknowledged."""
+    with state.engine.begin() as c:
+        state._put_kv(c, key, doc)
+
+
+def load_docs(state: MonState, prefix: str) -> list[dict[str, Any]]:
+    with state.engine.connect() as c:
+        rows = c.execute(text("SELECT v FROM ceph_mon_kv WHERE k LIKE :p ORDER BY k"), {"p": prefix + "%"}).all()
+    return [json.loads(r[0]) for r in rows]

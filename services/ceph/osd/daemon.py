@@ -191,7 +191,11 @@ class OsdDaemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         opts = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
-        self.channel = grpc.aio.insecure_channel(self.mon, options=opts) if self.mon else None
+        # Reconnect fast to a restarted monitor (gRPC's default backoff starts at 1 s, more than the
+        # heartbeat grace at a high --clock-scale).
+        mon_opts = [*opts, ("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
+                    ("grpc.max_reconnect_backoff_ms", 1000)]
+        self.channel = grpc.aio.insecure_channel(self.mon, options=mon_opts) if self.mon else None
         self.mon_stub = pb_grpc.CephMonStub(self.channel) if self.channel else None
         server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_CephOsdServicer_to_server,
                                                              OsdServicer(self), SERVICE_NAME)],

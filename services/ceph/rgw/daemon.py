@@ -9,7 +9,11 @@ UNAVAILABLE, so the gateway's own loop waits up to `op_timeout` (twin seconds) a
 RGW does. An unreachable monitor is UNAVAILABLE too.
 
 Users come from the monitor (`twin ceph user create`), fetched again whenever a request names an
-access key not yet known. The bucket index is rebuilt at start-up from what the gateway wrote to
+access key not yet known. With `extra["users_file"]` (`twin up --ceph --ceph-users FILE`) the gateway
+first creates that file's users through the monitor (services/ceph/users_file.py; a user already
+there with the same access key is left as it is, so a restart is harmless).
+
+The bucket index is rebuilt at start-up from what the gateway wrote to
 the index pool (bucket records, versioning state and one entry per object version), so a kill -9
 of the gateway loses no acknowledged object and shows no half-written one: an object's index
 entry is written only after all its data (RGW's order); unreferenced data left by an interrupted
@@ -23,6 +27,11 @@ DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale
     extra["s3"]           HOST:PORT of the S3 endpoint (RGW's default port is 7480)
     extra["op_timeout"]   twin seconds a RADOS op waits for an inactive PG before a 503 (default 30)
     extra["zone"]         RGW zone name (default "default")
+    extra["users_file"]   JSON/YAML users to create at start-up (optional)
+
+Concurrency: `DaemonGateway` makes its RADOS calls without the gateway's lock (the lock guards the
+pure Cluster model, which this daemon does not have; the monitor orders concurrent object I/O
+itself), and requests run on a 32-thread pool instead of asyncio's default (cpu + 4).
 """
 
 from __future__ import annotations
@@ -34,7 +43,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 
@@ -46,9 +58,12 @@ from services.ceph.errors import CephError
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
+from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
 
 log = logging.getLogger("ceph_rgw")
+T = TypeVar("T")
+HTTP_THREADS = 32
 
 DATA_POOL = "default.rgw.buckets.data"
 INDEX_POOL = "default.rgw.buckets.index"
@@ -89,6 +104,25 @@ class MonCluster:
         return list(self._call("UserList", pb.UserListRequest()).users)
 
 
+class DaemonGateway(Gateway):
+    """The gateway over the monitor: RADOS calls need no gateway lock (MonCluster is thread-safe and
+    the monitor serialises what must be), so concurrent requests overlap their I/O. Same blocking
+    semantics as `Gateway._rados`: UNAVAILABLE is retried until `op_timeout`, then 503."""
+
+    def _rados(self, what: str, fn: Callable[[], T]) -> T:
+        deadline = self.clock() + self.op_timeout
+        while True:
+            try:
+                return fn()
+            except CephError as e:
+                if e.code != "UNAVAILABLE":
+                    raise S3Error("InternalError", f"{what}: {e.message}") from None
+                err = e
+            if self.clock() >= deadline:
+                raise S3Error("ServiceUnavailable", f"{what}: {err.message}; waited {self.op_timeout:g} s")
+            self.sleep(self.poll)
+
+
 class MonUsers(Users):
     """RGW users as the monitor keeps them; an unknown access key triggers a refresh (at most every 0.2 s)."""
 
@@ -124,6 +158,31 @@ class MonUsers(Users):
 
     def by_id(self, user_id: str) -> User | None:
         return next((u for u in self._by_key.values() if u.id == user_id), None)
+
+
+def seed_users(cluster: MonCluster, path: str | None) -> int:
+    """Create the users of the start-up file through the monitor; returns how many were new."""
+    if not path:
+        return 0
+    from services.ceph.users_file import UsersFileError, load_users
+    try:
+        users = load_users(path)
+    except UsersFileError as e:   # checked at `twin up`; the monitor keeps the users it already made
+        log.error("users file: %s", e)
+        return 0
+    have = {u.access_key for u in cluster.users()}
+    made = 0
+    for u in users:
+        if u["access_key"] in have:
+            continue
+        try:
+            cluster._call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(**u)))
+            made += 1
+        except CephError as e:
+            if e.code != "ALREADY_EXISTS":
+                raise
+            log.warning("users file %s: %s", path, e.message)
+    return made
 
 
 def restore_index(gw: Gateway, cluster: MonCluster, users: MonUsers) -> int:
@@ -162,11 +221,15 @@ async def _serve(cfg: DaemonConfig) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     x = cfg.extra
+    loop.set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
     cluster = MonCluster(x["mon"])
     while True:   # the monitor may still be starting
         try:
+            made = await asyncio.to_thread(seed_users, cluster, x.get("users_file"))
+            if made:
+                log.info("created %d RGW users from %s", made, x["users_file"])
             users = await asyncio.to_thread(MonUsers, cluster)
-            gw = Gateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
+            gw = DaemonGateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
                          op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now)
             restored = await asyncio.to_thread(restore_index, gw, cluster, users)
             break

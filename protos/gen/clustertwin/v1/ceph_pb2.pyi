@@ -472,3 +472,221 @@ class CorruptChunkReply(_message.Message):
     shard: int
     osd: int
     def __init__(self, pg: _Optional[str] = ..., shard: _Optional[int] = ..., osd: _Optional[int] = ...) -> None: ...
+
+class CephFault(_message.Message):
+    __slots__ = ("id", "kind", "osd", "factor", "pool", "object", "injected_at", "active", "cleared_at", "effect")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    OSD_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    INJECTED_AT_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_AT_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    osd: int
+    factor: float
+    pool: str
+    object: str
+    injected_at: float
+    active: bool
+    cleared_at: float
+    effect: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., osd: _Optional[int] = ..., factor: _Optional[float] = ..., pool: _Optional[str] = ..., object: _Optional[str] = ..., injected_at: _Optional[float] = ..., active: _Optional[bool] = ..., cleared_at: _Optional[float] = ..., effect: _Optional[str] = ...) -> None: ...
+
+class FaultRecordRequest(_message.Message):
+    __slots__ = ("fault",)
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    fault: CephFault
+    def __init__(self, fault: _Optional[_Union[CephFault, _Mapping]] = ...) -> None: ...
+
+class FaultClearRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class FaultListRequest(_message.Message):
+    __slots__ = ("include_cleared",)
+    INCLUDE_CLEARED_FIELD_NUMBER: _ClassVar[int]
+    include_cleared: bool
+    def __init__(self, include_cleared: _Optional[bool] = ...) -> None: ...
+
+class FaultListReply(_message.Message):
+    __slots__ = ("faults",)
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    faults: _containers.RepeatedCompositeFieldContainer[CephFault]
+    def __init__(self, faults: _Optional[_Iterable[_Union[CephFault, _Mapping]]] = ...) -> None: ...
+
+class RbdImageRef(_message.Message):
+    __slots__ = ("pool", "name")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class RbdCreateRequest(_message.Message):
+    __slots__ = ("pool", "name", "size", "order")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    size: int
+    order: int
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., size: _Optional[int] = ..., order: _Optional[int] = ...) -> None: ...
+
+class RbdParent(_message.Message):
+    __slots__ = ("pool", "image", "snap", "overlap")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    SNAP_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    image: str
+    snap: str
+    overlap: int
+    def __init__(self, pool: _Optional[str] = ..., image: _Optional[str] = ..., snap: _Optional[str] = ..., overlap: _Optional[int] = ...) -> None: ...
+
+class RbdImage(_message.Message):
+    __slots__ = ("name", "id", "pool", "size", "order", "objects", "snapshot_count", "features", "created", "modified", "parent")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    OBJECTS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    id: str
+    pool: str
+    size: int
+    order: int
+    objects: int
+    snapshot_count: int
+    features: _containers.RepeatedScalarFieldContainer[str]
+    created: float
+    modified: float
+    parent: RbdParent
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., pool: _Optional[str] = ..., size: _Optional[int] = ..., order: _Optional[int] = ..., objects: _Optional[int] = ..., snapshot_count: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ..., created: _Optional[float] = ..., modified: _Optional[float] = ..., parent: _Optional[_Union[RbdParent, _Mapping]] = ...) -> None: ...
+
+class RbdListRequest(_message.Message):
+    __slots__ = ("pool",)
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+
+class RbdListReply(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RbdResizeRequest(_message.Message):
+    __slots__ = ("pool", "name", "size", "allow_shrink")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_SHRINK_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    size: int
+    allow_shrink: bool
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., size: _Optional[int] = ..., allow_shrink: _Optional[bool] = ...) -> None: ...
+
+class RbdRemoveReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RbdSnapRef(_message.Message):
+    __slots__ = ("pool", "image", "snap")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    SNAP_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    image: str
+    snap: str
+    def __init__(self, pool: _Optional[str] = ..., image: _Optional[str] = ..., snap: _Optional[str] = ...) -> None: ...
+
+class RbdSnap(_message.Message):
+    __slots__ = ("id", "name", "size", "protected", "timestamp", "children")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    PROTECTED_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    size: int
+    protected: bool
+    timestamp: float
+    children: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., size: _Optional[int] = ..., protected: _Optional[bool] = ..., timestamp: _Optional[float] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RbdSnapListReply(_message.Message):
+    __slots__ = ("snaps",)
+    SNAPS_FIELD_NUMBER: _ClassVar[int]
+    snaps: _containers.RepeatedCompositeFieldContainer[RbdSnap]
+    def __init__(self, snaps: _Optional[_Iterable[_Union[RbdSnap, _Mapping]]] = ...) -> None: ...
+
+class RbdCloneRequest(_message.Message):
+    __slots__ = ("parent_pool", "parent", "snap", "pool", "name")
+    PARENT_POOL_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    SNAP_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    parent_pool: str
+    parent: str
+    snap: str
+    pool: str
+    name: str
+    def __init__(self, parent_pool: _Optional[str] = ..., parent: _Optional[str] = ..., snap: _Optional[str] = ..., pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class RbdWriteRequest(_message.Message):
+    __slots__ = ("pool", "name", "offset", "data")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    offset: int
+    data: bytes
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class RbdWriteReply(_message.Message):
+    __slots__ = ("bytes",)
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    def __init__(self, bytes: _Optional[int] = ...) -> None: ...
+
+class RbdReadRequest(_message.Message):
+    __slots__ = ("pool", "name", "offset", "length", "snap")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    SNAP_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    offset: int
+    length: int
+    snap: str
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., snap: _Optional[str] = ...) -> None: ...
+
+class RbdReadReply(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...

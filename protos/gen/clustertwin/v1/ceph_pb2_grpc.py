@@ -444,6 +444,21 @@ class CephMonStub:
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.FromString,
                 _registered_method=True)
+        self.RecordFault = channel.unary_unary(
+                '/clustertwin.v1.CephMon/RecordFault',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+                _registered_method=True)
+        self.ClearFault = channel.unary_unary(
+                '/clustertwin.v1.CephMon/ClearFault',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+                _registered_method=True)
+        self.ListFaults = channel.unary_unary(
+                '/clustertwin.v1.CephMon/ListFaults',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.FromString,
+                _registered_method=True)
 
 
 class CephMonServicer:
@@ -548,6 +563,25 @@ class CephMonServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordFault(self, request, context):
+        """Faults (recorded after the CLI applied them) and their clearing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClearFault(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListFaults(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CephMonServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -630,6 +664,21 @@ def add_CephMonServicer_to_server(servicer, server):
                     servicer.CorruptChunk,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.SerializeToString,
+            ),
+            'RecordFault': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordFault,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.SerializeToString,
+            ),
+            'ClearFault': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClearFault,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.SerializeToString,
+            ),
+            'ListFaults': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListFaults,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1064,6 +1113,718 @@ class CephMon:
             '/clustertwin.v1.CephMon/CorruptChunk',
             clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.SerializeToString,
             clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordFault(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/RecordFault',
+            clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClearFault(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/ClearFault',
+            clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFaults(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/ListFaults',
+            clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class CephRbdStub:
+    """Missing associated documentation comment in .proto file."""
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Create = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Create',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                _registered_method=True)
+        self.List = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/List',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.FromString,
+                _registered_method=True)
+        self.Info = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Info',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                _registered_method=True)
+        self.Resize = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Resize',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                _registered_method=True)
+        self.Remove = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Remove',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.FromString,
+                _registered_method=True)
+        self.SnapCreate = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapCreate',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                _registered_method=True)
+        self.SnapList = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapList',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+                _registered_method=True)
+        self.SnapRollback = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapRollback',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                _registered_method=True)
+        self.SnapRemove = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapRemove',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+                _registered_method=True)
+        self.SnapProtect = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapProtect',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                _registered_method=True)
+        self.SnapUnprotect = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/SnapUnprotect',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                _registered_method=True)
+        self.Clone = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Clone',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                _registered_method=True)
+        self.Write = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Write',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.FromString,
+                _registered_method=True)
+        self.Read = channel.unary_unary(
+                '/clustertwin.v1.CephRbd/Read',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.FromString,
+                _registered_method=True)
+
+
+class CephRbdServicer:
+    """Missing associated documentation comment in .proto file."""
+
+    def Create(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def List(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Info(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Resize(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Remove(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapCreate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapList(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapRollback(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapRemove(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapProtect(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapUnprotect(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Clone(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Write(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Read(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_CephRbdServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Create': grpc.unary_unary_rpc_method_handler(
+                    servicer.Create,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+            ),
+            'List': grpc.unary_unary_rpc_method_handler(
+                    servicer.List,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.SerializeToString,
+            ),
+            'Info': grpc.unary_unary_rpc_method_handler(
+                    servicer.Info,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+            ),
+            'Resize': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resize,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+            ),
+            'Remove': grpc.unary_unary_rpc_method_handler(
+                    servicer.Remove,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.SerializeToString,
+            ),
+            'SnapCreate': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapCreate,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+            ),
+            'SnapList': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapList,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.SerializeToString,
+            ),
+            'SnapRollback': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapRollback,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+            ),
+            'SnapRemove': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapRemove,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.SerializeToString,
+            ),
+            'SnapProtect': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapProtect,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+            ),
+            'SnapUnprotect': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapUnprotect,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+            ),
+            'Clone': grpc.unary_unary_rpc_method_handler(
+                    servicer.Clone,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+            ),
+            'Write': grpc.unary_unary_rpc_method_handler(
+                    servicer.Write,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.SerializeToString,
+            ),
+            'Read': grpc.unary_unary_rpc_method_handler(
+                    servicer.Read,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'clustertwin.v1.CephRbd', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('clustertwin.v1.CephRbd', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class CephRbd:
+    """Missing associated documentation comment in .proto file."""
+
+    @staticmethod
+    def Create(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Create',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def List(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/List',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Info(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Info',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resize(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Resize',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Remove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Remove',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapCreate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapCreate',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapList(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapList',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapRollback(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapRollback',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapRemove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapRemove',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapProtect(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapProtect',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapUnprotect(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/SnapUnprotect',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Clone(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Clone',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Write(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Write',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Read(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/Read',
+            clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,155 @@
+"""`clustertwin.v1.CephRbd` on the monitor: the RBD model (services/ceph/rbd) over the monitor's
+own Cluster, so image objects go through the same PGs, OSD daemons and faults as RGW's.
+
+Block I/O on a PG that is not active waits, as a librbd client blocks, up to `op_timeout` twin
+seconds (the twin's clock), then fails UNAVAILABLE naming the PG and its state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+
+from clustertwin.v1 import ceph_pb2 as pb
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from services.ceph.errors import CephError, PgUnavailable
+from services.ceph.rbd.cluster_io import ClusterObjectIo
+from services.ceph.rbd.image import Rbd
+
+if TYPE_CHECKING:
+    from services.ceph.mon.daemon import MonDaemon
+
+T = TypeVar("T")
+MAX_IO = 32 << 20
+DEFAULT_POOL = "rbd"
+RETRY_S = 0.05
+
+
+def make_rbd(d: MonDaemon) -> Rbd:
+    io = ClusterObjectIo(d.cluster, put=d.put_object, get=lambda pool, name: d.get_object(pool, name)[0],
+                         remove=d.remove_object, put_many=d.put_objects, get_many=d.get_objects)
+    return Rbd(io, now=d.clock.now)
+
+
+def image_msg(info: dict[str, Any]) -> pb.RbdImage:
+    par = info["parent"]
+    return pb.RbdImage(name=info["name"], id=info["id"], pool=info["pool"], size=info["size"], order=info["order"],
+                       objects=info["objects"], snapshot_count=info["snapshot_count"], features=info["features"],
+                       created=info["created"], modified=info["modified"],
+                       parent=pb.RbdParent(pool=par["pool"], image=par["image"], snap=par["snap"],
+                                           overlap=par["overlap"]) if par else None)
+
+
+def snap_msg(s: dict[str, Any]) -> pb.RbdSnap:
+    return pb.RbdSnap(id=s["id"], name=s["name"], size=s["size"], protected=s["protected"], timestamp=s["timestamp"],
+                      children=[f"{p}/{i}" for p, i in s["children"]])
+
+
+class RbdServicer(pb_grpc.CephRbdServicer):
+    def __init__(self, d: MonDaemon, op_timeout: float = 30.0) -> None:
+        self.d = d
+        self.rbd = make_rbd(d)
+        self.op_timeout = op_timeout
+
+    async def _run(self, context: grpc.aio.ServicerContext, fn: Callable[[], T], wait: bool = False) -> T:
+        deadline = time.monotonic() + self.d.clock.wall_seconds(self.op_timeout)
+        while True:
+            try:
+                return await asyncio.to_thread(self.d.locked, fn)
+            except PgUnavailable as e:
+                if wait and time.monotonic() < deadline:
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                await context.abort(grpc.StatusCode.UNAVAILABLE, e.message)
+            except CephError as e:
+                await context.abort(getattr(grpc.StatusCode, e.code), e.message)
+            raise AssertionError("unreachable")
+
+    @staticmethod
+    def _pool(p: str) -> str:
+        return p or DEFAULT_POOL
+
+    async def Create(self, request, context):  # noqa: ANN001, ANN201, N802
+        r, pool = self.rbd, self._pool(request.pool)
+
+        def go() -> dict[str, Any]:
+            r.create(pool, request.name, request.size, request.order or 22)
+            return r.info(pool, request.name)
+        return image_msg(await self._run(context, go, wait=True))
+
+    async def List(self, request, context):  # noqa: ANN001, ANN201, N802
+        return pb.RbdListReply(names=await self._run(context, lambda: self.rbd.list(self._pool(request.pool))))
+
+    async def Info(self, request, context):  # noqa: ANN001, ANN201, N802
+        return image_msg(await self._run(context, lambda: self.rbd.info(self._pool(request.pool), request.name)))
+
+    async def Resize(self, request, context):  # noqa: ANN001, ANN201, N802
+        r, pool = self.rbd, self._pool(request.pool)
+
+        def go() -> dict[str, Any]:
+            r.resize(pool, request.name, request.size, request.allow_shrink)
+            return r.info(pool, request.name)
+        return image_msg(await self._run(context, go, wait=True))
+
+    async def Remove(self, request, context):  # noqa: ANN001, ANN201, N802
+        await self._run(context, lambda: self.rbd.remove(self._pool(request.pool), request.name), wait=True)
+        return pb.RbdRemoveReply()
+
+    async def SnapCreate(self, request, context):  # noqa: ANN001, ANN201, N802
+        s = await self._run(context, lambda: self.rbd.snap_create(self._pool(request.pool), request.image,
+                                                                   request.snap), wait=True)
+        return snap_msg(s)
+
+    async def SnapList(self, request, context):  # noqa: ANN001, ANN201, N802
+        snaps = await self._run(context, lambda: self.rbd.snap_list(self._pool(request.pool), request.name))
+        return pb.RbdSnapListReply(snaps=[snap_msg(s) for s in snaps])
+
+    async def SnapRollback(self, request, context):  # noqa: ANN001, ANN201, N802
+        r, pool = self.rbd, self._pool(request.pool)
+
+        def go() -> dict[str, Any]:
+            r.snap_rollback(pool, request.image, request.snap)
+            return r.info(pool, request.image)
+        return image_msg(await self._run(context, go, wait=True))
+
+    async def SnapRemove(self, request, context):  # noqa: ANN001, ANN201, N802
+        r, pool = self.rbd, self._pool(request.pool)
+
+        def go() -> list[dict[str, Any]]:
+            r.snap_remove(pool, request.image, request.snap)
+            return r.snap_list(pool, request.image)
+        return pb.RbdSnapListReply(snaps=[snap_msg(s) for s in await self._run(context, go, wait=True)])
+
+    async def SnapProtect(self, request, context):  # noqa: ANN001, ANN201, N802
+        return snap_msg(await self._run(context, lambda: self.rbd.snap_protect(
+            self._pool(request.pool), request.image, request.snap), wait=True))
+
+    async def SnapUnprotect(self, request, context):  # noqa: ANN001, ANN201, N802
+        return snap_msg(await self._run(context, lambda: self.rbd.snap_unprotect(
+            self._pool(request.pool), request.image, request.snap), wait=True))
+
+    async def Clone(self, request, context):  # noqa: ANN001, ANN201, N802
+        r, pool = self.rbd, self._pool(request.pool)
+
+        def go() -> dict[str, Any]:
+            r.clone(self._pool(request.parent_pool), request.parent, request.snap, pool, request.name)
+            return r.info(pool, request.name)
+        return image_msg(await self._run(context, go, wait=True))
+
+    async def Write(self, request, context):  # noqa: ANN001, ANN201, N802
+        if len(request.data) > MAX_IO:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"at most {MAX_IO} bytes per Write call")
+        n = await self._run(context, lambda: self.rbd.write(self._pool(request.pool), request.name, request.offset,
+                                                            request.data), wait=True)
+        return pb.RbdWriteReply(bytes=n)
+
+    async def Read(self, request, context):  # noqa: ANN001, ANN201, N802
+        if request.length > MAX_IO:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"at most {MAX_IO} bytes per Read call")
+        data = await self._run(context, lambda: self.rbd.read(self._pool(request.pool), request.name, request.offset,
+                                                              request.length, request.snap), wait=True)
+        return pb.RbdReadReply(data=data)

@@ -1,0 +1,147 @@
+"""OSD faults through the twin's fault API (`twin fault inject|clear|list osd.N ...`) on a
+`twin up mini --ceph`: each maps to the Ceph admin call, is listed with the GPU faults, and is
+published on the bus with the monitor's OSD and PG state changes it causes. The twin starts with
+`--ceph-users FILE`: those users sign S3 requests from the start."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from clustertwin.v1 import ceph_pb2 as pb
+from emulator import lifecycle
+from emulator.cli.ceph import CephAdmin
+from emulator.cli.main import app
+from emulator.client import Twin
+from emulator.rundir import RunDir
+from tests.ceph.test_ceph_daemons import all_clean, wait_for
+from tests.conftest import assert_nothing_left, twin_pids
+
+DATA = "default.rgw.buckets.data"
+AK, SK = "FILEDUSERKEY00000001", "fileduser0secret000000000000000000000001"
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
+    run = RunDir(tmp_path_factory.mktemp("faultapi"))
+    users = run.path.parent / "users.yaml"
+    users.write_text(f"- {{uid: filed, display_name: From File, access_key: {AK}, secret_key: {SK}}}\n"
+                     "- {uid: ops, tenant: team-a, display_name: Ops, access_key: AKOPS, secret_key: skops}\n")
+    lifecycle.up("mini", run, ceph=True, clock_scale=50.0, telemetry_interval=1.0, timeout=60,
+                 ceph_users=str(users))
+    admin = CephAdmin(run.path)
+    pids = twin_pids(run)
+    try:
+        wait_for("active+clean", lambda: all_clean(admin), timeout=30)
+        yield admin
+    finally:
+        pids = sorted(set(pids + twin_pids(run)))
+        lifecycle.down(run)
+        assert_nothing_left(run, pids)
+
+
+def fault(admin: CephAdmin, *args: str) -> Any:
+    return CliRunner().invoke(app, ["fault", *args, "--run-dir", str(admin.run.path)])
+
+
+def osd_stat(admin: CephAdmin, osd: int) -> pb.OsdStat:
+    return admin.osd(osd, "Stat", pb.OsdStatRequest())
+
+
+def tree(admin: CephAdmin) -> dict[int, pb.OsdInfo]:
+    return {o.id: o for o in admin.call("OsdTree", pb.OsdTreeRequest()).osds}
+
+
+def test_stop_is_an_event_a_listed_fault_and_clears(twin: CephAdmin) -> None:
+    t = Twin.connect(twin.run.path)
+    with t.events("events/ceph/#", "faults/ceph/#") as sub:
+        r = fault(twin, "inject", "osd.3", "--kind", "stop")
+        assert r.exit_code == 0 and "fault osd.3-1 on osd.3: stopped" in r.output, r.output
+        ev = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/fault"), timeout=10)
+        assert ev["fault"]["kind"] == "stop" and ev["osd"] == 3 and ev["fault"]["active"]
+        retained = sub.wait_for(lambda m: m["_topic"].endswith("/faults/ceph/osd.3-1"), timeout=10)
+        assert retained["kind"] == "stop"
+        down = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_down"), timeout=10)
+        assert down["osd"] == 3
+        pg = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/pg_state"), timeout=10)
+        assert pg["from"] == "active+clean" and "degraded" in pg["to"]
+        listed = fault(twin, "list").output
+        assert "osd.3" in listed and "osd.3-1" in listed and "stop" in listed
+        assert not tree(twin)[3].up and osd_stat(twin, 3).state == "stopped"
+
+        r = fault(twin, "clear", "osd.3", "osd.3-1")
+        assert r.exit_code == 0 and "fault osd.3-1 on osd.3 cleared" in r.output, r.output
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/fault_clear"), timeout=10)["osd"] == 3
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_up"), timeout=10)["osd"] == 3
+        wait_for("active+clean", lambda: all_clean(twin), timeout=30)
+    assert "osd.3-1" not in fault(twin, "list").output
+    assert "osd.3-1" in fault(twin, "list", "--all").output
+
+
+def test_slow_out_kill_corrupt(twin: CephAdmin) -> None:
+    r = fault(twin, "inject", "osd.5", "--kind", "slow", "--factor", "4")
+    assert r.exit_code == 0 and "slow disk" in r.output, r.output
+    fid = r.output.split()[1]
+    assert osd_stat(twin, 5).slow_factor == 4
+    assert fault(twin, "clear", "osd.5", fid).exit_code == 0
+    assert osd_stat(twin, 5).slow_factor == 1
+
+    t = Twin.connect(twin.run.path)
+    with t.events("events/ceph/#") as sub:
+        r = fault(twin, "inject", "osd.6", "--kind", "out")
+        assert r.exit_code == 0 and "marked out osd.6" in r.output, r.output
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_out"), timeout=10)["osd"] == 6
+        fid = r.output.split()[1]
+        assert fault(twin, "clear", "osd.6", fid).exit_code == 0
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_in"), timeout=10)["osd"] == 6
+    wait_for("active+clean", lambda: all_clean(twin), timeout=30)
+
+    old = twin.pid("osd.7")
+    r = fault(twin, "inject", "osd.7", "--kind", "kill")
+    assert r.exit_code == 0 and "SIGKILL" in r.output, r.output
+    wait_for("restarted", lambda: twin.run.read(twin.run.daemons)["daemons"]["osd.7"]["pid"] not in (0, old))
+    assert "kill" in fault(twin, "list", "--all").output
+
+    twin.call("PutObject", pb.PutObjectRequest(pool=DATA, name="victim", data=b"x" * 100_000))
+    osd = twin.call("Pgs", pb.PgsRequest(pool=DATA, object="victim")).pgs[0].acting[2]
+    r = fault(twin, "inject", f"osd.{osd}", "--kind", "corrupt", "--object", "victim")
+    assert r.exit_code == 0 and "corrupted shard 2 of 'victim'" in r.output, r.output
+    pgid = twin.call("Pgs", pb.PgsRequest(pool=DATA, object="victim")).pgs[0].pgid
+    assert len(twin.call("Scrub", pb.ScrubRequest(pg=pgid)).errors) == 1
+    assert fault(twin, "clear", f"osd.{osd}", r.output.split()[1]).exit_code == 0   # repairs the PG
+    assert twin.call("Scrub", pb.ScrubRequest(pg=pgid)).errors == []
+    wait_for("active+clean", lambda: all_clean(twin), timeout=30)
+
+
+def test_bad_osd_faults_are_refused_and_gpu_faults_still_work(twin: CephAdmin) -> None:
+    r = fault(twin, "inject", "osd.99", "--kind", "stop")
+    assert r.exit_code == 2 and "no osd.99" in r.output, r.output
+    r = fault(twin, "inject", "osd.1")
+    assert r.exit_code == 2 and "--kind stop|kill|slow|corrupt|out" in r.output
+    r = fault(twin, "inject", "osd.1", "--kind", "slow")
+    assert r.exit_code == 2 and "--factor" in r.output
+    r = fault(twin, "inject", "gpu001", "--xid", "13")
+    assert r.exit_code == 2 and "--gpu" in r.output
+    r = fault(twin, "inject", "gpu001", "--gpu", "1", "--xid", "13")
+    assert r.exit_code == 0 and "on gpu001 GPU 1" in r.output, r.output
+    listed = fault(twin, "list", "--all").output
+    assert "gpu001" in listed and "osd." in listed
+    only_gpu = fault(twin, "list", "--all", "--node", "gpu001").output
+    assert "gpu001" in only_gpu and "osd." not in only_gpu
+
+
+def test_users_from_the_start_up_file_sign_requests(twin: CephAdmin) -> None:
+    import boto3
+    from botocore.config import Config
+
+    listed = CliRunner().invoke(app, ["ceph", "user", "list", "--run-dir", str(twin.run.path)]).output
+    assert '"filed"' in listed and '"team-a$ops"' in listed
+    s3 = boto3.client("s3", endpoint_url=twin.s3_endpoint(), aws_access_key_id=AK, aws_secret_access_key=SK,
+                      region_name="us-east-1", config=Config(retries={"max_attempts": 0},
+                                                             s3={"addressing_style": "path"}))
+    s3.create_bucket(Bucket="from-file")
+    s3.put_object(Bucket="from-file", Key="k", Body=b"hello")
+    assert s3.get_object(Bucket="from-file", Key="k")["Body"].read() == b"hello"
