@@ -1,17 +1,23 @@
 """Lustre through the FUSE mount vs the local disk: 1 GiB sequential write and read with stripe
-count 4 (dd bs=4M, conv=fsync for the write, caches dropped before each read), and `ls -l` of a
-10,000-file directory. Starts its own twin (`rack --lustre`, NVMe time model off: the real stack is
-measured), prints figures and ratios, stops the twin.
+count 4 (dd bs=4M, conv=fsync for the write, caches dropped before each read, the same size on the
+same disk for the reference), `ls -l` of a 10,000-file directory (after the attribute caches
+expired, so the listing asks the MDS), the cost of creating a file, and `twin stage` of 1 GiB in
+1,000 objects from the Ceph gateway. Starts its own twins (`rack --lustre`, then `mini --ceph
+--lustre` for staging; NVMe time model off: the real stack is measured), prints figures and ratios,
+stops them.
 
-    .venv/bin/python -m bench.lustre_fuse [--size-mib 1024] [--files 10000]
+    .venv/bin/python -m bench.lustre_fuse [--size-mib 1024] [--files 10000] [--stage-objects 1000]
+    .venv/bin/python -m bench --only lustre
 
-Targets (issue 6): read >= 30 % and write >= 20 % of local disk; `ls -l` of 10,000 files <= 2 s.
-Needs root (FUSE, drop_caches).
+Targets (issue 6): read >= 30 % and write >= 20 % of local disk; `ls -l` of 10,000 files <= 2 s;
+staging 1 GiB in 1,000 objects <= 60 s. Needs root (FUSE, drop_caches).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -19,10 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TWIN = str(ROOT / ".venv" / "bin" / "twin")
+MiB = 1024 * 1024
+AK, SK = "AKBENCH", "sk-bench"
 
 
 def drop_caches() -> None:
@@ -48,50 +57,121 @@ def seq(path: Path, mib: int) -> tuple[float, float]:
 
 
 def twin(*args: str, run: Path) -> str:
-    return subprocess.run([TWIN, *args, "--run-dir", str(run)], capture_output=True, text=True, check=True).stdout
+    return subprocess.run([TWIN, *args, "--run-dir", str(run)], capture_output=True, text=True, check=True,
+                          env=os.environ | {"AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK}).stdout
+
+
+def fuse_figures(work: Path, topology: str, size_mib: int, files: int) -> dict[str, float]:
+    run, mnt, local = work / "run", work / "mnt", work / "local"
+    local.mkdir()
+    out: dict[str, float] = {}
+    try:
+        out["local_write"], out["local_read"] = seq(local / "f", size_mib)
+        (local / "f").unlink()
+        twin("up", topology, "--lustre", run=run)
+        twin("lustre", "mount", str(mnt), run=run)
+        twin("lustre", "lfs", "setstripe", "-c", "4", str(mnt / "f"), run=run)
+        out["twin_write"], out["twin_read"] = seq(mnt / "f", size_mib)
+        (mnt / "f").unlink()
+        d = mnt / "many"
+        d.mkdir()
+        t0 = time.monotonic()
+        for i in range(files):
+            (d / f"f{i:05d}").touch()
+        out["create_ms"] = (time.monotonic() - t0) / files * 1e3
+        time.sleep(6.0)   # past the attribute and entry caches (5 s), so the listing asks the MDS
+        t0 = time.monotonic()
+        listing = subprocess.run(["ls", "-l", str(d)], capture_output=True, text=True, check=True).stdout
+        out["ls_s"] = time.monotonic() - t0
+        assert listing.count("\n") >= files
+        return out
+    finally:
+        subprocess.run([TWIN, "lustre", "umount", str(mnt), "--run-dir", str(run)], capture_output=True)
+        subprocess.run([TWIN, "down", "--run-dir", str(run)], capture_output=True)
+
+
+def stage_figures(work: Path, objects: int, total_mib: int, workers: int = 8) -> dict[str, float]:
+    import boto3
+    from botocore.config import Config
+
+    run, mnt = work / "run-stage", work / "mnt-stage"
+    try:
+        twin("up", "mini", "--ceph", "--lustre", run=run)
+        twin("lustre", "mount", str(mnt), run=run)
+        twin("ceph", "user", "create", "--uid", "bench", "--display-name", "Bench", "--access-key", AK,
+             "--secret", SK, run=run)
+        manifest = json.loads((run / "manifest.json").read_text())
+        endpoint = next(d["s3"] for d in manifest["daemons"] if d["kind"] == "ceph_rgw")
+        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=AK, aws_secret_access_key=SK,
+                          region_name="us-east-1", config=Config(s3={"addressing_style": "path"},
+                                                                 max_pool_connections=16))
+        s3.create_bucket(Bucket="bench")
+        size = total_mib * MiB // objects
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda i: s3.put_object(Bucket="bench", Key=f"ds/{i:05d}.bin",
+                                                  Body=hashlib.sha256(str(i).encode()).digest() * (size // 32)),
+                          range(objects)))
+        upload = time.monotonic() - t0
+        t0 = time.monotonic()
+        report = json.loads(twin("stage", "s3://bench/ds/", str(mnt / "ds"), "--workers", str(workers),
+                                 "--stripe-count", "1", "--json", run=run))
+        took = time.monotonic() - t0
+        assert report["copied"] == objects and not report["failed"], report
+        return {"stage_s": took, "stage_mib": report["bytes_copied"] / MiB, "upload_s": upload,
+                "stage_retries": len(report["retries"])}
+    finally:
+        subprocess.run([TWIN, "lustre", "umount", str(mnt), "--run-dir", str(run)], capture_output=True)
+        subprocess.run([TWIN, "down", "--run-dir", str(run)], capture_output=True)
+
+
+def run(size_mib: int = 1024, files: int = 10_000, stage_objects: int = 1000, stage_mib: int = 1024,
+        topology: str = "rack") -> dict[str, float]:
+    os.environ.setdefault("TWIN_LUSTRE_NVME_SCALE", "0")
+    work = Path(tempfile.mkdtemp(prefix="lustre-bench-", dir=str(ROOT)))
+    try:
+        out = fuse_figures(work, topology, size_mib, files)
+        out["load_before_stage"] = os.getloadavg()[0]
+        if stage_objects:
+            out |= stage_figures(work, stage_objects, stage_mib)
+        out |= {"size_mib": size_mib, "files": files, "stage_objects": stage_objects}
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def rows(f: dict[str, float]) -> list[tuple[str, str, str, bool]]:
+    """(name, value, target, ok) rows for bench/__main__.py."""
+    M = MiB
+    wr, rr = f["twin_write"] / f["local_write"], f["twin_read"] / f["local_read"]
+    out = [
+        (f"seq write {f['size_mib']} MiB, stripe count 4", f"{f['twin_write'] / M:.0f} MiB/s = {wr:.0%} of local "
+         f"{f['local_write'] / M:.0f} MiB/s", ">= 20 %", wr >= 0.20),
+        (f"seq read {f['size_mib']} MiB, stripe count 4", f"{f['twin_read'] / M:.0f} MiB/s = {rr:.0%} of local "
+         f"{f['local_read'] / M:.0f} MiB/s", ">= 30 %", rr >= 0.30),
+        (f"ls -l of {f['files']} files", f"{f['ls_s']:.2f} s (create {f['create_ms']:.1f} ms/file)", "<= 2 s",
+         f["ls_s"] <= 2.0),
+    ]
+    if "stage_s" in f:
+        out.append((f"twin stage {f['stage_mib']:.0f} MiB in {f['stage_objects']} objects",
+                    f"{f['stage_s']:.1f} s ({f['stage_mib'] / f['stage_s']:.1f} MiB/s; upload took "
+                    f"{f['upload_s']:.0f} s)", "<= 60 s", f["stage_s"] <= 60))
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=int, default=1024)
     ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--stage-objects", type=int, default=1000, help="0: skip the staging figure")
+    ap.add_argument("--stage-mib", type=int, default=1024)
     ap.add_argument("--topology", default="rack")
     a = ap.parse_args()
-    os.environ.setdefault("TWIN_LUSTRE_NVME_SCALE", "0")
-    work = Path(tempfile.mkdtemp(prefix="lustre-bench-", dir=str(ROOT)))
-    run, mnt, local = work / "run", work / "mnt", work / "local"
-    local.mkdir()
-    try:
-        lw, lr = seq(local / "f", a.size_mib)
-        (local / "f").unlink()
-        subprocess.run([TWIN, "up", a.topology, "--lustre", "--run-dir", str(run)], check=True,
-                       capture_output=True)
-        twin("lustre", "mount", str(mnt), run=run)
-        twin("lustre", "lfs", "setstripe", "-c", "4", str(mnt / "f"), run=run)
-        tw, tr = seq(mnt / "f", a.size_mib)
-        d = mnt / "many"
-        d.mkdir()
-        t0 = time.monotonic()
-        for i in range(a.files):
-            (d / f"f{i:05d}").touch()
-        create = time.monotonic() - t0
-        time.sleep(1.2)   # past the attribute cache, so the listing asks the MDS
-        t0 = time.monotonic()
-        out = subprocess.run(["ls", "-l", str(d)], capture_output=True, text=True, check=True).stdout
-        ls = time.monotonic() - t0
-        assert out.count("\n") >= a.files
-        M = 1024 * 1024
-        print(f"lustre FUSE bench ({a.topology}, stripe count 4, {a.size_mib} MiB, NVMe model off)")
-        print(f"  seq write  local {lw / M:8.1f} MiB/s  twin {tw / M:8.1f} MiB/s  ratio {tw / lw:6.1%}"
-              "  (target >= 20%)")
-        print(f"  seq read   local {lr / M:8.1f} MiB/s  twin {tr / M:8.1f} MiB/s  ratio {tr / lr:6.1%}"
-              "  (target >= 30%)")
-        print(f"  ls -l of {a.files} files: {ls:.2f} s (target <= 2 s); creating them took {create:.1f} s")
-        return 0
-    finally:
-        subprocess.run([TWIN, "lustre", "umount", str(mnt), "--run-dir", str(run)], capture_output=True)
-        subprocess.run([TWIN, "down", "--run-dir", str(run)], capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
+    f = run(a.size_mib, a.files, a.stage_objects, a.stage_mib, a.topology)
+    print(f"lustre FUSE bench ({a.topology}, stripe count 4, NVMe model off; load average {os.getloadavg()[0]:.1f})")
+    for name, value, target, ok in rows(f):
+        print(f"  {name:<40} {value:<60} target {target:<8} {'ok' if ok else 'MISSED'}")
+    return 0
 
 
 if __name__ == "__main__":

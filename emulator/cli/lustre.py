@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Annotated
@@ -211,3 +212,180 @@ def find(path: Annotated[str, typer.Argument()],
     base = mount_point.rstrip("/")
     for p in r.paths:
         print(base + (p if p != "/" else ""))
+
+
+# ---- faults ----------------------------------------------------------------------------------
+fault_app = typer.Typer(no_args_is_help=True, help="Break Lustre on purpose: each fault is also an event on the bus.")
+app.add_typer(fault_app, name="fault")
+
+
+def _daemons(run_dir: Path) -> tuple[dict, dict]:
+    run = RunDir(run_dir)
+    try:
+        manifest = run.read(run.manifest)
+        daemons = run.read(run.daemons).get("daemons", {})
+    except RunDirError as e:
+        fail(str(e))
+    if not manifest.get("lustre"):
+        fail("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+    return manifest, daemons
+
+
+def _kill(daemons: dict, name: str) -> int:
+    import signal
+
+    pid = int(daemons.get(name, {}).get("pid") or 0)
+    if not pid:
+        fail(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})", 1)
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+@fault_app.command("oss-kill")
+def oss_kill(name: Annotated[str, typer.Argument(help="The OSS, e.g. oss01.")],
+             run_dir: RunDirOption = DEFAULT) -> None:
+    """Kill an OSS and keep it down: its partner takes over its OSTs; without one their I/O blocks, then EIO."""
+    from services.lustre.oss.daemon import fault_marker
+
+    manifest, daemons = _daemons(run_dir)
+    oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
+    if name not in oss:
+        fail(f"no OSS named {name!r}: this twin's are {', '.join(sorted(oss))}", 2)
+    marker = fault_marker(manifest["lustre"]["data_dir"], name)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text("oss-kill\n")
+    pid = _kill(daemons, name)
+    osts = ", ".join(f"OST{i:04x}" for i in oss[name]["osts"])
+    partner = oss[name].get("partner")
+    then = (f"{partner} takes over {osts} (I/O to them blocks until it has)" if partner else
+            f"no failover partner: I/O to {osts} blocks, then fails with EIO")
+    print(f"killed {name} (pid {pid}); it stays down until `twin lustre fault oss-start {name}`; {then}")
+
+
+@fault_app.command("oss-start")
+def oss_start(name: Annotated[str, typer.Argument(help="The OSS.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Clear oss-kill: the OSS serves again and takes its OSTs back from its partner (failback)."""
+    from services.lustre.oss.daemon import fault_marker
+
+    manifest, _ = _daemons(run_dir)
+    marker = fault_marker(manifest["lustre"]["data_dir"], name)
+    if not marker.exists():
+        fail(f"{name} has no oss-kill fault", 1)
+    marker.unlink()
+    print(f"{name} is starting again and takes its OSTs back")
+
+
+@fault_app.command("mds-kill")
+def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
+    """Kill the active MDS: the standby takes over the MDT; the killed one restarts as the standby."""
+    import grpc
+
+    from clustertwin.v1 import lustre_pb2 as pb
+    from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+
+    manifest, daemons = _daemons(run_dir)
+    active = None
+    for d in (d for d in manifest["daemons"] if d["kind"] == "lustre_mds"):
+        try:
+            with grpc.insecure_channel(d["grpc"]) as ch:
+                if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=3.0).role == "active":
+                    active = d
+                    break
+        except grpc.RpcError:
+            continue
+    if active is None:
+        fail("no active MDS answers (a failover may be under way)", 1)
+    standby = [d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_mds" and d is not active]
+    pid = _kill(daemons, active["name"])
+    print(f"killed the active MDS {active['name']} (pid {pid}); "
+          + (f"{standby[0]} takes over" if standby else "no standby: metadata calls block until it restarts"))
+
+
+def _ost_admin(run_dir: Path, index: int, **kw):  # noqa: ANN202
+    from services.lustre.client.core import ClientError
+
+    c, m = _client(run_dir)
+    known = {o["index"]: o for o in m["lustre"]["osts"]}
+    if index not in known:
+        fail(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}", 22)
+    try:
+        if "fill" in kw:
+            kw.pop("fill")
+            st = next(t for t in c.oss_admin(index).osts if t.index == index)
+            kw["capacity_bytes"] = st.used_bytes + 1
+        return next(t for t in c.oss_admin(index, **kw).osts if t.index == index), known[index]
+    except ClientError as e:
+        fail(f"OST{index:04x}: {os.strerror(e.errno)} ({e.strerror})", 1)
+
+
+@fault_app.command("ost-full")
+def ost_full(index: Annotated[int, typer.Argument(help="OST index.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Fill an OST (its capacity shrinks to what it holds): writes that grow it get ENOSPC, new files avoid it."""
+    st, _ = _ost_admin(run_dir, index, fill=True)
+    print(f"OST{index:04x} full ({st.used_bytes} bytes used of {st.capacity_bytes}); new layouts avoid it")
+
+
+@fault_app.command("ost-clear")
+def ost_clear(index: Annotated[int, typer.Argument(help="OST index.")], run_dir: RunDirOption = DEFAULT) -> None:
+    """Give a filled OST its capacity back."""
+    _, o = _ost_admin(run_dir, index)
+    st, _ = _ost_admin(run_dir, index, capacity_bytes=int(o["capacity_bytes"]))
+    print(f"OST{index:04x} back to {st.capacity_bytes} bytes ({st.avail_bytes} available)")
+
+
+@app.command()
+def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help="Checkpoint size written (e.g. 2T).")]
+             = None,
+             read: Annotated[str | None, typer.Option("--read", help="Dataset size read (e.g. 10T).")] = None,
+             stripe_count: Annotated[int, typer.Option("--stripe-count", "-c", help="-1: all OSTs.")] = 4,
+             osts: Annotated[int | None, typer.Option("--osts", help="OSTs at the modelled scale (default: the "
+                                                       "seed's 96 = 24 OSS x 4).")] = None,
+             nodes: Annotated[int | None, typer.Option("--nodes", help="Client nodes doing the I/O (default 128).")]
+             = None,
+             as_json: Annotated[bool, typer.Option("--json")] = False,
+             run_dir: RunDirOption = DEFAULT) -> None:
+    """Modelled time of a checkpoint write or a dataset read at the seed's scale, with the twin's faults applied."""
+    import dataclasses
+    import json
+
+    from services.lustre.errors import LustreError
+    from services.lustre.estimate import ClusterModel, LiveState, live_state_from_twin
+    from services.lustre.estimate import estimate as model_estimate
+    from services.lustre.layout import parse_size
+    from services.lustre.oss.daemon import fault_marker
+
+    if (checkpoint is None) == (read is None):
+        fail("give exactly one of --checkpoint SIZE or --read SIZE", 2)
+    try:
+        nbytes = parse_size(checkpoint or read, "size")
+    except LustreError as e:
+        fail(e.message, 22)
+    model = ClusterModel()
+    if osts is not None:
+        if osts < 1:
+            fail(f"--osts {osts}: must be at least 1", 22)
+        model = dataclasses.replace(model, oss=max(1, math.ceil(osts / model.osts_per_oss)))
+    state, source = LiveState(), "no running twin: a healthy filesystem"
+    run = RunDir(run_dir)
+    try:
+        manifest = run.read(run.manifest)
+    except RunDirError:
+        manifest = None
+    if manifest and manifest.get("lustre"):
+        c, _ = _client(run_dir)
+        down = {d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_oss"
+                and fault_marker(manifest["lustre"]["data_dir"], d["name"]).exists()}
+        try:
+            state = live_state_from_twin(manifest, list(c.statfs().osts), model, down)
+            source = "the twin's current faults" if not state.healthy else "the twin: no faults"
+        except OSError as e:
+            source = f"the twin does not answer ({e}): a healthy filesystem"
+    try:
+        e = model_estimate("write" if checkpoint else "read", nbytes, stripe_count, state, model, nodes)
+    except ValueError as err:
+        fail(str(err), 22)
+    if as_json:
+        print(json.dumps(e.to_dict() | {"faults_from": source, "failed_oss": sorted(state.failed_oss),
+                                        "full_osts": sorted(state.full_osts)}, indent=1, default=str))
+        return
+    print(e.text().replace("with the twin's current faults applied", f"faults from {source}"), end="")

@@ -120,7 +120,8 @@ def test_fio_sequential_and_random(lustre):
                         "--name=seqr", "--stonewall", "--rw=read", "--bs=1M",
                         "--name=randw", "--stonewall", "--rw=randwrite", "--bs=64k", "--verify=crc32c",
                         "--name=randr", "--stonewall", "--rw=randread", "--bs=64k",
-                        "--verify_state_save=0", "--output-format=json"], capture_output=True, text=True, timeout=180)
+                        "--verify_state_save=0", "--output-format=json"], capture_output=True, text=True, timeout=180,
+                       cwd=mnt / "fio")   # fio leaves a verify state file in its working directory
     assert r.returncode == 0, r.stderr
     jobs = json.loads(r.stdout[r.stdout.index("{"):])["jobs"]
     assert all(j["error"] == 0 for j in jobs)
@@ -234,6 +235,106 @@ def test_mds_failover_keeps_namespace(lustre):
     with pytest.raises(ClientError) as e:
         client.getattr("/ha/missing")
     assert e.value.errno == errno.ENOENT
+
+
+def test_one_gib_round_trip_stripe_count_4(lustre):
+    """1 GiB written and read back through the mount, byte for byte (every 4 MiB block distinct)."""
+    run, mnt, client, _ = lustre
+    base = bytearray(pattern(4 * MiB, 99))
+    twin("lustre", "lfs", "setstripe", "-c", "4", str(mnt / "gib"), run=run)
+
+    def block(i: int) -> bytes:
+        base[:8] = i.to_bytes(8, "little")
+        return bytes(base)
+
+    t0 = time.monotonic()
+    with open(mnt / "gib", "r+b", buffering=0) as f:
+        for i in range(256):
+            f.write(block(i))
+    with open(mnt / "gib", "rb", buffering=0) as f:
+        for i in range(256):
+            assert f.read(4 * MiB) == block(i), f"block {i}"
+        assert f.read(1) == b""
+    took = time.monotonic() - t0
+    assert client.getattr("/gib").size == 1024 * MiB
+    assert len(client.getattr("/gib").layout.objects) == 4
+    (mnt / "gib").unlink()
+    print(f"1 GiB round trip in {took:.1f} s")
+
+
+def test_oss_failover_mid_write_keeps_acknowledged_data(lustre):
+    """oss01 killed while a writer fsyncs block after block: its partner takes its OSTs over, the writer
+    blocks and goes on, and every block acknowledged (fsynced) reads back; then failback."""
+    run, mnt, client, manifest = lustre
+    events = subprocess.Popen([TWIN, "events", "--run-dir", str(run)], stdout=subprocess.PIPE, text=True,
+                              env=os.environ | {"COLUMNS": "400"})
+    path = mnt / "failover.bin"
+    twin("lustre", "lfs", "setstripe", "-c", "-1", "-S", "1M", str(path), run=run)
+    acked: list[bytes] = []
+    killed = threading.Event()
+
+    def kill_soon() -> None:
+        while len(acked) < 8:
+            time.sleep(0.01)
+        twin("lustre", "fault", "oss-kill", "oss01", run=run)
+        killed.set()
+
+    killer = threading.Thread(target=kill_soon)
+    killer.start()
+    try:
+        with open(path, "wb", buffering=0) as f:
+            for i in range(40):
+                data = pattern(MiB, 1000 + i)
+                f.write(data)
+                os.fsync(f.fileno())
+                acked.append(data)
+                if i == 20:
+                    assert killed.wait(30)
+        killer.join()
+        assert path.read_bytes() == b"".join(acked)
+        a = client.getattr("/failover.bin")
+        assert {o.ost for o in a.layout.objects} == {0, 1, 2, 3}
+        deadline = time.monotonic() + 10   # the partner serves OST0000 and OST0001 (the MDS polls each second)
+        while {t.index: t.server for t in client.statfs().osts if t.active}.get(0) != "oss02":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert "inactive" not in twin("lustre", "lfs", "df", run=run).stdout
+    finally:
+        twin("lustre", "fault", "oss-start", "oss01", run=run, check=False)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:   # failback: oss01 serves its own OSTs again
+        st = {t.index: t.server for t in client.statfs().osts}
+        if st.get(0) == "oss01" and st.get(1) == "oss01":
+            break
+        time.sleep(0.2)
+    assert st.get(0) == "oss01", st
+    assert path.read_bytes() == b"".join(acked)
+    events.terminate()
+    seen = events.communicate(timeout=10)[0]
+    for kind in ("oss_down", "oss_failover", "oss_up", "oss_failback"):
+        assert f"/{kind}" in seen, (kind, seen[-2000:])
+
+
+def test_no_failover_partner_means_eio():
+    """An OST whose only OSS does not answer: the client blocks for its failover timeout, then EIO."""
+    from clustertwin.v1 import lustre_pb2 as pb
+
+    c = LustreClient(["127.0.0.1:9"], {0: ["127.0.0.1:9"]}, failover_timeout=0.5)
+    t0 = time.monotonic()
+    with pytest.raises(ClientError) as e:
+        c.osts[0].call("Read", pb.LustreReadRequest(obj=pb.LustreObjectRef(ost=0, objid=1, seq=1), length=1))
+    assert e.value.errno == errno.EIO and time.monotonic() - t0 >= 0.5
+    c.close()
+
+
+def test_fault_cli_errors(lustre):
+    run, *_ = lustre
+    r = twin("lustre", "fault", "oss-kill", "oss99", run=run, check=False)
+    assert r.returncode == 2 and "oss01" in r.stderr
+    r = twin("lustre", "fault", "ost-full", "42", run=run, check=False)
+    assert r.returncode == 22 and "no OST index 42" in r.stderr
+    r = twin("lustre", "fault", "oss-start", "oss02", run=run, check=False)
+    assert r.returncode == 1 and "no oss-kill fault" in r.stderr
 
 
 def test_unmount_and_down_leave_no_mount(tmp_path):

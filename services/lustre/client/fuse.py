@@ -29,7 +29,7 @@ import grpc
 import mfusepy
 
 from clustertwin.v1 import lustre_pb2 as pb
-from services.lustre.client.core import ClientError, LustreClient
+from services.lustre.client.core import ClientError, LustreClient, ReadAhead
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
@@ -37,7 +37,7 @@ from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 
 log = logging.getLogger("lustre.client")
 
-ATTR_CACHE_S = 1.0
+ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts and the client's own: long enough for `ls -l` of 10,000 files
 READDIR_CACHE_S = 5.0   # attributes listed by readdir serve the lstat that follows (ls -l)
 MiB = 1024 * 1024
 UTIME_NOW = (1 << 30) - 1
@@ -54,6 +54,7 @@ class OpenFile:
     refs: int = 0
     dirty: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    ra: ReadAhead | None = None
 
 
 def _err(e: Exception) -> mfusepy.FuseOSError:
@@ -184,9 +185,11 @@ class LustreFuse(mfusepy.Operations):
     def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
         self._forget(path)
         try:
-            return self.c.setattr(path, self.cred(), **kw)
+            a = self.c.setattr(path, self.cred(), **kw)
         except ClientError as e:
             raise _err(e) from None
+        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # the getattr libfuse makes next
+        return a
 
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
         of = self._of(path, fh)
@@ -204,6 +207,8 @@ class LustreFuse(mfusepy.Operations):
             raise _err(e) from None
         if of is not None:
             of.size = length
+            if of.ra is not None:
+                of.ra.invalidate()
         return 0
 
     def statfs(self, path: str) -> dict[str, int]:
@@ -237,6 +242,23 @@ class LustreFuse(mfusepy.Operations):
         for e in entries:
             self.attrs[f"{base}/{e.name}"] = (expiry, e.attr)
             out.append((e.name, {"st_mode": e.attr.mode, "st_ino": e.attr.ino}, 0))
+        return out
+
+    def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
+        """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
+        try:
+            entries = self.c.readdir(path, self.cred())
+        except ClientError as e:
+            raise _err(e) from None
+        expiry = time.monotonic() + READDIR_CACHE_S
+        base = path.rstrip("/")
+        out: list[tuple[str, dict[str, Any] | None]] = [(".", None), ("..", None)]
+        for e in entries:
+            p = f"{base}/{e.name}"
+            self.attrs[p] = (expiry, e.attr)
+            of = self.files.get(p)
+            out.append((e.name, attr_dict(e.attr, of.size if of is not None and not stat.S_ISDIR(e.attr.mode)
+                                          else None)))
         return out
 
     def mkdir(self, path: str, mode: int) -> int:
@@ -289,6 +311,7 @@ class LustreFuse(mfusepy.Operations):
             a = self.c.create(path, mode & 0o7777, cred=self.cred())
         except ClientError as e:
             raise _err(e) from None
+        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # libfuse's getattr after create
         return self._open_state(path, a)
 
     def open(self, path: str, flags: int) -> int:
@@ -302,7 +325,11 @@ class LustreFuse(mfusepy.Operations):
         if of is None or of.layout is None:
             return b""
         try:
-            return self.c.read(of.layout, offset, size, of.size)
+            ra = of.ra
+            if ra is None:
+                ra = of.ra = ReadAhead(self.c, of.layout)
+            data = ra.read(offset, size, of.size)
+            return data if data is not None else self.c.read(of.layout, offset, size, of.size)
         except ClientError as e:
             raise _err(e) from None
 
@@ -311,6 +338,8 @@ class LustreFuse(mfusepy.Operations):
         if of is None:
             raise mfusepy.FuseOSError(errno.EBADF)
         layout = self._ensure_layout(of)
+        if of.ra is not None:
+            of.ra.invalidate()
         try:
             n = self.c.write(layout, offset, data)
         except ClientError as e:
@@ -424,6 +453,9 @@ class LustreFuse(mfusepy.Operations):
             conn_info.max_readahead = 8 * MiB
             conn_info.max_background = 64
             conn_info.congestion_threshold = 48
+            # READDIRPLUS for every chunk of a listing, not only the first (READDIRPLUS_AUTO)
+            if conn_info.capable & FUSE_CAP_READDIRPLUS:
+                conn_info.want = (conn_info.want | FUSE_CAP_READDIRPLUS) & ~FUSE_CAP_READDIRPLUS_AUTO
         if config_3 is not None:
             config_3.attr_timeout = ATTR_CACHE_S
             config_3.entry_timeout = ATTR_CACHE_S
@@ -431,10 +463,61 @@ class LustreFuse(mfusepy.Operations):
             config_3.use_ino = 1
 
 
+FUSE_CAP_READDIRPLUS = 1 << 13
+FUSE_CAP_READDIRPLUS_AUTO = 1 << 14
+FUSE_READDIR_PLUS = 1        # the readdir flag: the kernel asked for READDIRPLUS
+FUSE_FILL_DIR_PLUS = 2       # the filler flag: this entry carries its attributes
+
+
+class _Fuse(mfusepy.FUSE):
+    _listings: dict[str, tuple[float, list]] = {}
+
+    """mfusepy with READDIRPLUS: when the kernel asks for it, every entry goes back with its full
+    attributes (libfuse installs them as the entry's, for entry_timeout), so `ls -l` of a large
+    directory is one MDS Readdir and no per-file LOOKUP round trip through the kernel."""
+
+    def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):  # noqa: ANN001, ANN201
+        ops = self.operations
+        if not (flags & FUSE_READDIR_PLUS) or not hasattr(ops, "readdir_plus"):
+            return super().readdir_fuse_3(path, buf, filler, offset, fip, flags)
+        # Entries go out with their offsets (libfuse's unbuffered mode): only then does libfuse pass
+        # their attributes to the kernel (from its own buffer it sends READDIRPLUS entries with ino 0,
+        # which the kernel ignores). The listing is taken at offset 0 and served from a snapshot
+        # for the requests that follow.
+        p = path.decode(self.encoding, self.errors)
+        now = time.monotonic()
+        snap = self._listings.get(p)
+        if offset == 0 or snap is None or snap[0] < now:
+            snap = (now + READDIR_CACHE_S, ops.readdir_plus(p))
+            self._listings[p] = snap
+        items = snap[1]
+        for i in range(offset, len(items)):
+            name, attrs = items[i]
+            st = mfusepy.c_stat()
+            if attrs is None:
+                st.st_mode = stat.S_IFDIR
+                fill = 0
+            else:
+                mfusepy.set_st_attrs(st, attrs, use_ns=True)
+                fill = FUSE_FILL_DIR_PLUS
+            if filler(buf, name.encode(self.encoding, self.errors), st, i + 1, fill) != 0:
+                break
+        else:
+            self._listings.pop(p, None)
+        return 0
+
+    def getxattr(self, path, name, value, size, *args):  # noqa: ANN001, ANN201
+        # `ls -l` asks for security.selinux and system.posix_acl_* of every entry: answer those
+        # at once, without decoding, an exception or the per-call wrapper's logging
+        if not name.startswith((b"user.", b"lustre.")):
+            return -errno.ENODATA
+        return super().getxattr(path, name, value, size, *args)
+
+
 def mount(client: LustreClient, mountpoint: str, foreground: bool = True) -> None:
     """Mount (blocks until unmounted)."""
     fs = LustreFuse(client)
-    mfusepy.FUSE(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
+    _Fuse(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
                  subtype="lustre", max_read=MiB, default_permissions=False, allow_other=True)
 
 

@@ -40,6 +40,7 @@ from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.daemon_config import DaemonConfig
 from services.lustre import find as lfind
 from services.lustre.errors import LustreError
+from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.namespace import Cred, Inode
@@ -196,6 +197,7 @@ class MdsDaemon:
         self.channels: dict[str, tuple[grpc.Channel, pb_grpc.LustreOssStub]] = {}
         self.interval = float(cfg.extra.get("statfs_interval", 1.0))
         self.lock_fd: int | None = None
+        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port)
 
     def stub(self, address: str) -> pb_grpc.LustreOssStub:
         if address not in self.channels:
@@ -209,14 +211,24 @@ class MdsDaemon:
         if lock_file:
             Path(lock_file).parent.mkdir(parents=True, exist_ok=True)
             self.lock_fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            waited, holder = False, "?"
             while not self.stop.is_set():
                 try:
                     fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    if not waited:
+                        try:
+                            holder = Path(lock_file).read_text().split()[0]
+                        except (OSError, IndexError):
+                            pass
+                    waited = True
                     time.sleep(0.1)
             if self.stop.is_set():
                 return
+            if waited:
+                self.events.publish("mds_failover", f"{self.cfg.name} took over {self.fsname}-MDT0000 from {holder}",
+                                    mdt=0, to=self.cfg.name, **{"from": holder})
             os.ftruncate(self.lock_fd, 0)
             os.write(self.lock_fd, f"{self.cfg.name} {os.getpid()}\n".encode())
         spec = self.cfg.spec
@@ -237,15 +249,31 @@ class MdsDaemon:
                 continue
             for t in reply.osts:
                 seen[t.index] = t
+        events = []
         with ns.lock:
             for idx, o in ns.ns.osts.items():
                 t = seen.get(idx)
+                was_active, was_full = o.active, o.full
                 if t is None:
                     o.active = False
-                    continue
-                o.active, o.degraded, o.readonly = t.active, t.degraded, t.readonly
-                o.capacity_bytes, o.used_bytes, o.inodes_used = t.capacity_bytes, t.used_bytes, t.inodes_used
-                o.oss = t.server or o.oss
+                else:
+                    o.active, o.degraded, o.readonly = t.active, t.degraded, t.readonly
+                    o.capacity_bytes, o.used_bytes, o.inodes_used = t.capacity_bytes, t.used_bytes, t.inodes_used
+                    o.oss = t.server or o.oss
+                if self.ns is None:
+                    continue   # the first poll of a new active MDS: states, not changes
+                name = f"{self.fsname}-OST{idx:04x}"
+                if was_active and not o.active:
+                    events.append(("ost_inactive", f"{name}: no OSS serves it (its I/O blocks, then EIO)",
+                                   {"ost": idx}))
+                elif o.active and not was_active:
+                    events.append(("ost_active", f"{name} is served by {o.oss} again", {"ost": idx, "oss": o.oss}))
+                if o.full and not was_full:
+                    events.append(("ost_full", f"{name} is full: new files avoid it", {"ost": idx}))
+                elif was_full and not o.full:
+                    events.append(("ost_full_clear", f"{name} has room again", {"ost": idx}))
+        for kind, message, fields in events:
+            self.events.publish(kind, message, **fields)
 
     def destroy(self, objects: list[StripeObject]) -> None:
         if objects:

@@ -6,10 +6,20 @@ DaemonConfig fields read:
     name, grpc
     spec["fsname"]
     spec["osts"]            [{"index", "capacity_bytes", "dir"}]: the OSTs it serves and each one's data
-                            directory (the OST's "disk"; a failover partner would mount the same one)
+                            directory (the OST's "disk"; its failover partner mounts the same one)
+    spec["partner"]         the failover partner OSS (or None) and spec["partner_osts"] its OSTs
     extra["nvme_scale"]     the NVMe time model (services.lustre.ost.NvmeModel) applied as call
                             duration x this factor: 1.0 as modelled, 0 off. The environment variable
                             TWIN_LUSTRE_NVME_SCALE overrides it (tests and the bench turn it off).
+
+Failover (as Lustre's multiple-mount protection): an OST is served by whichever OSS of the pair
+holds the flock on `<OST dir>.lock`. Each OSS takes its own OSTs; it also watches its partner's and
+takes one over as soon as nobody holds its lock (the partner died: the kernel drops a dead process's
+flock), publishing `oss_failover`. When the owner is back it asks for its OSTs (`<OST dir>.want`,
+holding its pid) and the partner hands them back (`oss_failback`). A fault marker
+`RUN/lustre/faults/<oss>.down` (`twin lustre fault oss-kill`) keeps a restarted OSS down: it serves
+nothing until the marker goes (`oss-start`). Clients see ENODEV/UNAVAILABLE from an OSS that does
+not serve an OST and try the other server of the pair (services.lustre.client.core.Target).
 
 Each Read/Write takes at least the time the OST's NVMe model gives for its size and the number
 of requests in flight on that OST; the real file I/O time counts towards it.
@@ -17,6 +27,7 @@ of requests in flight on that OST; the real file I/O time counts towards it.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
@@ -33,7 +44,10 @@ from grpc_reflection.v1alpha import reflection
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.daemon_config import DaemonConfig
+from emulator.procutil import pid_alive
+from services.lustre.bulk import BulkServer
 from services.lustre.errors import LustreError
+from services.lustre.events import EventPublisher
 from services.lustre.oss.objects import ObjectStore
 from services.lustre.wire import CHANNEL_OPTIONS, abort
 
@@ -55,7 +69,7 @@ class OssServicer(pb_grpc.LustreOssServicer):
 
     def _store(self, ost: int, context: grpc.ServicerContext) -> ObjectStore:
         s = self.stores.get(ost)
-        if s is None:
+        if s is None or not s.served:
             context.abort(grpc.StatusCode.UNAVAILABLE, f"ENODEV: {self.name} does not serve OST{ost:04x}")
         return s
 
@@ -121,7 +135,7 @@ class OssServicer(pb_grpc.LustreOssServicer):
 
     def Statfs(self, request, context):  # noqa: N802
         out = []
-        for idx, s in sorted(self.stores.items()):
+        for idx, s in sorted(list(self.stores.items())):
             t = s.state
             with s.lock:
                 out.append(pb.LustreTargetState(
@@ -142,19 +156,140 @@ class OssServicer(pb_grpc.LustreOssServicer):
         return self.Statfs(pb.LustreOssStatfsRequest(), context)
 
 
+TAKEOVER_GRACE_S = 2.0   # at start-up each OSS first takes its own OSTs; only then a free one is a dead partner's
+
+
+def fault_marker(data_dir: Path | str, oss: str) -> Path:
+    """The file that keeps OSS `oss` down across restarts (`twin lustre fault oss-kill`)."""
+    return Path(data_dir) / "faults" / f"{oss}.down"
+
+
+class OstTarget:
+    """One OST this OSS may serve: its lock (held while serving) and, while served, its store."""
+
+    def __init__(self, spec: dict, own: bool) -> None:
+        self.index = int(spec["index"])
+        self.dir = Path(spec["dir"])
+        self.capacity = int(spec["capacity_bytes"])
+        self.own = own
+        self.lock_path = self.dir.with_name(self.dir.name + ".lock")
+        self.want_path = self.dir.with_name(self.dir.name + ".want")
+        self.fd: int | None = None
+
+    def try_lock(self) -> bool:
+        if self.fd is None:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def unlock(self) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+    def owner_wants_it(self) -> bool:
+        """The owner OSS is back and asked for this OST (its pid in the .want file is alive)."""
+        try:
+            pid = int(self.want_path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        return pid_alive(pid)
+
+
 class OssDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
         self.stop = threading.Event()
-        self.stores = {o["index"]: ObjectStore(o["index"], Path(o["dir"]), int(o["capacity_bytes"]), cfg.name)
-                       for o in cfg.spec["osts"]}
+        spec = cfg.spec
+        self.targets = [OstTarget(o, True) for o in spec["osts"]] + \
+                       [OstTarget(o, False) for o in spec.get("partner_osts") or []]
+        self.partner = spec.get("partner")
+        first = self.targets[0].dir if self.targets else Path(".")
+        self.data_dir = Path(spec.get("data_dir") or first.parent)
+        self.stores: dict[int, ObjectStore] = {}
         self.scale = nvme_scale(cfg)
+        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port)
+        self.down = False
+        self.started = time.monotonic()
+
+    # ---- targets and failover ----------------------------------------------------------------
+    def _served_store(self, ost: int) -> ObjectStore | None:
+        s = self.stores.get(ost)
+        return s if s is not None and s.served else None
+
+    def _serve(self, t: OstTarget) -> None:
+        st = ObjectStore(t.index, t.dir, t.capacity, self.cfg.name)
+        st.served = True
+        self.stores[t.index] = st
+
+    def _drop(self, t: OstTarget) -> None:
+        st = self.stores.pop(t.index, None)
+        if st is not None:
+            st.served = False
+        t.unlock()
+
+    def manage(self) -> None:
+        """Take, keep, hand over and take back OSTs (every 0.1 s)."""
+        while not self.stop.is_set():
+            try:
+                self._manage_once()
+            except Exception:  # noqa: BLE001 - keep managing
+                log.exception("%s: target manager", self.cfg.name)
+            self.stop.wait(0.1)
+
+    def _manage_once(self) -> None:
+        name, partner = self.cfg.name, self.partner
+        marked = fault_marker(self.data_dir, name).exists()
+        if marked and not self.down:
+            self.down = True
+            for t in self.targets:
+                self._drop(t)
+                if t.own:
+                    t.want_path.unlink(missing_ok=True)
+            self.events.publish("oss_down", f"{name} is down (fault): it serves no OST", oss=name)
+        elif not marked and self.down:
+            self.down = False
+            self.events.publish("oss_up", f"{name} is up again", oss=name)
+        if self.down:
+            return
+        for t in self.targets:
+            served = t.index in self.stores
+            if t.own and not served:
+                if t.try_lock():
+                    self._serve(t)
+                    t.want_path.unlink(missing_ok=True)
+                    log.info("%s serving its OST%04x", name, t.index)
+                else:   # the partner has it (it took over while we were down): ask for it back
+                    if not t.want_path.exists():
+                        t.want_path.write_text(f"{os.getpid()} {name}\n")
+            elif not t.own and served and t.owner_wants_it():
+                self._drop(t)
+                self.events.publish("oss_failback", f"OST{t.index:04x} goes back from {name} to {partner}",
+                                    ost=t.index, **{"from": name, "to": partner})
+            elif not t.own and not served and not t.owner_wants_it() \
+                    and time.monotonic() - self.started > TAKEOVER_GRACE_S:
+                if t.try_lock():   # nobody holds it: its OSS died
+                    self._serve(t)
+                    self.events.publish("oss_failover", f"{name} took over OST{t.index:04x} from {partner}",
+                                        ost=t.index, **{"from": partner, "to": name})
 
     def serve(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stop.set())
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=CHANNEL_OPTIONS)
-        pb_grpc.add_LustreOssServicer_to_server(OssServicer(self.cfg.name, self.stores, self.scale), server)
+        servicer = OssServicer(self.cfg.name, self.stores, self.scale)
+        pb_grpc.add_LustreOssServicer_to_server(servicer, server)
+        if fault_marker(self.data_dir, self.cfg.name).exists():
+            self.down = True   # restarted while a fault keeps it down
+            self.events.publish("oss_down", f"{self.cfg.name} is down (fault): it serves no OST", oss=self.cfg.name)
+        else:
+            self._manage_once()   # take our own OSTs before answering anyone
+        threading.Thread(target=self.manage, daemon=True, name="targets").start()
         hs = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(hs, server)
         reflection.enable_server_reflection(
@@ -162,14 +297,25 @@ class OssDaemon:
             server)
         server.add_insecure_port(self.cfg.grpc)
         server.start()
+        bulk = None
+        try:
+            bulk = BulkServer(self.cfg.grpc, self._served_store, lambda st, n, fn: servicer._timed(st, "read", n, fn))
+            bulk.start()
+        except OSError as e:   # clients fall back to reads over gRPC
+            log.warning("%s: no bulk port next to %s: %s", self.cfg.name, self.cfg.grpc, e)
         hs.set("", health_pb2.HealthCheckResponse.SERVING)
         hs.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-        log.info("%s serving OSTs %s on %s (NVMe model x%.3g)", self.cfg.name,
-                 ", ".join(f"OST{i:04x}" for i in self.stores), self.cfg.grpc, self.scale)
+        log.info("%s serving OSTs %s on %s (NVMe model x%.3g; partner %s)", self.cfg.name,
+                 ", ".join(f"OST{i:04x}" for i in self.stores), self.cfg.grpc, self.scale, self.partner)
         while not self.stop.wait(0.5):
             pass
         hs.enter_graceful_shutdown()
+        if bulk is not None:
+            bulk.close()
         server.stop(grace=1.0).wait()
+        for t in self.targets:
+            self._drop(t)
+        self.events.close()
 
 
 def run(cfg: DaemonConfig) -> None:

@@ -31,6 +31,7 @@ class ObjectStore:
         self.state = OstState(index, oss, capacity_bytes, nvme=nvme or NvmeModel())
         self.sizes: dict[tuple[int, int], int] = {}
         self.inflight = {"read": 0, "write": 0}
+        self.served = True    # False once the OSS let the OST go (failback): calls get ENODEV
         for p in (self.root / "O").glob("*/d*/*"):
             try:
                 self.sizes[(int(p.parent.parent.name, 16), int(p.name))] = p.stat().st_size

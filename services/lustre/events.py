@@ -1,0 +1,57 @@
+"""Lustre's events on the twin's bus (emulator/bus.py: `PREFIX/events/<node>/<kind>`, QoS 1), from the
+sync gRPC daemons through paho's own network thread. Best effort: without a broker nothing is sent.
+
+Kinds (node = the daemon that saw it):
+    oss_failover    {"ost", "from", "to"}       the partner took over an OST of a failed OSS
+    oss_failback    {"ost", "from", "to"}       the OST went back to its own OSS
+    ost_inactive    {"ost"}                     no OSS serves the OST (seen by the MDS): its I/O blocks, then EIO
+    ost_active      {"ost", "oss"}              an OSS serves it again
+    oss_down        {"oss"}                     an OSS stopped serving (a fault: `twin lustre fault oss-kill`)
+    oss_up          {"oss"}                     it serves again
+    mds_failover    {"mdt", "to", "from"}       the standby MDS became active
+    ost_full        {"ost"}                     an OST is full: new layouts avoid it
+    ost_full_clear  {"ost"}                     it has room again
+Every payload also has "time", "node", "kind" and a human "message".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+log = logging.getLogger("lustre.events")
+
+
+class EventPublisher:
+    def __init__(self, twin: str, node: str, host: str | None, port: int | None) -> None:
+        self.twin, self.node = twin, node
+        self.client = None
+        self.lock = threading.Lock()
+        if not host or not port:
+            return
+        try:
+            import paho.mqtt.client as mqtt
+
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{twin}/{node}/lustre-events")
+            c.connect_async(host, int(port))
+            c.loop_start()   # paho's thread: connects (and reconnects) in the background
+            self.client = c
+        except Exception as e:  # noqa: BLE001 - the bus is best effort
+            log.warning("no event bus (%s:%s): %s", host, port, e)
+
+    def publish(self, kind: str, message: str, **fields: Any) -> None:
+        from emulator import bus
+
+        payload = {"time": time.time(), "node": self.node, "kind": kind, "message": message, **fields}
+        log.info("event %s: %s", kind, message)
+        if self.client is not None:
+            with self.lock:
+                self.client.publish(bus.event_topic(self.twin, self.node, kind), json.dumps(payload), qos=1)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
