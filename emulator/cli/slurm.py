@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,7 +12,7 @@ from rich.table import Table
 
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
 from emulator.rundir import RunDir
-from services.slurm import lifecycle
+from services.slurm import jobs, lifecycle
 from services.slurm.lifecycle import SlurmTwinError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -78,3 +80,37 @@ def env(run_dir: RunDirOption = DEFAULT) -> None:
         fail(f"no Slurm running for {run.path}: `twin slurm up --run-dir {run.path}` starts it")
     for k, v in lifecycle.env(run).items():
         print(f"export {k}={v}")
+
+
+@app.command("train-script")
+def train_script(
+    nodes: Annotated[int, typer.Option("--nodes", "-N", help="Nodes (8 GPUs each) the job asks for.")] = 4,
+    partition: Annotated[str, typer.Option("--partition", "-p", help="exploratory or regression.")] = "exploratory",
+    job_name: Annotated[str, typer.Option(help="Slurm job name (and checkpoint directory prefix).")] = "train",
+    steps: Annotated[int, typer.Option(help="twin train --steps.")] = 1000,
+    params: Annotated[float, typer.Option(help="twin train --params.")] = 70e9,
+    checkpoint_every: Annotated[int, typer.Option(help="twin train --checkpoint-every.")] = 50,
+    time_scale: Annotated[float, typer.Option(help="twin train --time-scale (modelled s per wall s).")] = 1000.0,
+    checkpoint_root: Annotated[Path | None, typer.Option(help="Where job checkpoint directories go "
+                                                         "(default RUN_DIR/checkpoints).")] = None,
+    max_restarts: Annotated[int, typer.Option(help="Requeue a failed run this many times (0: never).")] = 3,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the script here (default: stdout).")]
+    = None,
+    run_dir: RunDirOption = DEFAULT,
+) -> None:
+    """Print an sbatch script that runs `twin train` on the job's nodes and resumes after a requeue."""
+    run = RunDir(run_dir)
+    twin = Path(sys.executable).with_name("twin")
+    text = jobs.train_script(
+        nodes=nodes, partition=partition, job_name=job_name, twin=str(twin if twin.exists() else "twin"),
+        run_dir=run.path, ckpt_root=checkpoint_root.resolve() if checkpoint_root else None,
+        train_args=["--params", f"{params:g}", "--steps", str(steps), "--checkpoint-every", str(checkpoint_every),
+                    "--time-scale", f"{time_scale:g}"],
+        requeue_on_failure=max_restarts > 0, max_restarts=max_restarts)
+    if output is None:
+        print(text, end="")
+    else:
+        output.write_text(text)
+        output.chmod(0o755)
+        console.print(f"wrote {output}: sbatch it with SLURM_CONF from `twin slurm env --run-dir {run.path}`",
+                      soft_wrap=True)

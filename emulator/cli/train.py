@@ -1,12 +1,19 @@
 """`twin train`: the seed's 3D-parallel training job on the twin's GPU servers (services/train).
 
 Exit status: 0 when it completes, 1 when it fails as a real job fails (a fatal Xid on one of its
-GPUs, its fabric paths lost: the reason is printed), 2 on bad input (nothing leased or written).
+GPUs, its fabric paths lost: the reason is printed), 2 on bad input (nothing leased or written),
+143 when it is terminated (SIGTERM: Slurm preempting or cancelling it; its leases are released
+first, its last complete checkpoint stays, `--resume` continues from it).
+
+`--result-file` writes the run's result (JSON, the same as `--json` prints) when it ends, whichever
+way: what a scheduler-driven drill reads back from each attempt of a Slurm job.
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +22,26 @@ import typer
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, err_console, fail, user_errors
 from services.train.config import TrainConfig, TrainConfigError
 from services.train.runner import TrainError, TrainJob
+
+TERMINATED = 143  # 128 + SIGTERM, as a shell reports a job killed by it
+
+
+class Terminated(BaseException):
+    """SIGTERM (Slurm preempts or cancels the job): unwind, so that the leases are released."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # srun repeats it: the first one unwinds, the rest must not
+    raise Terminated(signal.Signals(signum).name)
+
+
+def _write_result(path: Path | None, doc: dict) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str))
+    tmp.replace(path)
 
 
 def train(
@@ -36,7 +63,11 @@ def train(
     servers: Annotated[str, typer.Option(help="Comma-separated GPU servers (default: the first that fit).")] = "",
     take_mig: Annotated[bool, typer.Option(help="Reconfigure MIG servers to whole GPUs when picked.")] = False,
     resume: Annotated[bool, typer.Option(help="Continue from the last complete checkpoint.")] = False,
+    reclaim_leases: Annotated[bool, typer.Option(help="First release leases this job id still holds on its "
+                                                 "servers (a previous attempt killed before it could).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    result_file: Annotated[Path | None, typer.Option(help="Write the result (JSON) here when the run ends, "
+                                                      "also when it fails or is terminated.")] = None,
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
@@ -58,12 +89,34 @@ def train(
     say(f"job {job_id}: {params:.3g} params, {gpus} GPUs = TP {tp} × PP {pp} × DP {cfg.dp}; every time printed is "
         f"modelled (H100 {cfg.peak_tflops:g} TFLOPS × MFU {mfu:g}; collectives from the fabric model), "
         f"paced at {time_scale:g} modelled s per wall s")
+    signal.signal(signal.SIGTERM, _terminate)
+    job = None
+    wall0, started_at = time.monotonic(), time.time()
     with user_errors():
         try:
-            job = TrainJob(cfg, twin, checkpoint_dir, resume=resume, take_mig=take_mig, log=say)
+            job = TrainJob(cfg, twin, checkpoint_dir, resume=resume, take_mig=take_mig, log=say,
+                           reclaim=reclaim_leases)
             result = job.run()
         except TrainError as e:
+            _write_result(result_file, {"status": "refused", "reason": str(e), "job_id": job_id})
             fail(str(e))
+        except Terminated as e:
+            events = job.events if job is not None else []
+            done = [e for e in events if e["kind"] == "checkpoint"]
+            steps = [e.get("step") for e in events if e["kind"] in ("start", "checkpoint", "resumed")]
+            last = job.last_step if job is not None else None
+            _write_result(result_file, {"status": "terminated", "reason": f"{e} (preempted or cancelled)",
+                                        "job_id": job_id, "last_step": last, "servers": job.servers if job else [],
+                                        "checkpoints": [c["step"] for c in done], "events": events,
+                                        "first_step": (steps[0] + 1) if steps else None,
+                                        "modelled_s": job.modelled_t if job is not None else 0.0,
+                                        "resumed_from": next((x["step"] for x in events if x["kind"] == "resumed"),
+                                                             None),
+                                        "wall_s": time.monotonic() - wall0, "wall_started_at": started_at})
+            err_console.print(f"[bold yellow]job terminated:[/] {e} after step {last}; leases released; resume "
+                              "with --resume", highlight=False)
+            raise typer.Exit(TERMINATED) from None
+    _write_result(result_file, result.as_dict() | {"wall_started_at": started_at})
     if as_json:
         console.print_json(json.dumps(result.as_dict()))
     if result.status != "completed":

@@ -69,4 +69,10 @@ def _one(e: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         off = abs(s["best_interval_s"] - s["daly_s"]) / s["daly_s"] * 100
         return _res(e, off <= float(v), f"best sampled interval {s['best_interval_s'] / 60:.1f} min, Daly optimum "
                     f"{s['daly_s'] / 60:.1f} min: {off:.0f} % apart (limit {v} %)")
+    if name == "requeues":
+        sched = r.get("scheduler") or {}
+        if sched.get("kind") != "slurm":
+            return _res(e, False, "requeues are counted by Slurm: the drill needs 'workload: {scheduler: slurm}'")
+        n = int(sched.get("requeues", 0))
+        return _res(e, n == int(v), f"Slurm requeued the job {n} time(s), expected {v}")
     return _res(e, False, f"unknown expectation {name!r}")

@@ -49,6 +49,8 @@ def inject(twin: Any, fault: Fault, target: dict[str, Any]) -> tuple[str, Touche
         verb = "restored" if enabled else "lost"
         return f"switch {a['switch']} {verb}: {changed} server-facing ports " \
                f"{'enabled' if enabled else 'disabled'}", Touched(fabric=True)
+    if fault.kind == "osd" and (a.get("mode", "kill") == "stop" or "osds" in a or "osd" in a):
+        return _osds(twin, fault)
     kind, flag = STORAGE[fault.kind]
     present = [d for d in twin.daemons(kind)]
     if not present:
@@ -61,3 +63,24 @@ def inject(twin: Any, fault: Fault, target: dict[str, Any]) -> tuple[str, Touche
         return f"{fault.kind.upper()} {victim}: no pid in the supervisor's view; skipped", Touched()
     os.kill(int(pid), signal.SIGKILL)
     return f"{victim} killed (-9); the supervisor restarts it from its store", Touched()
+
+
+def _osds(twin: Any, fault: Fault) -> tuple[str, Touched]:
+    """OSDs by id through `twin ceph osd kill|stop` (a stopped OSD stays down until started)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    a = fault.args
+    if not twin.daemons("ceph_osd"):
+        return "OSD fault not available in this twin: it runs no ceph_osd daemons (`twin up --ceph`); skipped", \
+            Touched()
+    ids = [int(i) for i in (a.get("osds") or [a.get("osd", 0)])]
+    verb = "stop" if a.get("mode", "kill") == "stop" else "kill"
+    exe = Path(sys.executable).with_name("twin")
+    done = []
+    for i in ids:
+        r = subprocess.run([str(exe) if exe.exists() else "twin", "ceph", "osd", verb, str(i), "--run-dir",
+                            str(twin.run.path)], capture_output=True, text=True, timeout=30)
+        done.append(f"osd.{i} {verb}" + ("" if r.returncode == 0 else f" failed: {r.stderr.strip()[:200]}"))
+    return "; ".join(done), Touched()

@@ -72,7 +72,12 @@ def run(drill: Drill, seed: int, out: Path, run_dir: Path | None = None, log: Lo
             else Twin.connect(run_dir)
         wall["twin"] = "started for this drill" if owned else f"joined {run_dir}"
         try:
-            _run_workload(drill, seed, out, twin, report, wall, log)
+            if drill.backend == "slurm":
+                from services.drill.slurm_runner import run_slurm
+
+                run_slurm(drill, seed, out, twin, report, wall, log)
+            else:
+                _run_workload(drill, seed, out, twin, report, wall, log)
         finally:
             if owned:
                 twin.down()

@@ -37,10 +37,15 @@ FAULTS = {
     "switch": "a fabric switch lost: every cabled port disabled (or restored)",
     "oss": "a Lustre OSS fails (needs `twin up --lustre`)",
     "mds": "a Lustre MDS fails (needs `twin up --lustre`)",
-    "osd": "a Ceph OSD fails (needs `twin up --ceph`)",
+    "osd": "Ceph OSDs fail: `osd: ID` or `osds: [IDs]`, `mode: kill` (crash, restarted) or `stop` (stays down) "
+           "(needs `twin up --ceph`)",
+    "preempt": "a regression job through the real Slurm needs the job's nodes (needs `workload.scheduler: slurm`): "
+               "`nodes: N` (default: the job's), `duration_min: M` modelled minutes it holds them",
 }
+BACKENDS = ("model", "slurm")  # workload.scheduler: the drill requeues (model) or the real Slurm does
 EXPECTATIONS = ("job_completes", "resumes_within_min", "no_checkpoint_lost", "goodput_at_least", "event",
-                "failure_reason_contains", "failures", "throughput_drop_at_least_pct", "optimum_near_daly_pct")
+                "failure_reason_contains", "failures", "throughput_drop_at_least_pct", "optimum_near_daly_pct",
+                "requeues")
 SCHEDULER_DEFAULTS = {"requeue_s": 120.0, "reboot_s": 300.0, "max_requeues": 3}
 
 
@@ -70,6 +75,7 @@ class Drill:
     expect: list[dict[str, Any]]
     study: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    backend: str = "model"  # workload.scheduler: "model" (the drill requeues) or "slurm" (sbatch, real requeue)
 
 
 def load(path: str | Path) -> Drill:
@@ -102,6 +108,9 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
         raise DrillError(_where(path, "'twin' takes fabric, lustre, ceph, network"))
     wl = dict(doc.get("workload") or {})
     take_mig = bool(wl.pop("take_mig", False))
+    backend = wl.pop("scheduler", "model")
+    if backend not in BACKENDS:
+        raise DrillError(_where(path, f"workload.scheduler {backend!r}: one of {', '.join(BACKENDS)}"))
     workload = None
     if wl or doc.get("schedule"):
         fields = set(TrainConfig.__dataclass_fields__)
@@ -146,6 +155,8 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
             raise DrillError(_where(path, f"{where} ({name}): a switch fault needs 'switch: NAME'"))
         if kind == "link" and not f.get("system"):
             raise DrillError(_where(path, f"{where} ({name}): a link fault needs 'system' (and 'port')"))
+        if kind == "preempt" and backend != "slurm":
+            raise DrillError(_where(path, f"{where} ({name}): preemption needs 'workload: {{scheduler: slurm}}'"))
         if kind in ("link", "switch") and not twin.get("fabric"):
             raise DrillError(_where(path, f"{where} ({name}): fabric faults need 'twin: {{fabric: true}}'"))
         faults.append(Fault(name, kind, {k: float(v) for k, v in at.items()}, f))
@@ -165,4 +176,4 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
     if workload is None and study is None:
         raise DrillError(_where(path, "a drill needs a workload (with a schedule) or a study"))
     return Drill(doc["name"], path, str(doc.get("description", "")).strip(), doc["topology"], twin, workload,
-                 take_mig, sched, faults, expect, study, doc)
+                 take_mig, sched, faults, expect, study, doc, backend)

@@ -15,6 +15,10 @@ directory, which `SlurmCluster` creates (empty regular files are enough for task
 Partitions mirror the seed's queues: `exploratory` (default, normal training) and `regression`
 (pre-release regression, higher PriorityTier) over every node, with partition-priority
 preemption by requeue; `dev` holds the MIG servers (development and inference on slices).
+
+`cred_expire` (AuthInfo) is also how long a requeued job waits before it may start again: Slurm's
+120 s default is two accelerated training days at the twin's usual pace, so the twin uses
+CRED_EXPIRE_S (Slurm's minimum is 5).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ GPU_TYPE = "h100"
 MIG_TYPE_PREFIX = "nvidia_h100_80gb_hbm3_"
 CPUS, SOCKETS, CORES_PER_SOCKET, THREADS_PER_CORE = 224, 2, 56, 2
 REAL_MEMORY_MB = 2_063_000  # ~2 TB, as slurmd -C would report on the real server
+CRED_EXPIRE_S = 10  # step credential lifetime = a requeued job's wait before it can start again
 
 PARTITION_EXPLORATORY = "exploratory"
 PARTITION_REGRESSION = "regression"
@@ -183,7 +188,7 @@ def render_slurm_conf(cfg: SlurmConfig) -> str:
     ]
     if cfg.auth == "munge":
         lines += ["AuthType=auth/munge", "CredType=cred/munge",
-                  f"AuthInfo=socket={cfg.munge_socket}"]
+                  f"AuthInfo=socket={cfg.munge_socket},cred_expire={CRED_EXPIRE_S}"]
     else:
         lines += ["AuthType=auth/none", "CredType=cred/none"]
     lines += [

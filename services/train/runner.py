@@ -135,7 +135,8 @@ class TrainJob:
 
     def __init__(self, cfg: TrainConfig, twin: Any | None, checkpoint_dir: str | Path | None = None, *,
                  resume: bool = False, storage: StorageModel | None = None, hooks: Hooks | None = None,
-                 exclude: tuple[str, ...] = (), take_mig: bool = False, log: Log | None = None) -> None:
+                 exclude: tuple[str, ...] = (), take_mig: bool = False, log: Log | None = None,
+                 reclaim: bool = False) -> None:
         self.cfg, self.twin = cfg, twin
         self.ckdir = Path(checkpoint_dir) if checkpoint_dir else None
         if cfg.checkpoint_every and self.ckdir is None:
@@ -143,7 +144,7 @@ class TrainJob:
         if resume and self.ckdir is None:
             raise TrainError("--resume needs --checkpoint-dir")
         self.resume, self.storage, self.hooks = resume, storage, hooks or Hooks()
-        self.exclude, self.take_mig = exclude, take_mig
+        self.exclude, self.take_mig, self.reclaim = exclude, take_mig, reclaim
         self.log = log or (lambda _m: None)
         self.leases: dict[str, str] = {}  # server -> lease id
         self.servers: list[str] = []
@@ -153,6 +154,8 @@ class TrainJob:
         self._last_xid: dict[str, str] = {}
         self._fabric_dirty = False
         self._releasing = False
+        self.last_step = 0  # the last step completed, live (what a terminated run got to)
+        self.modelled_t = 0.0  # modelled time of this run so far, live
 
     # ------------------------------------------------------------------ setup
 
@@ -209,6 +212,12 @@ class TrainJob:
 
         def take(server: str) -> tuple[str, str | Exception]:
             try:
+                if self.reclaim:  # a previous attempt of this job (same id) killed before it released
+                    node = self.twin.gpu_node(server)
+                    for old in node.leases():
+                        if old.job_id == self.cfg.job_id and old.active:
+                            node.release(old.id)
+                            self.log(f"{server}: released {old.id}, left by a previous attempt of {old.job_id}")
                 return server, self.twin.gpu_node(server).lease(self.cfg.job_id, count=GPUS_PER_SERVER,
                                                                  utilization=utilization).id
             except TwinRpcError as e:
@@ -325,6 +334,7 @@ class TrainJob:
     def _run(self, bus: _Bus, wall0: float) -> JobResult:
         cfg = self.cfg
         start_step, restore_s, manifest = self._restore()
+        self.last_step = start_step
         res = JobResult("running", "", "", "", start_step + 1, start_step, start_step if manifest else None,
                         0.0, 0.0, 0.0, restore_s, 0.0, self.events)
         t = 0.0
@@ -385,7 +395,8 @@ class TrainJob:
             t += st.total_s
             res.useful_s += st.total_s
             step = nxt
-            res.last_step = step
+            res.last_step = self.last_step = step
+            self.modelled_t = t
             res.progress.append((step, round(t, 6)))
             loss = loss_at(step)
             bus.publish("progress", {"job_id": cfg.job_id, "step": step, "loss": loss, "modelled_s": t,
@@ -421,9 +432,11 @@ class TrainJob:
             "checkpoint_scale": cfg.checkpoint_scale, "write_s_modelled": w,
             "storage": "storage model callable" if self.storage else f"{cfg.storage_gbps:g} GB/s (option)"})
         t += w
+        self.modelled_t = t
         res.checkpoint_s += w
         res.checkpoints.append(step)
         self._event(t, "checkpoint", step=step, write_s=w, bytes=cfg.checkpoint_bytes)
+        self.log(f"checkpoint step {step} written ({w:.1f} s modelled)")
         bus.publish("checkpoint", {"job_id": cfg.job_id, "step": step, "write_s": w, "bytes": cfg.checkpoint_bytes,
                                    "standin_bytes": standin, "path": str(checkpoint_store.step_dir(self.ckdir, step))})
         return t

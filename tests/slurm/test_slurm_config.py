@@ -36,7 +36,7 @@ def test_every_gpu_server_is_a_node_with_its_own_port() -> None:
     for needle in ("SlurmctldHost=host(127.0.0.1)", "SlurmctldPort=6817", "GresTypes=gpu",
                    "SelectType=select/cons_tres", "PreemptType=preempt/partition_prio",
                    "PreemptMode=REQUEUE", "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
-                   "AuthType=auth/munge", "AuthInfo=socket=/run/twin/slurm/munge/munge.socket",
+                   "AuthType=auth/munge", "AuthInfo=socket=/run/twin/slurm/munge/munge.socket,cred_expire=10",
                    "SlurmdSpoolDir=/run/twin/slurm/spool/%n", "SlurmdParameters=config_overrides"):
         assert needle in conf.splitlines(), needle
 

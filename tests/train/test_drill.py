@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fabric.conftest import REASON as FABRIC_REASON
+from tests.slurm.conftest import REASON as SLURM_REASON
 
 ROOT = Path(__file__).resolve().parents[2]
 DRILLS = ROOT / "topologies" / "drills"
@@ -19,7 +20,7 @@ TWIN = [sys.executable, "-m", "emulator.cli.main"]
 
 def drill(path: Path, out: Path, seed: int = 7) -> tuple[subprocess.CompletedProcess[str], dict]:
     r = subprocess.run([*TWIN, "drill", "run", str(path), "--seed", str(seed), "--out", str(out)],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+                       capture_output=True, text=True, timeout=180, cwd=ROOT)
     report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else {}
     return r, report
 
@@ -63,3 +64,14 @@ def test_wrong_expectation_fails_and_says_why(tmp_path: Path) -> None:
     assert set(bad) == {"failures", "goodput_at_least"}
     assert "1 job failure(s), expected 0" in bad["failures"] and "goodput" in bad["goodput_at_least"]
     assert "FAIL failures" in r.stdout
+
+
+@pytest.mark.skipif(bool(SLURM_REASON), reason=SLURM_REASON or "ok")
+def test_preemption_through_the_real_slurm(tmp_path: Path) -> None:
+    r, rep = drill(DRILLS / "preemption.yaml", tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["scheduler"] == {**rep["scheduler"], "kind": "slurm", "requeues": 1}
+    (f,) = rep["failures"]
+    assert f["kind"] == "preempted" and f["resumed_from"] == f["last_checkpoint"] >= 20
+    assert rep["attempts"][1]["first_step"] == f["resumed_from"] + 1 and rep["final"]["step"] == 60
+    assert "DUE TO PREEMPTION" in Path(rep["wall"]["slurm_output"]).read_text()
