@@ -97,7 +97,8 @@ def bench_su1024_netns(repeats: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", choices=["loopback", "netns", "fabric"], help="Run one group of benchmarks.")
+    parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre"],
+                        help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
         report(loopback_rows(args.repeats))
@@ -108,6 +109,26 @@ def main() -> None:
             report(netns_rows(args.repeats))
     if args.only in (None, "fabric"):
         report(fabric_rows(args.repeats))
+    if args.only in (None, "s3"):
+        from bench.s3_vs_moto import run as s3_rows
+        report(s3_rows(repeats=args.repeats))
+    if args.only in (None, "train"):
+        from bench.train_drill import measure
+        from bench.train_drill import rows as train_rows
+        print("su-1024 Slurm, 1024-GPU training drill, report (one run):")
+        report(train_rows(measure()))
+    if args.only in (None, "lustre"):
+        report(lustre_rows())
+
+
+def lustre_rows() -> list[tuple[str, str, str, bool]]:
+    """Lustre through the FUSE mount vs the local disk, `ls -l`, staging (bench/lustre_fuse.py; root)."""
+    from bench import lustre_fuse
+
+    if os.geteuid() != 0:
+        return [("lustre FUSE bench", "skipped (needs root)", "-", True)]
+    print("Lustre (rack, FUSE mount, stripe count 4, NVMe model off; staging on mini --ceph --lustre):")
+    return lustre_fuse.rows(lustre_fuse.run())
 
 
 def fabric_rows(repeats: int) -> list[tuple[str, str, str, bool]]:

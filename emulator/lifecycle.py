@@ -33,7 +33,7 @@ Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
        store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
        telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, ceph: bool = False,
-       lustre: bool = False, timeout: float = 120.0,
+       lustre: bool = False, timeout: float = 120.0, ceph_users: str | None = None,
        progress: Progress | None = None) -> dict[str, Any]:
     """Start a twin in `run` and wait until every daemon answers its health check."""
     progress = progress or (lambda *_: None)
@@ -71,6 +71,15 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
         raise TwinError(f"--lustre: topology {topo.name} ({topo.source}) has no lustre section")
     if ceph and topo.spec.ceph is None:
         raise TwinError(f"--ceph: topology {topo.name} ({topo.source}) has no ceph section")
+    if ceph_users:
+        from services.ceph.users_file import UsersFileError, load_users
+        if not ceph:
+            raise TwinError("--ceph-users needs --ceph")
+        try:
+            load_users(ceph_users)   # a bad file is refused before anything starts
+        except UsersFileError as e:
+            raise TwinError(str(e)) from None
+        ceph_users = str(Path(ceph_users).resolve())
     pid = run.running_supervisor()
     if pid:
         raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
@@ -85,7 +94,7 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
                    telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric,
-                   ceph=ceph, lustre=lustre)
+                   ceph=ceph, lustre=lustre, ceph_users=ceph_users)
     write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
 
     log = open(run.logs / "supervisor.log", "ab")

@@ -53,6 +53,7 @@ class Options:
     fabric: bool = False                  # run the fabric manager (ibsim + OpenSM; needs root)
     ceph: bool = False                    # run Ceph: a monitor, one daemon per OSD, an RGW gateway
     lustre: bool = False                  # run Lustre: the MDS (pair with mds_ha) and the OSS daemons
+    ceph_users: str | None = None         # RGW users file (JSON/YAML) the gateway creates at start-up
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:
@@ -197,7 +198,7 @@ def ceph_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Options
         "timing": timing})
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = cfg("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
-                  {"mon": mon, "s3": s3, "op_timeout": 30.0})
+                  {"mon": mon, "s3": s3, "op_timeout": 30.0, "users_file": opts.ceph_users})
     entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                        "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon", "netns": mon_cfg.netns})
     entries.append({"name": rgw_cfg.name, "kind": "ceph_rgw", "host": mon_host, "grpc": rgw_cfg.grpc,
@@ -250,8 +251,11 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
                 "mdt": 0, "failover": [grpc[m] for m in mds_names if m != n]} for n in mds_names]
     for oss in oss_names:
         mine = [o for o in osts if o["oss"] == oss]
-        daemons.append(cfg(oss, "lustre_oss", {"fsname": lu.fsname, "osts": [
-            {k: o[k] for k in ("index", "capacity_bytes", "dir")} for o in mine]}, oss))
+        theirs = [o for o in osts if mine and o["oss"] == mine[0]["partner"]]
+        daemons.append(cfg(oss, "lustre_oss", {"fsname": lu.fsname, "data_dir": str(data), "osts": [
+            {k: o[k] for k in ("index", "capacity_bytes", "dir")} for o in mine],
+            "partner": mine[0]["partner"] if mine else None,   # failover: it takes over the partner's OSTs
+            "partner_osts": [{k: o[k] for k in ("index", "capacity_bytes", "dir")} for o in theirs]}, oss))
         entries.append({"name": oss, "kind": "lustre_oss", "host": oss, "grpc": grpc[oss], "addresses": addrs[oss],
                         "service": "clustertwin.v1.LustreOss", "netns": hosts.netns(oss),
                         "osts": [o["index"] for o in mine], "partner": mine[0]["partner"] if mine else None})

@@ -33,6 +33,9 @@ def up(
     lustre: Annotated[bool, typer.Option("--lustre", help="Also run Lustre: the MDS (active/standby with "
                                          "mds_ha) and the topology's OSS daemons.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
+    ceph_users: Annotated[str | None, typer.Option("--ceph-users", help="With --ceph: RGW users to create at "
+                                                   "start-up, a JSON/YAML list of {uid, display_name, email?, "
+                                                   "tenant?, access_key, secret_key}.")] = None,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
     started = time.monotonic()
@@ -47,7 +50,8 @@ def up(
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                                    fabric=fabric, ceph=ceph, lustre=lustre, timeout=timeout, progress=progress)
+                                    fabric=fabric, ceph=ceph, lustre=lustre, timeout=timeout, progress=progress,
+                                    ceph_users=ceph_users)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")

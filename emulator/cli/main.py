@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import typer
 
-from emulator.cli import ceph, drill, events, fabric, fault, gpu, ib, lifecycle_cmds, lustre, net, slurm, topo, train
+from emulator.cli import (
+    ceph,
+    drill,
+    events,
+    fabric,
+    fault,
+    gpu,
+    ib,
+    lifecycle_cmds,
+    lustre,
+    net,
+    slurm,
+    stage,
+    topo,
+    train,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(topo.app, name="topo", help="Inspect and validate topology files.")
@@ -23,6 +38,7 @@ app.add_typer(slurm.app, name="slurm", help="Slurm on the twin: slurmctld and on
 app.add_typer(ceph.app, name="ceph", help="Ceph on the twin (`twin up --ceph`): status, health, OSDs, PGs, RGW users.")
 app.add_typer(lustre.app, name="lustre", help="Lustre on the twin: mount it through FUSE, and `lfs`.")
 app.command()(train.train)
+app.command()(stage.stage)
 app.add_typer(drill.app, name="drill", help="Failure drills: run a YAML drill, check its expectations, report.")
 
 if __name__ == "__main__":
