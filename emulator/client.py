@@ -198,6 +198,25 @@ class EventSubscription:
                 return msg
         raise TimeoutError(f"no matching message within {timeout:.1f}s")
 
+    def wait_for_all(self, predicates: dict[str, Callable[[dict[str, Any]], bool]],
+                     timeout: float = 10.0) -> dict[str, dict[str, Any]]:
+        """The first message matching each predicate, whatever order they arrive in (events from
+        different daemons race); {name: message}. Messages matching none are dropped."""
+        found: dict[str, dict[str, Any]] = {}
+        deadline = time.monotonic() + timeout
+        while len(found) < len(predicates) and (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.messages.get(timeout=left)
+            except queue.Empty:
+                break
+            for name, predicate in predicates.items():
+                if name not in found and predicate(msg):
+                    found[name] = msg
+        if len(found) < len(predicates):
+            missing = sorted(set(predicates) - set(found))
+            raise TimeoutError(f"no message for {', '.join(missing)} within {timeout:.1f}s")
+        return found
+
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()

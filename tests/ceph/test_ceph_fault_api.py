@@ -60,13 +60,16 @@ def test_stop_is_an_event_a_listed_fault_and_clears(twin: CephAdmin) -> None:
     with t.events("events/ceph/#", "faults/ceph/#") as sub:
         r = fault(twin, "inject", "osd.3", "--kind", "stop")
         assert r.exit_code == 0 and "fault osd.3-1 on osd.3: stopped" in r.output, r.output
-        ev = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/fault"), timeout=10)
+        # the fault record and the monitor's reactions come from different daemons: any order
+        got = sub.wait_for_all({
+            "fault": lambda m: m["_topic"].endswith("/events/ceph/fault"),
+            "retained": lambda m: m["_topic"].endswith("/faults/ceph/osd.3-1"),
+            "down": lambda m: m["_topic"].endswith("/events/ceph/osd_down"),
+            "pg": lambda m: m["_topic"].endswith("/events/ceph/pg_state")}, timeout=15)
+        ev, retained, down, pg = got["fault"], got["retained"], got["down"], got["pg"]
         assert ev["fault"]["kind"] == "stop" and ev["osd"] == 3 and ev["fault"]["active"]
-        retained = sub.wait_for(lambda m: m["_topic"].endswith("/faults/ceph/osd.3-1"), timeout=10)
         assert retained["kind"] == "stop"
-        down = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_down"), timeout=10)
         assert down["osd"] == 3
-        pg = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/pg_state"), timeout=10)
         assert pg["from"] == "active+clean" and "degraded" in pg["to"]
         listed = fault(twin, "list").output
         assert "osd.3" in listed and "osd.3-1" in listed and "stop" in listed
@@ -74,8 +77,9 @@ def test_stop_is_an_event_a_listed_fault_and_clears(twin: CephAdmin) -> None:
 
         r = fault(twin, "clear", "osd.3", "osd.3-1")
         assert r.exit_code == 0 and "fault osd.3-1 on osd.3 cleared" in r.output, r.output
-        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/fault_clear"), timeout=10)["osd"] == 3
-        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_up"), timeout=10)["osd"] == 3
+        got = sub.wait_for_all({"clear": lambda m: m["_topic"].endswith("/events/ceph/fault_clear"),
+                                "up": lambda m: m["_topic"].endswith("/events/ceph/osd_up")}, timeout=15)
+        assert got["clear"]["osd"] == 3 and got["up"]["osd"] == 3
         wait_for("active+clean", lambda: all_clean(twin), timeout=30)
     assert "osd.3-1" not in fault(twin, "list").output
     assert "osd.3-1" in fault(twin, "list", "--all").output
@@ -93,10 +97,10 @@ def test_slow_out_kill_corrupt(twin: CephAdmin) -> None:
     with t.events("events/ceph/#") as sub:
         r = fault(twin, "inject", "osd.6", "--kind", "out")
         assert r.exit_code == 0 and "marked out osd.6" in r.output, r.output
-        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_out"), timeout=10)["osd"] == 6
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_out"), timeout=15)["osd"] == 6
         fid = r.output.split()[1]
         assert fault(twin, "clear", "osd.6", fid).exit_code == 0
-        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_in"), timeout=10)["osd"] == 6
+        assert sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/osd_in"), timeout=15)["osd"] == 6
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
 
     old = twin.pid("osd.7")
