@@ -24,6 +24,12 @@ Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
         faults of `twin fault inject|clear osd.N` {"osd", "fault", "message"}, the fault retained on
         PREFIX/faults/ceph/<id> while active ({"id", "kind", "osd", "factor", "pool", "object",
         "injected_at", "active", "cleared_at", "effect"}).
+    PREFIX/events/lustre/<kind>           QoS 1: the Lustre servers (`twin up --lustre`, services/lustre/
+        events.py) {"time", "node" (the MDS or OSS that saw it), "kind", "message", ...}: kinds
+        oss_down, oss_up {"oss"}; oss_failover, oss_failback {"ost", "from", "to"}; ost_inactive
+        {"ost"}, ost_active {"ost", "oss"}; ost_full, ost_full_clear {"ost"}; mds_failover {"mdt",
+        "to", "from"}. `twin lustre fault` oss-kill/oss-start/ost-full/ost-clear/mds-kill each
+        show as one of them (oss_down, oss_up, ost_full, ost_full_clear, mds_failover).
     PREFIX/train/<job id>/<kind>          a training workload (`twin train`, services/train): kinds
         start, progress (QoS 0, each step), checkpoint, failed, completed; every time in them is
         modelled ("modelled": true), never measured.

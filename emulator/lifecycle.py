@@ -121,9 +121,15 @@ def _fail_if_supervisor_died(proc: subprocess.Popen, run: RunDir) -> None:
     raise TwinError(f"twin failed to start: {why} (log: {run.logs / 'supervisor.log'})")
 
 
+def health_address(daemon: dict[str, Any]) -> str:
+    """Where `twin` checks a daemon's health: its management (`admin`, OOB) address when its service
+    listens on a data plane the operator port does not reach (Lustre's on the storage network)."""
+    return daemon.get("admin") or daemon["grpc"]
+
+
 def wait_healthy(run: RunDir, manifest: dict[str, Any], deadline: float, progress: Progress,
                  proc: subprocess.Popen | None = None) -> None:
-    pending = {d["grpc"]: d["name"] for d in manifest["daemons"]}
+    pending = {health_address(d): d["name"] for d in manifest["daemons"]}
     total = len(pending)
     while pending:
         if proc is not None:
@@ -229,12 +235,12 @@ def status(run: RunDir) -> dict[str, Any]:
         daemons = run.read(run.daemons).get("daemons", {})
     except RunDirError:
         daemons = {}
-    health = check_all([d["grpc"] for d in manifest["daemons"]], timeout=1.0) if supervisor else {}
+    health = check_all([health_address(d) for d in manifest["daemons"]], timeout=1.0) if supervisor else {}
     rows = []
     for d in manifest["daemons"]:
         live = daemons.get(d["name"], {})
         rows.append({"name": d["name"], "kind": d["kind"], "grpc": d["grpc"], "pid": live.get("pid", 0),
                      "state": live.get("state", "unknown") if supervisor else "stopped",
-                     "restarts": live.get("restarts", 0), "health": health.get(d["grpc"], "-")})
+                     "restarts": live.get("restarts", 0), "health": health.get(health_address(d), "-")})
     return {"twin": manifest["twin"], "topology": manifest["topology"], "run_dir": str(run.path),
             "supervisor": supervisor, "broker": manifest["broker"]["url"], "daemons": rows}

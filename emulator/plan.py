@@ -211,7 +211,11 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
     """The topology's Lustre section as daemons: MDT0000's MDS (with `mds_ha`, an active/standby pair
     sharing the MDT's store and lock, as failover pairs share its disk) and one OSS per `oss`, OSS k
     serving OSTs k*osts_per_oss.. (data in RUN/lustre/OSTxxxx); with `oss_failover_pairs` OSS 2p and
-    2p+1 are partners. gRPC on each host's OOB address. Returns (configs, manifest entries, the
+    2p+1 are partners. Lustre's servers and clients talk over the storage segment (the lossless RDMA
+    network of the seed), so each daemon's service (`grpc`, and an OSS's bulk port next to it) is on
+    its host's storage address when the addressing has one; the same gRPC server also answers on the
+    host's OOB address (`admin`: health, `Status`, statfs and the OST admin calls of `twin` run from
+    the operator port, as a server's management interface). Returns (configs, manifest entries, the
     manifest's `lustre` section: what a client mount needs)."""
     from emulator.topology import naming
 
@@ -222,7 +226,9 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
     oss_names = naming.series(naming.LUSTRE_OSS, lu.oss)
     hosts_all = naming.series(naming.LUSTRE_MDS, lu.mds) + oss_names
     addrs = {h: hosts.addresses(h, LUSTRE_HOST_BASE + i) for i, h in enumerate(hosts_all)}
-    grpc = {h: f"{addrs[h]['oob']}:{LUSTRE_GRPC_PORT}" for h in hosts_all}
+    nid = {h: addrs[h].get("storage", addrs[h]["oob"]) for h in hosts_all}   # the host's address for Lustre
+    grpc = {h: f"{nid[h]}:{LUSTRE_GRPC_PORT}" for h in hosts_all}
+    admin = {h: f"{addrs[h]['oob']}:{LUSTRE_GRPC_PORT}" for h in hosts_all}
     data = run_dir / "lustre"
     osts: list[dict[str, Any]] = []
     for k, oss in enumerate(oss_names):
@@ -231,7 +237,8 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
             idx = k * lu.osts_per_oss + j
             osts.append({"index": idx, "oss": oss, "partner": partner, "capacity_bytes": int(lu.ost_size_tb * 1e12),
                          "dir": str(data / f"OST{idx:04x}"),
-                         "servers": [grpc[oss]] + ([grpc[partner]] if partner else [])})
+                         "servers": [grpc[oss]] + ([grpc[partner]] if partner else []),
+                         "admin": [admin[oss]] + ([admin[partner]] if partner else [])})
     ost_servers = {str(o["index"]): o["servers"] for o in osts}
 
     def cfg(name: str, kind: str, spec: dict[str, Any], store: str) -> DaemonConfig:
@@ -239,14 +246,14 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
             name=name, kind=kind, twin=opts.twin, spec=spec, grpc=grpc[name], metrics=None,
             store_url=store_url(opts.store_url, run_dir / "state", store), broker_host=broker_host,
             broker_port=broker_port, log_file=str(run_dir / "logs" / f"{name}.log"), netns=hosts.netns(name),
-            clock_epoch=opts.clock_epoch, clock_scale=opts.clock_scale)
+            clock_epoch=opts.clock_epoch, clock_scale=opts.clock_scale, extra={"admin": admin[name]})
 
     mdt = f"{lu.fsname}-MDT0000"
     mds_spec = {"fsname": lu.fsname, "mdt": {"index": 0, "capacity_bytes": int(lu.mdt_size_tb * 1e12)},
                 "osts": [{k: o[k] for k in ("index", "oss", "capacity_bytes")} for o in osts],
                 "ost_servers": ost_servers, "lock_file": str(data / "MDT0000.lock")}
     daemons = [cfg(n, "lustre_mds", mds_spec, mdt) for n in mds_names]
-    entries = [{"name": n, "kind": "lustre_mds", "host": n, "grpc": grpc[n], "addresses": addrs[n],
+    entries = [{"name": n, "kind": "lustre_mds", "host": n, "grpc": grpc[n], "admin": admin[n], "addresses": addrs[n],
                 "service": "clustertwin.v1.LustreMds", "netns": hosts.netns(n), "fsname": lu.fsname,
                 "mdt": 0, "failover": [grpc[m] for m in mds_names if m != n]} for n in mds_names]
     for oss in oss_names:
@@ -256,12 +263,14 @@ def lustre_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Optio
             {k: o[k] for k in ("index", "capacity_bytes", "dir")} for o in mine],
             "partner": mine[0]["partner"] if mine else None,   # failover: it takes over the partner's OSTs
             "partner_osts": [{k: o[k] for k in ("index", "capacity_bytes", "dir")} for o in theirs]}, oss))
-        entries.append({"name": oss, "kind": "lustre_oss", "host": oss, "grpc": grpc[oss], "addresses": addrs[oss],
+        entries.append({"name": oss, "kind": "lustre_oss", "host": oss, "grpc": grpc[oss], "admin": admin[oss],
+                        "bulk": f"{nid[oss]}:{LUSTRE_GRPC_PORT + 1}",
+                        "addresses": addrs[oss],
                         "service": "clustertwin.v1.LustreOss", "netns": hosts.netns(oss),
                         "osts": [o["index"] for o in mine], "partner": mine[0]["partner"] if mine else None})
-    mgs = ":".join(f"{addrs[n]['oob']}@tcp" for n in mds_names)
+    mgs = ":".join(f"{nid[n]}@tcp" for n in mds_names)   # the MGS NIDs, on the storage network
     section = {"fsname": lu.fsname, "mgs": f"{mgs}:/{lu.fsname}", "mds": [grpc[n] for n in mds_names],
-               "osts": osts, "data_dir": str(data)}
+               "mds_admin": [admin[n] for n in mds_names], "osts": osts, "data_dir": str(data)}
     return daemons, entries, section
 
 

@@ -17,16 +17,37 @@ lfs_app = typer.Typer(no_args_is_help=True, help="`lfs` against the twin (paths 
 app.add_typer(lfs_app, name="lfs")
 
 
-def _client(run_dir: Path):  # noqa: ANN202
+def _client(run_dir: Path, path: str | None = None, admin: bool = False):  # noqa: ANN202
+    """A client of the twin's filesystem. `lfs` runs as on a client node: under `--network netns` this
+    process enters the namespace of the node that mounted the filesystem PATH is under (else of the first
+    mount's node, else of the default client node) and talks to the servers over the storage network, as
+    real `lfs` does over LNet. admin=True: the servers' management (OOB) addresses instead, reachable
+    from the operator port (fault injection and the estimate's view of the OSTs)."""
     from services.lustre.client.core import LustreClient
+    from services.lustre.client.mount import MountError, client_host, records
 
     run = RunDir(run_dir)
     try:
         manifest = run.read(run.manifest)
     except RunDirError as e:
         fail(str(e))
+    if not manifest.get("lustre"):
+        fail("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+    if not admin and manifest.get("network") == "netns":
+        from emulator.procutil import enter_netns
+
+        recs = sorted(records(run.path), key=lambda r: -len(r["mountpoint"]))
+        p = os.path.abspath(path) if path else None
+        mine = [r for r in recs if p and (p == r["mountpoint"] or p.startswith(r["mountpoint"].rstrip("/") + "/"))]
+        rec = (mine or recs or [{}])[0]
+        try:
+            netns = rec.get("netns") or client_host(manifest)[1]
+            enter_netns(netns)
+        except (MountError, OSError) as e:
+            fail(f"cannot run on a Lustre client node: {e}")
     try:
-        return LustreClient.from_manifest(manifest, failover_timeout=10.0), manifest
+        return LustreClient.from_manifest(manifest, failover_timeout=10.0,
+                                          plane="admin" if admin else "storage"), manifest
     except ValueError as e:
         fail(str(e))
 
@@ -51,15 +72,18 @@ def _lfs_error(e: OSError, what: str) -> None:
 
 @app.command()
 def mount(mountpoint: Annotated[str, typer.Argument(help="Where to mount (created if missing; must be empty).")],
+          host: Annotated[str | None, typer.Option(help="--network netns: the client node whose storage NIC the "
+                                                   "client uses (default: the first GPU server).")] = None,
           run_dir: RunDirOption = DEFAULT) -> None:
     """Mount the twin's Lustre filesystem through FUSE (a background client process)."""
     from services.lustre.client.mount import MountError, mount_background
 
     try:
-        rec = mount_background(RunDir(run_dir).path, mountpoint)
+        rec = mount_background(RunDir(run_dir).path, mountpoint, host=host)
     except MountError as e:
         fail(str(e))
-    print(f"{rec['mgs']} mounted on {rec['mountpoint']} (client pid {rec['pid']}, log {rec['log']})")
+    on = f", client node {rec['host']} over the storage network" if rec.get("netns") else ""
+    print(f"{rec['mgs']} mounted on {rec['mountpoint']} (client pid {rec['pid']}{on}, log {rec['log']})")
 
 
 @app.command()
@@ -84,7 +108,7 @@ def setstripe(path: Annotated[str, typer.Argument()],
     from services.lustre.errors import LustreError
     from services.lustre.layout import parse_size
 
-    c, m = _client(run_dir)
+    c, m = _client(run_dir, path)
     _, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
     try:
         size = parse_size(stripe_size, "stripe size")
@@ -109,7 +133,7 @@ def getstripe(paths: Annotated[list[str], typer.Argument()],
     from services.lustre.client.core import ClientError
     from services.lustre.wire import layout_from_pb, spec_from_pb
 
-    c, m = _client(run_dir)
+    c, m = _client(run_dir, paths[0] if paths else None)
     code = 0
     for path in paths:
         _, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
@@ -159,7 +183,7 @@ def df(path: Annotated[str | None, typer.Argument()] = None,
     from services.lustre import lfs
     from services.lustre.client.mount import records
 
-    c, m = _client(run_dir)
+    c, m = _client(run_dir, path)
     fsname, mdts, osts = _states(c)
     if path:
         mount_point, _ = _resolve(run_dir, path, fsname)
@@ -201,7 +225,7 @@ def find(path: Annotated[str, typer.Argument()],
     from clustertwin.v1 import lustre_pb2 as pb
     from services.lustre.client.core import ClientError
 
-    c, m = _client(run_dir)
+    c, m = _client(run_dir, path)
     mount_point, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
     try:
         r = c.mdcall("Find", pb.LustreFindRequest(start=inner, name=name or "", size=size or "",
@@ -287,7 +311,7 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
     active = None
     for d in (d for d in manifest["daemons"] if d["kind"] == "lustre_mds"):
         try:
-            with grpc.insecure_channel(d["grpc"]) as ch:
+            with grpc.insecure_channel(d.get("admin") or d["grpc"]) as ch:   # its management address
                 if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=3.0).role == "active":
                     active = d
                     break
@@ -304,7 +328,7 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
 def _ost_admin(run_dir: Path, index: int, **kw):  # noqa: ANN202
     from services.lustre.client.core import ClientError
 
-    c, m = _client(run_dir)
+    c, m = _client(run_dir, admin=True)
     known = {o["index"]: o for o in m["lustre"]["osts"]}
     if index not in known:
         fail(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}", 22)
@@ -372,7 +396,7 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
     except RunDirError:
         manifest = None
     if manifest and manifest.get("lustre"):
-        c, _ = _client(run_dir)
+        c, _ = _client(run_dir, admin=True)
         down = {d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_oss"
                 and fault_marker(manifest["lustre"]["data_dir"], d["name"]).exists()}
         try:

@@ -1,4 +1,4 @@
-"""Lustre's events on the twin's bus (emulator/bus.py: `PREFIX/events/<node>/<kind>`, QoS 1), from the
+"""Lustre's events on the twin's bus (emulator/bus.py: `PREFIX/events/lustre/<kind>`, QoS 1), from the
 sync gRPC daemons through paho's own network thread. Best effort: without a broker nothing is sent.
 
 Kinds (node = the daemon that saw it):
@@ -11,7 +11,10 @@ Kinds (node = the daemon that saw it):
     mds_failover    {"mdt", "to", "from"}       the standby MDS became active
     ost_full        {"ost"}                     an OST is full: new layouts avoid it
     ost_full_clear  {"ost"}                     it has room again
-Every payload also has "time", "node", "kind" and a human "message".
+Every payload also has "time", "node" (the MDS or OSS daemon that saw it: mds01, oss02), "kind" and a
+human "message". What `twin lustre fault` does shows as: oss-kill -> oss_down (then oss_failover from
+the partner), oss-start -> oss_up (then oss_failback), ost-full -> ost_full, ost-clear ->
+ost_full_clear, mds-kill -> mds_failover (from the standby that takes over).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class EventPublisher:
         log.info("event %s: %s", kind, message)
         if self.client is not None:
             with self.lock:
-                self.client.publish(bus.event_topic(self.twin, self.node, kind), json.dumps(payload), qos=1)
+                self.client.publish(bus.event_topic(self.twin, "lustre", kind), json.dumps(payload), qos=1)
 
     def close(self) -> None:
         if self.client is not None:

@@ -23,6 +23,10 @@ MiB = 1024**2
 # An OST stops taking new objects when its free space falls below this fraction of its size
 # (ldiskfs/osd `reserved_mb_low`, default 0.1 % of the target).
 FULL_RESERVE_FRACTION = 0.001
+# ... or below one minimal stripe (64 KiB), whatever its size: room for no new object's first stripe.
+# (What `twin lustre fault ost-full` relies on for an OST that holds nothing yet: it shrinks the
+# capacity to what the OST holds, plus a byte.)
+FULL_MIN_AVAIL_BYTES = 64 * 1024
 
 Op = Literal["read", "write"]
 
@@ -115,7 +119,8 @@ class OstState:
     @property
     def full(self) -> bool:
         """No room for new objects: free space under the reserve, or no free inodes."""
-        return self.avail_bytes < self.capacity_bytes * self.full_reserve_fraction or self.inodes_free == 0
+        return self.avail_bytes < max(self.capacity_bytes * self.full_reserve_fraction, FULL_MIN_AVAIL_BYTES) \
+            or self.inodes_free == 0
 
     @property
     def usable_for_new_objects(self) -> bool:

@@ -100,10 +100,17 @@ class LustreClient:
         self._pool: ThreadPoolExecutor | None = None
 
     @classmethod
-    def from_manifest(cls, manifest: dict[str, Any], failover_timeout: float = 30.0) -> LustreClient:
+    def from_manifest(cls, manifest: dict[str, Any], failover_timeout: float = 30.0,
+                      plane: str = "storage") -> LustreClient:
+        """A client of the twin's filesystem. plane="storage": the servers' storage-network addresses, what
+        a client node uses (under `--network netns` reachable only from a host on the storage segment);
+        plane="admin": their management (OOB) addresses, what `twin` uses from the operator port."""
         lu = manifest.get("lustre")
         if not lu:
             raise ValueError("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+        if plane == "admin":
+            servers = {o["index"]: o.get("admin") or o["servers"] for o in lu["osts"]}
+            return cls(lu.get("mds_admin") or lu["mds"], servers, lu["fsname"], failover_timeout)
         return cls(lu["mds"], {o["index"]: o["servers"] for o in lu["osts"]}, lu["fsname"], failover_timeout)
 
     def close(self) -> None:

@@ -3,7 +3,16 @@ the run directory (RUN/mounts/lustre-<hash>.json: mountpoint, pid), so `twin lus
 `twin down` can unmount it, also after the client process crashed (a stale FUSE mount is lazily
 detached with `fusermount3 -u -z`).
 
-    python -m services.lustre.client.mount RUN_DIR MOUNTPOINT      # foreground; the FUSE process
+Where the client runs: Lustre clients are nodes on the storage network. On the loopback network
+every address is local, so the client is a process of this machine. Under `--network netns` the
+storage segment is reachable only from hosts on it (the operator port is on the OOB plane), so the
+client process enters a client node's network namespace (a GPU server's: gpu001 unless `twin lustre
+mount --host` names another) before it connects, and its RPCs and bulk reads go out of that node's
+storage NIC, through the storage switches (shaped, lossless), to the servers' storage addresses. The
+FUSE mount itself is in this machine's mount namespace (setns of the network namespace changes no
+mounts), so the mount point serves every process here, as the node's mount would serve its jobs.
+
+    python -m services.lustre.client.mount RUN_DIR MOUNTPOINT [NETNS]   # foreground; the FUSE process
 """
 
 from __future__ import annotations
@@ -72,7 +81,25 @@ def tune_readahead(mountpoint: str) -> None:
             pass
 
 
-def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0) -> dict:
+def client_host(manifest: dict, host: str | None = None) -> tuple[str | None, str | None]:
+    """(the client node, its network namespace) for a mount of the twin in `manifest`: under `--network
+    netns` `host` (default: the first GPU server) with an address on the storage network; on the
+    loopback network (no namespaces) `host` as given and no namespace. Raises MountError."""
+    if manifest.get("network") != "netns":
+        return host, None
+    on_storage = {d["host"]: d for d in manifest["daemons"] if d.get("netns") and "storage" in d.get("addresses", {})}
+    if host is None:
+        gpus = [d["host"] for d in manifest["daemons"] if d["kind"] == "gpu_node" and d["host"] in on_storage]
+        if not gpus:
+            raise MountError("no GPU server of this twin is on the storage network: name a client with --host")
+        host = gpus[0]
+    if host not in on_storage:
+        raise MountError(f"{host} is not a host of this twin on the storage network (Lustre clients need one): "
+                         f"choose one of {', '.join(sorted(on_storage)[:8])}{' ...' if len(on_storage) > 8 else ''}")
+    return host, on_storage[host]["netns"]
+
+
+def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, host: str | None = None) -> dict:
     run_path = Path(run_path).resolve()
     mp = Path(mountpoint).resolve()
     if not (run_path / "manifest.json").exists():
@@ -82,6 +109,7 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0) -> 
         raise MountError(f"the twin in {run_path} runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
     if not Path("/dev/fuse").exists():
         raise MountError("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
+    host, netns = client_host(manifest, host)
     if is_mounted(str(mp)):
         raise MountError(f"{mp} is already a mount point")
     mp.mkdir(parents=True, exist_ok=True)
@@ -89,7 +117,8 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0) -> 
         raise MountError(f"{mp} is not empty")
     mounts_dir(run_path).mkdir(parents=True, exist_ok=True)
     log = open(run_path / "logs" / f"lustre-client-{record_path(run_path, str(mp)).stem[7:]}.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "services.lustre.client.mount", str(run_path), str(mp)],
+    proc = subprocess.Popen([sys.executable, "-m", "services.lustre.client.mount", str(run_path), str(mp),
+                             *([netns] if netns else [])],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + timeout
     while not is_mounted(str(mp)):
@@ -101,7 +130,7 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0) -> 
         time.sleep(0.02)
     tune_readahead(str(mp))
     rec = {"mountpoint": str(mp), "pid": proc.pid, "fsname": manifest["lustre"]["fsname"],
-           "mgs": manifest["lustre"]["mgs"], "log": log.name}
+           "mgs": manifest["lustre"]["mgs"], "log": log.name, "host": host, "netns": netns}
     record_path(run_path, str(mp)).write_text(json.dumps(rec, indent=1))
     return rec
 
@@ -153,8 +182,8 @@ def unmount_all(run_path: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m services.lustre.client.mount RUN_DIR MOUNTPOINT", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: python -m services.lustre.client.mount RUN_DIR MOUNTPOINT [NETNS]", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s lustre-client %(levelname)s %(name)s: %(message)s")
     from emulator.procutil import set_process_name
@@ -162,6 +191,9 @@ def main(argv: list[str]) -> int:
     from services.lustre.client.fuse import mount
 
     set_process_name("twin:lustre-cli")
+    if len(argv) == 3:   # the client node's namespace: its storage NIC (before any gRPC thread starts)
+        from emulator.procutil import enter_netns
+        enter_netns(argv[2])
     manifest = json.loads((Path(argv[0]) / "manifest.json").read_text())
     client = LustreClient.from_manifest(manifest)
     logging.getLogger("lustre.client").info("mounting %s on %s", manifest["lustre"]["mgs"], argv[1])

@@ -12,6 +12,8 @@ DaemonConfig fields read:
                                 active, the other one (mds_ha) waits as standby and takes over when
                                 the active one dies (the kernel drops a dead process's flock)
     extra["statfs_interval"]    seconds between OST statfs polls (default 1.0)
+    extra["admin"]              a second address for the same server: the host's OOB (management) one,
+                                `grpc` being its storage-network address
 
 Like the MDS's OSP devices, it polls every OSS for its OSTs' space (what `lfs df` shows and what the
 allocator weighs), marks the OSTs of an unreachable OSS inactive, and destroys the objects of
@@ -309,7 +311,10 @@ class MdsDaemon:
         reflection.enable_server_reflection(
             [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
             server)
-        server.add_insecure_port(self.cfg.grpc)
+        server.add_insecure_port(self.cfg.grpc)   # the storage network: clients, the MDS's OSP polls
+        admin = self.cfg.extra.get("admin")
+        if admin and admin != self.cfg.grpc:
+            server.add_insecure_port(admin)   # the management (OOB) interface: health checks, `twin`'s admin calls
         threads = [threading.Thread(target=f, daemon=True, name=f.__name__)
                    for f in (self.take_over, self.poller, self.destroyer)]
         for t in threads:

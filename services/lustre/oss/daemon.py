@@ -8,6 +8,8 @@ DaemonConfig fields read:
     spec["osts"]            [{"index", "capacity_bytes", "dir"}]: the OSTs it serves and each one's data
                             directory (the OST's "disk"; its failover partner mounts the same one)
     spec["partner"]         the failover partner OSS (or None) and spec["partner_osts"] its OSTs
+    extra["admin"]          a second address for the same server: the host's OOB (management) one, `grpc`
+                            (and the bulk port, `grpc` + 1) being its storage-network address
     extra["nvme_scale"]     the NVMe time model (services.lustre.ost.NvmeModel) applied as call
                             duration x this factor: 1.0 as modelled, 0 off. The environment variable
                             TWIN_LUSTRE_NVME_SCALE overrides it (tests and the bench turn it off).
@@ -295,7 +297,10 @@ class OssDaemon:
         reflection.enable_server_reflection(
             [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
             server)
-        server.add_insecure_port(self.cfg.grpc)
+        server.add_insecure_port(self.cfg.grpc)   # the storage network: clients, the MDS's OSP polls
+        admin = self.cfg.extra.get("admin")
+        if admin and admin != self.cfg.grpc:
+            server.add_insecure_port(admin)   # the management (OOB) interface: health checks, `twin`'s admin calls
         server.start()
         bulk = None
         try:
