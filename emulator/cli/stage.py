@@ -38,6 +38,8 @@ def stage(
     attempts: Annotated[int, typer.Option(help="Tries per object before it counts as failed.")] = 8,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    host: Annotated[str | None, typer.Option(help="--network netns: the client node the job runs on, as a "
+                                             "data-preparation job does (default: the first GPU server).")] = None,
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Stage s3://BUCKET/PREFIX into a Lustre directory: parallel, verified, resumable."""
@@ -64,6 +66,17 @@ def stage(
     if not access_key or not secret_key:
         fail("S3 credentials: give --access-key and --secret-key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); "
              "`twin ceph user create` makes a user")
+
+    if manifest is not None and manifest.get("network") == "netns":
+        # the gateway and Lustre are on the storage segment, which the operator port does not reach:
+        # run where a data-preparation job runs, on a client node (before any socket is opened)
+        from emulator.procutil import enter_netns
+        from services.lustre.client.mount import MountError, client_host
+
+        try:
+            enter_netns(client_host(manifest, host)[1] or "")
+        except (MountError, OSError) as e:
+            fail(f"--network netns: {e}")
 
     set_layout = None
     if stripe_count is not None or stripe_size is not None:

@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 from emulator.network.kernel import missing_tools
 from services.lustre.client.mount import is_mounted
 from tests.conftest import skip_reason
-from tests.lustre.conftest import FUSE_MISSING, LustreMount, MiB, lustre_mount, pattern
+from tests.lustre.conftest import FUSE_MISSING, TWIN, LustreMount, MiB, lustre_mount, pattern
 
 STORAGE, OOB = "10.101.", "10.103."
 
@@ -38,7 +39,7 @@ def _why_skip() -> str:
 def netns_lustre(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LustreMount]:
     if reason := _why_skip():
         pytest.skip(reason)
-    gen = lustre_mount(tmp_path_factory.mktemp("lustre-netns"), "rack", "--network", "netns")
+    gen = lustre_mount(tmp_path_factory.mktemp("lustre-netns"), "rack", "--network", "netns", "--ceph")
     m = next(gen)
     prefix = f"ct{m.manifest['slot']}-"
     yield m
@@ -125,3 +126,28 @@ def test_mount_on_a_host_off_the_storage_network_is_refused(netns_lustre: Lustre
     r = netns_lustre.cli("lustre", "mount", str(tmp_path / "m"), "--host", "pdu-r01-1", check=False)
     assert r.returncode != 0 and "storage network" in r.stderr, r.stderr
     assert not is_mounted(str(tmp_path / "m"))
+
+
+def test_stage_runs_on_a_client_node_over_the_storage_network(netns_lustre: LustreMount) -> None:
+    """The gateway is on the storage segment too: a client in gpu002's namespace uploads, `twin stage`
+    (from this machine's shell) runs on gpu001 and copies into the mount, every object verified."""
+    netns_lustre.cli("ceph", "user", "create", "--uid", "stager", "--display-name", "Stager",
+                     "--access-key", "STAGEAK", "--secret-key", "STAGESK")
+    s3 = next(d["s3"] for d in netns_lustre.manifest["daemons"] if d["kind"] == "ceph_rgw")
+    assert s3.startswith(f"http://{STORAGE}")
+    ns = next(d["netns"] for d in netns_lustre.manifest["daemons"] if d["host"] == "gpu002")
+    upload = ("import boto3, sys; s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', "
+              "aws_access_key_id='STAGEAK', aws_secret_access_key='STAGESK'); "
+              "s3.create_bucket(Bucket='dataset'); "
+              "[s3.put_object(Bucket='dataset', Key=f'shard/{i:02d}', Body=bytes([i]) * (i * 7919 + 1))"
+              " for i in range(12)]")
+    subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", upload, s3], check=True, timeout=60)
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "STAGEAK", "AWS_SECRET_ACCESS_KEY": "STAGESK"}
+    dest = netns_lustre.mnt / "staged"
+    r = subprocess.run([TWIN, "stage", "s3://dataset/shard/", str(dest), "-c", "2", "--json", "--run-dir",
+                        str(netns_lustre.run)], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["copied"] == 12 and report["md5_verified"] == 12 and not report["failed"], report
+    for i in range(12):
+        assert (dest / f"{i:02d}").read_bytes() == bytes([i]) * (i * 7919 + 1)
