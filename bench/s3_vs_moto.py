@@ -230,7 +230,9 @@ def ec_throughput(seconds: float = 1.0) -> dict[str, float]:
     """The data pool's codec on RGW's 4 MiB stripes: encode, decode with all data chunks, decode
     with 3 data chunks lost (real Reed–Solomon reconstruction)."""
     from services.ceph.erasure import ErasureCode
+    from services.ceph.memtune import tune_malloc
 
+    tune_malloc()  # as the gateway process does
     ec = ErasureCode(8, 3)
     data = os.urandom(4 * MIB)
     chunks = ec.encode(data)
@@ -301,11 +303,13 @@ def _area(path: str, func: str) -> str | None:
 def profile_gateway(big_objects: int = 2) -> dict[str, dict[str, float]]:
     """cProfile the gateway in process (server in a thread, which is where `gw.handle` runs) while
     boto3 drives the 4 KiB and 64 MiB workloads; share of the gateway's own time per area."""
+    from services.ceph.memtune import tune_malloc
     from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
     from services.ceph.rgw.gateway import Gateway
     from services.ceph.rgw.http import start_in_thread
     from services.ceph.rgw.users import User, Users
 
+    tune_malloc()  # as the gateway process does (`python -m services.ceph.rgw.http`)
     gw = Gateway(rgw_cluster(12), Users([User("bench", "bench", ACCESS, SECRET)]), DATA_POOL, INDEX_POOL)
     srv = start_in_thread(gw)
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # stop() cancels keep-alive handlers: not news

@@ -88,24 +88,28 @@ class ErasureCode:
 
     # -- coding ------------------------------------------------------------------------------
 
-    def encode(self, data: bytes) -> list[bytes]:
-        """The k data chunks then the m coding chunks of `data`."""
-        n = self.chunk_size(len(data))
+    def encode(self, data: bytes | memoryview) -> list[bytes]:
+        """The k data chunks then the m coding chunks of `data` (any bytes-like object)."""
+        size = len(data)
+        n = self.chunk_size(size)
         if n == 0:
             return [b""] * self.size
         su, sw, k = self.stripe_unit, self.stripe_width, self.k
-        padded = memoryview(bytes(data) + bytes(n * k - len(data)))
+        view = memoryview(data).cast("B")
+        if size < n * k:  # the last stripe is padded with zeros, as Ceph does
+            view = memoryview(b"".join((view, bytes(n * k - size))))
         stripes = n // su
+        # One pass lays the data chunks end to end (chunk j = stripe unit j of every stripe), which is
+        # the buffer pyeclib codes: k equal fragments, cut where the chunks meet.
         if stripes == 1:
-            chunks = [padded[j * su : (j + 1) * su].tobytes() for j in range(k)]
+            joined = data if type(data) is bytes and size == n * k else view.tobytes()
         else:
-            chunks = [b"".join(padded[s * sw + j * su : s * sw + (j + 1) * su] for s in range(stripes))
-                      for j in range(k)]
-        fragments = self._driver.encode(b"".join(chunks))
+            joined = b"".join([view[s * sw + j * su: s * sw + (j + 1) * su] for j in range(k) for s in range(stripes)])
+        fragments = self._driver.encode(joined)
         coding = [f[_HEADER:] for f in fragments[k:]]
         if any(len(c) != n for c in coding):  # pragma: no cover - a backend with other alignment
             raise CephError("FAILED_PRECONDITION", f"{self.backend} padded chunks of {n} bytes")
-        return chunks + coding
+        return [joined[j * n: (j + 1) * n] for j in range(k)] + coding
 
     def decode(self, chunks: Mapping[int, bytes], size: int) -> bytes:
         """The object of `size` bytes from any k of its chunks (index → bytes)."""

@@ -38,6 +38,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from services.ceph.memtune import tune_malloc
 from services.ceph.osd.device import model_for
 from services.ceph.osd.filestore import FileChunkStore
 
@@ -212,6 +213,7 @@ class OsdDaemon:
 
 
 def run(cfg: DaemonConfig) -> None:
+    tune_malloc()  # chunks of 512 KiB come and go: reuse heap memory (Ceph links tcmalloc)
     asyncio.run(OsdDaemon(cfg).serve())
 
 

@@ -46,7 +46,19 @@ def authenticate(method: str, raw_path: str, query: str, headers: dict[str, str]
     if method in ("PUT", "POST"):
         if headers.get("x-amz-content-sha256", "").startswith(sigv4.STREAMING_PREFIX):
             body, found = chunked.decode(body, headers, signed)
-        elif signed is not None:
-            sigv4.check_payload(headers, body)
-        found |= checksums.verify({k: v for k, v in headers.items() if k != "x-amz-checksum-mode"}, body)
+            found |= checksums.verify({k: v for k, v in headers.items() if k != "x-amz-checksum-mode"}, body)
+            return Authenticated(key, body, found)
+        extra = {k: v for k, v in headers.items() if k.startswith("x-amz-checksum-") and k != "x-amz-checksum-mode"}
+        if signed is not None and extra and len(body) >= checksums.PARALLEL_MIN:
+            pending = checksums.alongside(checksums.verify, extra, body)  # CRC32 & co. on another core
+            try:
+                sigv4.check_payload(headers, body)
+            except S3Error:
+                pending.cancel()  # the payload hash failed first, as when they run in turn
+                raise
+            found |= pending.result()
+        else:
+            if signed is not None:
+                sigv4.check_payload(headers, body)
+            found |= checksums.verify(extra, body)
     return Authenticated(key, body, found)

@@ -11,6 +11,8 @@ import base64
 import hashlib
 import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from services.ceph.rgw.s3_errors import S3Error
 
@@ -42,6 +44,19 @@ ALGORITHMS: dict[str, Callable[[bytes], bytes]] = {
     "sha1": lambda d: hashlib.sha1(d).digest(),
     "sha256": lambda d: hashlib.sha256(d).digest(),
 }
+
+
+T = TypeVar("T")
+
+# Hashes of big bodies (MD5 for the ETag, x-amz-checksum-*) run here, on another core, while the
+# request thread verifies the SigV4 payload hash and erasure-codes the stripes: hashlib and zlib
+# release the GIL on buffers this large. Each is still computed over every byte and checked.
+PARALLEL_MIN = 1 << 20
+_HASHERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rgw-hash")
+
+
+def alongside(fn: Callable[..., T], *args: Any) -> Future[T]:
+    return _HASHERS.submit(fn, *args)
 
 
 def compute(algorithm: str, data: bytes) -> str:

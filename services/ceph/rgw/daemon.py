@@ -55,6 +55,7 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from services.ceph.errors import CephError
+from services.ceph.memtune import tune_malloc
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
@@ -88,7 +89,8 @@ class MonCluster:
             code = name if name in _CODES else "UNAVAILABLE"   # deadline, monitor gone: the backend is unavailable
             raise CephError(code, e.details() or name) from None  # type: ignore[arg-type]
 
-    def put(self, pool: str, name: str, data: bytes) -> str:
+    def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
+        data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
         return self._call("PutObject", pb.PutObjectRequest(pool=pool, name=name, data=data)).pg
 
     def get(self, pool: str, name: str) -> bytes:
@@ -253,6 +255,7 @@ async def _serve(cfg: DaemonConfig) -> None:
 
 
 def run(cfg: DaemonConfig) -> None:
+    tune_malloc()  # 4 MiB stripes and their EC chunks reuse heap memory (Ceph links tcmalloc)
     asyncio.run(_serve(cfg))
 
 

