@@ -58,6 +58,13 @@ def train(
     checkpoint_dir: Annotated[Path | None, typer.Option(help="Where checkpoints are written (real files).")] = None,
     checkpoint_scale: Annotated[float, typer.Option(help="Stand-in bytes written = modelled bytes × this.")] = 1e-9,
     storage_gbps: Annotated[float, typer.Option(help="Checkpoint write bandwidth, GB/s (modelled).")] = 100.0,
+    checkpoint_storage: Annotated[str, typer.Option(help="How the checkpoint write time is modelled: bandwidth "
+                                                    "(bytes / --storage-gbps) or lustre (the Lustre model with the "
+                                                    "twin's live OSS/OST faults).")] = "bandwidth",
+    checkpoint_stripe_count: Annotated[int, typer.Option(help="Stripe count the Lustre model writes with.")] = 4,
+    dataset: Annotated[Path | None, typer.Option(help="Dataset directory (e.g. staged into the Lustre mount): "
+                                                 "files sampled from it are read before each step.")] = None,
+    dataset_reads_per_step: Annotated[int, typer.Option(help="Dataset files read per step.")] = 1,
     time_scale: Annotated[float, typer.Option(help="Modelled seconds per wall second (0: unpaced).")] = 1000.0,
     job_id: Annotated[str, typer.Option(help="Job id: lease owner and bus topic.")] = "train",
     servers: Annotated[str, typer.Option(help="Comma-separated GPU servers (default: the first that fit).")] = "",
@@ -75,9 +82,14 @@ def train(
         cfg = TrainConfig(gpus=gpus, tp=tp, pp=pp, params=params, steps=steps, global_batch=global_batch,
                           seq_len=seq_len, mfu=mfu, checkpoint_every=checkpoint_every,
                           checkpoint_scale=checkpoint_scale, storage_gbps=storage_gbps, time_scale=time_scale,
+                          checkpoint_storage=checkpoint_storage, checkpoint_stripe_count=checkpoint_stripe_count,
+                          dataset=str(dataset.resolve()) if dataset else "",
+                          dataset_reads_per_step=dataset_reads_per_step,
                           job_id=job_id, servers=tuple(s for s in servers.split(",") if s))
     except TrainConfigError as e:
         fail(str(e))
+    if dataset is not None and not dataset.is_dir():
+        fail(f"--dataset {dataset}: not a directory")
     if dp and dp != cfg.dp:
         fail(f"--dp {dp} disagrees with --gpus {gpus} / (tp {tp} × pp {pp}) = {cfg.dp}")
     twin = connect(run_dir)

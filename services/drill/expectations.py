@@ -75,4 +75,30 @@ def _one(e: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
             return _res(e, False, "requeues are counted by Slurm: the drill needs 'workload: {scheduler: slurm}'")
         n = int(sched.get("requeues", 0))
         return _res(e, n == int(v), f"Slurm requeued the job {n} time(s), expected {v}")
+    if name == "stage_completes":
+        st = r.get("stage")
+        if not st:
+            return _res(e, False, "the drill staged no dataset (storage.dataset)")
+        ok = not st["failed"] and st["listed"] == st["objects"] > 0 \
+            and st["verified_after_stage"] == st["objects"] and st["copied"] + st["skipped"] == st["listed"]
+        why = (f"{st['copied'] + st['skipped']} of {st['objects']} objects staged ({st['copied']} copied), "
+               f"{st['verified_after_stage']} verified against their MD5 after staging"
+               + (f"; failed: {st['failed']}" if st["failed"] else "")
+               + (f"; mismatched: {st['mismatched'][:3]}" if st["mismatched"] else ""))
+        return _res(e, ok == bool(v), why)
+    if name == "stage_retries_at_most":
+        st = r.get("stage")
+        if not st:
+            return _res(e, False, "the drill staged no dataset (storage.dataset)")
+        n = len(st["retries"])
+        return _res(e, n <= int(v), f"{n} stage retr{'y' if n == 1 else 'ies'} ({st['retry_wait_s']:.1f} s wall "
+                    f"lost waiting to retry; limit {v})"
+                    + (f": {', '.join(x['key'] + ' ' + x['error'][:60] for x in st['retries'][:3])}" if n else ""))
+    if name == "dataset_reads_ok":
+        sto = r.get("storage") or {}
+        reads, errors = sto.get("dataset_reads", 0), sto.get("storage_failures", [])
+        steps = sum(max(0, a["last_step"] - a["first_step"] + 1) for a in r.get("attempts", []))
+        ok = reads >= steps > 0 and not [x for x in errors if "dataset" in x]
+        return _res(e, ok == bool(v), f"{reads} dataset files read for {steps} steps computed"
+                    + (f"; storage failures: {errors}" if errors else ", no read error"))
     return _res(e, False, f"unknown expectation {name!r}")

@@ -155,6 +155,15 @@ def render(r: dict[str, Any]) -> str:
     body = "".join(f"<h2>{html.escape(t)}</h2>{svg}" for t, svg in sections if svg)
     faults = "".join(f"<li><b>{html.escape(f['name'])}</b> at {f['t_s'] / 60:.1f} min (step {f['step']}): "
                      f"{html.escape(f['effect'])}</li>" for f in r.get("faults", []))
+    st = r.get("stage")
+    if st:
+        retries = "".join(f"<li>{html.escape(x['key'])} attempt {x['attempt']}: {html.escape(x['error'][:200])} "
+                          f"(waited {x['wait_s']:.1f} s)</li>" for x in st["retries"])
+        body = (f"<h2>Dataset staging (before training; wall-clock)</h2><p>{html.escape(st['source'])} &rarr; "
+                f"{html.escape(st['dest'])}: {st['copied']} of {st['objects']} objects copied "
+                f"({st['bytes'] / 2**20:.1f} MiB) in {st['wall_s']:.1f} s, {st['verified_after_stage']} verified "
+                f"against their MD5, {len(st['failed'])} failed, {len(st['retries'])} retries "
+                f"({st['retry_wait_s']:.1f} s lost waiting)</p>" + (f"<ul>{retries}</ul>" if retries else "") + body)
     data = html.escape(json.dumps({k: v for k, v in r.items() if k != "wall"}, indent=1, sort_keys=True))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>drill {html.escape(r['drill'])}</title>
 <style>body{{font-family:sans-serif;max-width:900px;margin:2em auto}} .ok td:first-child{{color:#2e7d32}}

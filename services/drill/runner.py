@@ -5,12 +5,23 @@ Determinism: faults fire at step boundaries chosen from modelled time, random ta
 `random.Random(seed)`, and every figure in the report is modelled, so the same seed gives the
 same report. Wall-clock facts (when it ran, how long, the raw bus traffic) live under the report's
 "wall" key, which comparisons leave out.
+
+Storage (`storage:` in the drill): the twin's Lustre is mounted (FUSE) under OUT/lustre for the run;
+checkpoints can live there (real writes through the Lustre client, the write time from the Lustre
+model with the live faults), and a dataset is made in the S3 gateway (seeded bytes), staged into the
+mount by `twin stage`'s job (faults can fire mid-staging), verified file by file against the S3 ETags
+and then read by the training each step. Staging is real I/O: its duration and retries are wall facts
+(the report's "stage" says so); the objects, bytes and verification are reproducible.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import shutil
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +35,7 @@ from services.train.runner import Hooks, JobResult, Touched, TrainJob
 
 Log = Callable[[str], None]
 WATCH_S = 5.0  # wall seconds to wait for an expected bus event after a fault
+STAGE_READ_TIMEOUT_S = 15.0  # a GET that blocks longer (PGs below min_size) is retried by the stage job
 
 
 def _targets(drill: Drill, servers: list[str], rng: random.Random) -> dict[str, dict[str, Any]]:
@@ -97,11 +109,127 @@ def _default_cfg() -> Any:
 
 def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, Any], wall: dict[str, Any],
                   log: Log) -> None:
+    st = drill.storage
+    if not st.get("lustre_mount"):
+        _workload(drill, seed, out, twin, report, wall, log, out / "checkpoints", None)
+        return
+    from services.lustre.client.mount import MountError, mount_background, unmount
+
+    if not twin.manifest.get("lustre"):
+        raise MountError("the drill keeps its data on Lustre: the twin runs none (`twin: {lustre: true}`)")
+    mp = out / "lustre"
+    if mp.is_dir() and not any(mp.iterdir()):
+        mp.rmdir()
+    rec = mount_background(twin.run.path, str(mp))
+    log(f"Lustre {rec['mgs']} mounted on {mp} (FUSE client pid {rec['pid']})")
+    try:
+        ckdir = mp / "checkpoints" / drill.workload.job_id if st.get("checkpoints") == "lustre" \
+            else out / "checkpoints"
+        _workload(drill, seed, out, twin, report, wall, log, ckdir, mp)
+    finally:
+        unmount(twin.run.path, str(mp))
+
+
+def _layout(twin: Any, mount: Path, stripe_count: int) -> Callable[[Path], None]:
+    """`lfs setstripe -c N DIR` through the MDS (new files in DIR inherit it)."""
+    from services.lustre.client.core import LustreClient
+
+    client = LustreClient.from_manifest(twin.manifest, failover_timeout=60.0)
+
+    def set_layout(d: Path) -> None:
+        client.setstripe("/" + str(d)[len(str(mount)):].strip("/"), count=stripe_count, size=0)
+
+    return set_layout
+
+
+def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[int, int], None],
+           log: Log) -> dict[str, Any]:
+    """Make the drill's dataset in the S3 gateway (seeded), stage it into the mount, verify every file."""
+    import boto3
+    from botocore.config import Config
+
+    from services.stage.job import StageJob
+
+    ds = drill.storage["dataset"]
+    rgw = twin.daemons("ceph_rgw")
+    if not rgw:
+        raise RuntimeError("the drill stages from the S3 gateway: the twin runs no Ceph (`twin: {ceph: true}`)")
+    key, secret = "DRILLSTAGE" + hashlib.sha1(drill.name.encode()).hexdigest()[:10].upper(), "drill-stage-secret"
+    exe = Path(sys.executable).with_name("twin")
+    r = subprocess.run([str(exe) if exe.exists() else "twin", "ceph", "user", "create", "--uid", "drill-stage",
+                        "--display-name", "drill staging", "--access-key", key, "--secret", secret,
+                        "--run-dir", str(twin.run.path)], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0 and "exist" not in (r.stdout + r.stderr).lower():
+        raise RuntimeError(f"twin ceph user create: {(r.stderr or r.stdout).strip()[:300]}")
+    s3 = boto3.client("s3", endpoint_url=rgw[0]["s3"], aws_access_key_id=key, aws_secret_access_key=secret,
+                      region_name="us-east-1",
+                      config=Config(retries={"max_attempts": 2, "mode": "standard"}, s3={"addressing_style": "path"},
+                                    max_pool_connections=max(10, 2 * ds["workers"]), connect_timeout=5,
+                                    read_timeout=STAGE_READ_TIMEOUT_S))
+    try:
+        s3.create_bucket(Bucket=ds["bucket"])
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    rng = random.Random(f"{seed}:dataset")
+    size = ds["object_kib"] * 1024
+    keys = [f"{ds['prefix']}shard-{i:05d}.bin" for i in range(ds["objects"])]
+    md5 = {}
+    w0 = time.monotonic()
+    for k in keys:
+        body = rng.randbytes(size)
+        md5[k] = hashlib.md5(body).hexdigest()
+        s3.put_object(Bucket=ds["bucket"], Key=k, Body=body)
+    upload_s = time.monotonic() - w0
+    total = size * len(keys)
+    log(f"dataset: {len(keys)} objects x {ds['object_kib']} KiB in s3://{ds['bucket']}/{ds['prefix']} "
+        f"({upload_s:.1f} s wall to upload)")
+    dest = mount / "datasets" / drill.name
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    lock = threading.Lock()
+    done = [0]
+
+    def progress(n: int) -> None:
+        with lock:
+            done[0] += n
+            on_bytes(done[0], total)
+
+    job = StageJob(s3, ds["bucket"], ds["prefix"], dest, workers=ds["workers"],
+                   set_layout=_layout(twin, mount, drill.storage["stripe_count"]), progress=progress)
+    rep = job.run()
+    # every staged file read back from Lustre and checked against the content's MD5 (the S3 ETag)
+    bad = []
+    for k in keys:
+        try:
+            got = hashlib.md5(job.target(k).read_bytes()).hexdigest()
+        except OSError as e:
+            got = f"unreadable ({e.strerror})"
+        if got != md5[k]:
+            bad.append(f"{k}: {got}")
+    d = rep.to_dict()
+    log(f"staged {d['copied']} of {d['listed']} objects ({d['bytes_copied'] / 2**20:.1f} MiB) into {dest} in "
+        f"{d['seconds']:.1f} s wall, {len(d['retries'])} retries, {len(d['failed'])} failed; "
+        f"{len(keys) - len(bad)} of {len(keys)} files verified against their MD5")
+    return {"source": f"s3://{ds['bucket']}/{ds['prefix']}", "dest": f"LUSTRE:/{dest.relative_to(mount)}",
+            "path": str(dest), "objects": len(keys),
+            "bytes": total, "listed": d["listed"], "copied": d["copied"], "skipped": d["skipped"],
+            "failed": d["failed"], "md5_verified": d["md5_verified"], "size_verified": d["size_verified"],
+            "verified_after_stage": len(keys) - len(bad), "mismatched": bad,
+            "retries": d["retries"], "retry_wait_s": round(sum(x["wait_s"] for x in d["retries"]), 3),
+            "wall_s": round(d["seconds"], 3), "upload_wall_s": round(upload_s, 3),
+            "note": "staging is real I/O on the twin: wall_s, retries and retry_wait_s (time lost waiting to "
+                    "retry) are wall-clock facts; the objects, bytes and verification are reproducible"}
+
+
+def _workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, Any], wall: dict[str, Any],
+              log: Log, ckdir: Path, mount: Path | None) -> None:
     cfg = drill.workload
     assert cfg is not None
     rng = random.Random(seed)
-    ckdir = out / "checkpoints"
     shutil.rmtree(ckdir, ignore_errors=True)
+    if mount is not None and drill.storage.get("checkpoints") == "lustre":
+        ckdir.mkdir(parents=True, exist_ok=True)
+        _layout(twin, mount, drill.storage["stripe_count"])(ckdir)
     targets = _targets(drill, _job_servers(drill, twin), rng)
     pending = list(drill.schedule)
     sub = twin.events("events/#")
@@ -117,14 +245,13 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
         while not sub.messages.empty():
             bus.append(sub.messages.get_nowait())
 
-    def before_step(job: TrainJob, step: int, t: float) -> Touched | None:
-        touched = Touched()
-        for f in list(pending):
-            due = (("step" in f.at and step >= f.at["step"])
-                   or ("modelled_min" in f.at and clock + t >= f.at["modelled_min"] * 60)
-                   or ("wall_s" in f.at and time.monotonic() - run_wall0 >= f.at["wall_s"]))
-            if not due:
-                continue
+    storage_nodes = {"oss": {d["name"] for d in twin.daemons() if d["kind"].startswith("lustre_")},
+                     "mds": {d["name"] for d in twin.daemons() if d["kind"].startswith("lustre_")},
+                     "osd": {"ceph"} | {d["name"] for d in twin.daemons() if d["kind"].startswith("ceph_")}}
+    fire_lock = threading.Lock()
+
+    def fire(f: Any, step: int, t: float, **extra: Any) -> Touched:
+        with fire_lock:
             pending.remove(f)
             pump()
             mark = len(bus)
@@ -133,17 +260,49 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
                 wall_faults.append(f.name)
             log(f"[{(clock + t) / 60:8.1f} min] fault {f.name}: {what}")
             timeline.append({"t_s": round(clock + t, 6), "kind": "fault", "name": f.name, "fault": f.kind,
-                             "detail": what, "step": step})
+                             "detail": what, "step": step, **extra})
             faults_rep[f.name] = {"name": f.name, "fault": f.kind, "t_s": round(clock + t, 6), "step": step,
                                   "target": targets[f.name] or {k: v for k, v in f.args.items()}, "effect": what,
-                                  "_mark": mark, "_server": targets[f.name].get("server"), "observed": []}
+                                  **extra, "_mark": mark, "_server": targets[f.name].get("server"),
+                                  "_nodes": storage_nodes.get(f.kind, set()), "observed": []}
+            return tch
+
+    def before_step(job: TrainJob, step: int, t: float) -> Touched | None:
+        touched = Touched()
+        for f in list(pending):
+            due = (("step" in f.at and step >= f.at["step"])
+                   or ("modelled_min" in f.at and clock + t >= f.at["modelled_min"] * 60)
+                   or ("wall_s" in f.at and time.monotonic() - run_wall0 >= f.at["wall_s"]))
+            if not due:
+                continue
+            tch = fire(f, step, t)
             touched = Touched(touched.servers + tch.servers, touched.fabric or tch.fabric)
         return touched if (touched.servers or touched.fabric) else None
+
+    def during_checkpoint(job: TrainJob, step: int, t: float) -> None:
+        for f in [f for f in pending if f.at.get("checkpoint") == step]:
+            fire(f, step, t, checkpoint=step)
 
     def on_event(e: dict[str, Any]) -> None:
         if e["kind"] == "checkpoint":
             written.append(e["step"])
 
+    if drill.storage.get("dataset"):
+        assert mount is not None
+        staged = [f for f in pending if "staged_pct" in f.at]
+
+        def on_bytes(done: int, total: int) -> None:
+            for f in [f for f in staged if f in pending and done >= total * f.at["staged_pct"] / 100]:
+                fire(f, 0, 0.0, staged_pct=round(100 * done / max(1, total), 1))
+
+        stage = _stage(drill, seed, twin, mount, on_bytes, log)
+        for f in [f for f in staged if f in pending]:  # an empty dataset: fire them at the end of staging
+            fire(f, 0, 0.0, staged_pct=100.0)
+        report["stage"] = stage
+        timeline.append({"t_s": 0.0, "kind": "stage", "detail": f"staged {stage['copied']} of {stage['listed']} "
+                         f"objects from {stage['source']}, {stage['verified_after_stage']} verified, "
+                         f"{len(stage['retries'])} retries, {len(stage['failed'])} failed (before training)"})
+        cfg = cfg.with_(dataset=stage.pop("path"))
     attempt = 0
     exclude: tuple[str, ...] = ()
     final: JobResult | None = None
@@ -151,7 +310,8 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
     while True:
         attempt += 1
         job = TrainJob(cfg.with_(job_id=f"{cfg.job_id}"), twin, ckdir, resume=attempt > 1,
-                       hooks=Hooks(before_step, on_event), exclude=exclude, take_mig=drill.take_mig, log=log)
+                       hooks=Hooks(before_step, on_event, during_checkpoint), exclude=exclude,
+                       take_mig=drill.take_mig, log=log)
         res = job.run()
         final = res
         for e in res.events:
@@ -169,6 +329,7 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
                                    "resumed_from": res.resumed_from, "modelled_s": round(res.modelled_s, 6),
                                    "useful_s": round(res.useful_s, 6), "checkpoint_s": round(res.checkpoint_s, 6),
                                    "step_time": res.step_time, "servers": res.servers,
+                                   "dataset_reads": res.dataset_reads, "dataset_bytes": res.dataset_bytes,
                                    "progress": _thin(res.progress, clock)})
         if res.status == "completed":
             clock += res.modelled_s
@@ -222,7 +383,7 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
         seen = _kinds(f, bus)
         raw[n] = sorted(seen)
         f["observed"] = sorted((seen & wanted.get(n, set())) | job_kinds.get(n, set()))
-        del f["_mark"], f["_server"]
+        del f["_mark"], f["_server"], f["_nodes"]
     report["faults"] = [faults_rep[f.name] for f in drill.schedule if f.name in faults_rep]
     report["not_fired"] = [f.name for f in pending]
     wall["bus_events_per_fault"] = raw
@@ -231,6 +392,19 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
     report["checkpoints"] = {"written": sorted(set(written)), "complete": [c.step for c in good],
                              "incomplete": [d.name for d in bad],
                              "lost": sorted(set(written) - {c.step for c in good})}
+    complete = {c.step for c in good}
+    for f in report["faults"]:
+        if f.get("checkpoint") is not None and f["checkpoint"] in complete:
+            f["observed"] = sorted({*f["observed"], "checkpoint_complete"})
+    if drill.storage:
+        report["storage"] = {
+            "lustre_mount": bool(mount), "checkpoint_dir": "lustre mount" if drill.storage.get("checkpoints") ==
+            "lustre" else "local", "checkpoint_model": cfg.checkpoint_storage,
+            "checkpoint_write_s": [e["write_s"] for e in report["timeline"] if e["kind"] == "checkpoint"],
+            "dataset": "staged into the Lustre mount" if drill.storage.get("dataset") else None,
+            "dataset_reads": sum(a["dataset_reads"] for a in report["attempts"]),
+            "dataset_bytes": sum(a["dataset_bytes"] for a in report["attempts"]),
+            "storage_failures": [f["reason"] for f in report["failures"] if f.get("kind") == "storage"]}
     assert final is not None
     report["final"] = {"status": final.status, "step": final.last_step, "reason": final.reason}
     useful = sum(a["useful_s"] for a in report["attempts"]) - sum(f["lost_work_s"] for f in report["failures"])
@@ -250,7 +424,8 @@ def _kinds(f: dict[str, Any], bus: list[dict[str, Any]]) -> set[str]:
     for m in bus[f["_mark"]:]:
         topic = m.get("_topic", "")
         node = m.get("node") or topic.split("/")[-2]
-        if (f["_server"] and node == f["_server"]) or (not f["_server"] and "/events/fabric/" in topic):
+        if (f["_server"] and node == f["_server"]) or (f.get("_nodes") and node in f["_nodes"]) \
+                or (not f["_server"] and not f.get("_nodes") and "/events/fabric/" in topic):
             out.add(str(m.get("kind") or topic.rsplit("/", 1)[-1]))
     return out
 

@@ -15,9 +15,18 @@ run and leaves faults behind. A bad file is refused with the file, the entry and
       - {resumes_within_min: 15}
       - {event: {fault: gpu-lost, kind: lease_end}}
     study: {...}                   # optional: checkpoint-interval study (study.py)
+    storage:                       # optional: the workload's data on the twin's storage
+      lustre_mount: true           # mount the twin's Lustre (FUSE) under OUT/lustre for the drill
+      checkpoints: lustre          # checkpoint files on that mount (default: local, OUT/checkpoints)
+      stripe_count: 4              # lfs setstripe -c on the checkpoint and dataset directories
+      dataset: {objects: 32, object_kib: 512, bucket: data, prefix: train/, workers: 4}
+                                   # made (seeded) in the twin's S3 gateway, staged into the mount with
+                                   # `twin stage`'s job, then read by the training (needs ceph and lustre)
 
 `at`: `step` (before that step starts), `modelled_min` (the first step boundary at or after that
-job time) or `wall_s` (wall seconds after the run starts: not reproducible, flagged in the report).
+job time), `checkpoint` (half-way through writing checkpoint N's data), `staged_pct` (once that
+share of the dataset's bytes is staged) or `wall_s` (wall seconds after the run starts: not
+reproducible, flagged in the report).
 """
 
 from __future__ import annotations
@@ -35,17 +44,23 @@ FAULTS = {
     "reboot": "a node reboot (GpuNode.RebootNode)",
     "link": "a fabric cable down or up (Fabric.SetPortState)",
     "switch": "a fabric switch lost: every cabled port disabled (or restored)",
-    "oss": "a Lustre OSS fails (needs `twin up --lustre`)",
+    "oss": "a Lustre OSS fails (needs `twin up --lustre`): `daemon: ossNN` (default the first), `mode: kill` "
+           "(-9, the supervisor restarts it) or `failover` (stays down, its partner serves its OSTs, as "
+           "`twin lustre fault oss-kill`); `restore: true` brings a failed-over OSS back (failback)",
     "mds": "a Lustre MDS fails (needs `twin up --lustre`)",
-    "osd": "Ceph OSDs fail: `osd: ID` or `osds: [IDs]`, `mode: kill` (crash, restarted) or `stop` (stays down) "
-           "(needs `twin up --ceph`)",
+    "osd": "Ceph OSDs fail: `osd: ID` or `osds: [IDs]`, `mode: kill` (crash, restarted) or `stop` (stays down); "
+           "an operator's `out` (CRUSH backfills their shards elsewhere), `in` or `start` (needs `twin up --ceph`)",
     "preempt": "a regression job through the real Slurm needs the job's nodes (needs `workload.scheduler: slurm`): "
                "`nodes: N` (default: the job's), `duration_min: M` modelled minutes it holds them",
 }
 BACKENDS = ("model", "slurm")  # workload.scheduler: the drill requeues (model) or the real Slurm does
 EXPECTATIONS = ("job_completes", "resumes_within_min", "no_checkpoint_lost", "goodput_at_least", "event",
                 "failure_reason_contains", "failures", "throughput_drop_at_least_pct", "optimum_near_daly_pct",
-                "requeues")
+                "requeues", "stage_completes", "stage_retries_at_most", "dataset_reads_ok")
+AT = ("step", "modelled_min", "checkpoint", "staged_pct", "wall_s")
+STORAGE_KEYS = ("lustre_mount", "checkpoints", "stripe_count", "dataset")
+DATASET_DEFAULTS: dict[str, Any] = {"objects": 32, "object_kib": 512, "bucket": "drill-data", "prefix": "train/",
+                                    "workers": 4}
 SCHEDULER_DEFAULTS = {"requeue_s": 120.0, "reboot_s": 300.0, "max_requeues": 3}
 
 
@@ -76,6 +91,7 @@ class Drill:
     study: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     backend: str = "model"  # workload.scheduler: "model" (the drill requeues) or "slurm" (sbatch, real requeue)
+    storage: dict[str, Any] = field(default_factory=dict)
 
 
 def load(path: str | Path) -> Drill:
@@ -96,7 +112,8 @@ def _where(path: str, what: str) -> str:
 
 
 def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
-    known = {"name", "description", "topology", "twin", "workload", "scheduler", "schedule", "expect", "study"}
+    known = {"name", "description", "topology", "twin", "workload", "scheduler", "schedule", "expect", "study",
+             "storage"}
     extra = sorted(set(doc) - known)
     if extra:
         raise DrillError(_where(path, f"unknown key(s) {', '.join(extra)}; known: {', '.join(sorted(known))}"))
@@ -127,6 +144,7 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
             workload = TrainConfig(**{"job_id": doc["name"].replace("_", "-"), **wl})
         except (TrainConfigError, TypeError) as e:
             raise DrillError(_where(path, f"workload: {e}")) from None
+    storage = _storage(doc.get("storage"), twin, workload, backend, path)
     sched = dict(SCHEDULER_DEFAULTS)
     for k, v in (doc.get("scheduler") or {}).items():
         if k not in SCHEDULER_DEFAULTS or not isinstance(v, int | float) or v < 0:
@@ -145,10 +163,26 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
         if name in names:
             raise DrillError(_where(path, f"{where}: the name {name!r} is used twice"))
         names.add(name)
-        if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in ("step", "modelled_min", "wall_s") \
+        if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in AT \
                 or not isinstance(next(iter(at.values())), int | float) or next(iter(at.values())) < 0:
             raise DrillError(_where(path, f"{where} ({name}): 'at' is one of {{step: N}}, {{modelled_min: X}}, "
-                                          f"{{wall_s: X}} with X >= 0"))
+                                          f"{{checkpoint: N}}, {{staged_pct: X}}, {{wall_s: X}} with X >= 0"))
+        if "checkpoint" in at and (workload is None or not workload.checkpoint_every
+                                   or int(at["checkpoint"]) % workload.checkpoint_every
+                                   or not 0 < int(at["checkpoint"]) <= workload.steps):
+            raise DrillError(_where(path, f"{where} ({name}): 'at: {{checkpoint: N}}' needs a step the workload "
+                                          "checkpoints at (a multiple of checkpoint_every, up to steps)"))
+        if "staged_pct" in at and (not storage.get("dataset") or not 0 <= at["staged_pct"] <= 100):
+            raise DrillError(_where(path, f"{where} ({name}): 'at: {{staged_pct: X}}' needs 'storage: {{dataset: "
+                                          "...}}' and 0 <= X <= 100"))
+        if kind in ("oss", "mds") and not twin.get("lustre"):
+            raise DrillError(_where(path, f"{where} ({name}): Lustre faults need 'twin: {{lustre: true}}'"))
+        if kind == "osd" and not twin.get("ceph"):
+            raise DrillError(_where(path, f"{where} ({name}): OSD faults need 'twin: {{ceph: true}}'"))
+        if kind == "osd" and f.get("mode", "kill") not in ("kill", "stop", "start", "out", "in"):
+            raise DrillError(_where(path, f"{where} ({name}): an osd fault's mode is kill, stop, start, out or in"))
+        if kind == "oss" and f.get("mode", "kill") not in ("kill", "failover"):
+            raise DrillError(_where(path, f"{where} ({name}): an oss fault's mode is kill or failover"))
         if kind == "xid" and not isinstance(f.get("xid"), int):
             raise DrillError(_where(path, f"{where} ({name}): an xid fault needs 'xid: N'"))
         if kind == "switch" and not f.get("switch"):
@@ -176,4 +210,40 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
     if workload is None and study is None:
         raise DrillError(_where(path, "a drill needs a workload (with a schedule) or a study"))
     return Drill(doc["name"], path, str(doc.get("description", "")).strip(), doc["topology"], twin, workload,
-                 take_mig, sched, faults, expect, study, doc, backend)
+                 take_mig, sched, faults, expect, study, doc, backend, storage)
+
+
+def _storage(st: Any, twin: dict[str, Any], workload: TrainConfig | None, backend: str, path: str) -> dict[str, Any]:
+    if st is None:
+        return {}
+    if not isinstance(st, dict) or set(st) - set(STORAGE_KEYS):
+        raise DrillError(_where(path, f"'storage' is a mapping of {', '.join(STORAGE_KEYS)}"))
+    out = dict(st)
+    if backend != "model":
+        raise DrillError(_where(path, "'storage' needs the drill's own scheduler (workload.scheduler: model)"))
+    if out.get("checkpoints", "local") not in ("local", "lustre"):
+        raise DrillError(_where(path, "storage.checkpoints: local or lustre"))
+    if out.get("checkpoints") == "lustre" or out.get("dataset"):
+        out["lustre_mount"] = True
+    if out.get("lustre_mount") and not twin.get("lustre"):
+        raise DrillError(_where(path, "storage on the Lustre mount needs 'twin: {lustre: true}'"))
+    sc = out.setdefault("stripe_count", 4)
+    if not isinstance(sc, int) or sc == 0 or sc < -1:
+        raise DrillError(_where(path, "storage.stripe_count: >= 1, or -1 (all OSTs)"))
+    ds = out.get("dataset")
+    if ds is not None:
+        if not isinstance(ds, dict) or set(ds) - set(DATASET_DEFAULTS):
+            raise DrillError(_where(path, f"storage.dataset takes {', '.join(DATASET_DEFAULTS)}"))
+        ds = {**DATASET_DEFAULTS, **ds}
+        if not twin.get("ceph"):
+            raise DrillError(_where(path, "storage.dataset is staged from the S3 gateway: it needs 'twin: {ceph: "
+                                          "true, lustre: true}'"))
+        for k in ("objects", "object_kib", "workers"):
+            if not isinstance(ds[k], int) or ds[k] < 1:
+                raise DrillError(_where(path, f"storage.dataset.{k}: an integer >= 1"))
+        if not isinstance(ds["bucket"], str) or not ds["bucket"] or not isinstance(ds["prefix"], str):
+            raise DrillError(_where(path, "storage.dataset: bucket and prefix are strings"))
+        out["dataset"] = ds
+    if workload is None and out:
+        raise DrillError(_where(path, "'storage' needs a workload"))
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write(root: Path, step: int, standin_bytes: int, manifest: dict[str, Any]) -> Checkpoint:
-    """Write the stand-in data, then publish the manifest atomically. Returns the complete checkpoint."""
+def write(root: Path, step: int, standin_bytes: int, manifest: dict[str, Any],
+          midway: Callable[[], None] | None = None,
+          before_manifest: Callable[[], None] | None = None) -> Checkpoint:
+    """Write the stand-in data, then publish the manifest atomically. Returns the complete checkpoint.
+    `midway()` is called once half the data is written (a drill injects a fault mid-checkpoint there),
+    `before_manifest()` once the data is durable, before `manifest` (which it may update) is written."""
     d = step_dir(root, step)
     d.mkdir(parents=True, exist_ok=True)
     old = d / MANIFEST
@@ -56,13 +61,22 @@ def write(root: Path, step: int, standin_bytes: int, manifest: dict[str, Any]) -
     digest = hashlib.sha256()
     with open(d / SHARD, "wb") as f:
         left = standin_bytes
+        half = standin_bytes - standin_bytes // 2
         while left > 0:
-            piece = block[: min(left, CHUNK)]
+            piece = block[: min(left, CHUNK, left - half if left > half else left)]
             f.write(piece)
             digest.update(piece)
             left -= len(piece)
+            if midway is not None and left == half:
+                f.flush()
+                midway()
+                midway = None
+        if midway is not None:
+            midway()
         f.flush()
         os.fsync(f.fileno())
+    if before_manifest is not None:
+        before_manifest()
     doc = dict(manifest, step=step, standin_bytes=standin_bytes, sha256=digest.hexdigest(), complete=True)
     tmp = d / (MANIFEST + ".tmp")
     with open(tmp, "w") as f:

@@ -16,6 +16,7 @@ class TrainConfigError(ValueError):
 
 
 GPUS_PER_SERVER = 8
+STORAGE_MODELS = ("bandwidth", "lustre")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,13 @@ class TrainConfig:
     time_scale: float = 1000.0  # modelled seconds per wall second; 0 = as fast as possible
     job_id: str = "train"
     servers: tuple[str, ...] = field(default_factory=tuple)
+    # where the data lives: a directory of dataset files read each step (e.g. staged into the Lustre
+    # mount), and how the checkpoint write time is modelled: "bandwidth" (bytes / storage_gbps) or
+    # "lustre" (services/lustre/estimate.py's storage model with the twin's live OSS/OST faults)
+    dataset: str = ""
+    dataset_reads_per_step: int = 1
+    checkpoint_storage: str = "bandwidth"
+    checkpoint_stripe_count: int = 4
 
     def __post_init__(self) -> None:
         problems = []
@@ -86,6 +94,12 @@ class TrainConfig:
             problems.append(f"--job-id {self.job_id!r}: non-empty, without '/', '+' or '#'")
         if self.servers and len(self.servers) != self.n_servers:
             problems.append(f"--servers lists {len(self.servers)} servers, --gpus {self.gpus} needs {self.n_servers}")
+        if self.dataset_reads_per_step < 1:
+            problems.append(f"--dataset-reads-per-step {self.dataset_reads_per_step}: must be >= 1")
+        if self.checkpoint_storage not in STORAGE_MODELS:
+            problems.append(f"--checkpoint-storage {self.checkpoint_storage!r}: one of {', '.join(STORAGE_MODELS)}")
+        if self.checkpoint_stripe_count == 0 or self.checkpoint_stripe_count < -1:
+            problems.append(f"--checkpoint-stripe-count {self.checkpoint_stripe_count}: >= 1, or -1 (all OSTs)")
         if self.servers and len(set(self.servers)) != len(self.servers):
             problems.append("--servers names a server twice")
         if not problems and self.global_batch % (self.dp * self.micro_batch):

@@ -12,7 +12,12 @@ Why it looks like this:
   once (`Hooks.before_step` returns what it touched), which keeps drills deterministic; faults
   injected from outside are noticed from the bus at the next step boundary.
 - Checkpoints are real files (checkpoint_store.py) with a modelled write time; `resume` starts
-  from the last complete one.
+  from the last complete one. On the twin's Lustre mount they are real writes through the FUSE
+  client (a failing OSS blocks them until its partner serves its OSTs; without one they fail with
+  EIO and so does the job), and with `checkpoint_storage: lustre` the modelled write time is
+  services/lustre/estimate.py's, with the twin's live OSS/OST faults applied.
+- A `dataset` directory is read as a data loader reads it: before each step, files sampled from it
+  (seeded by job and step) are read whole; an I/O error (an OST lost without failover) fails the job.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ Log = Callable[[str], None]
 # (PyTorch's default timeout is 10 minutes).
 DETECT_XID_S = 30.0
 DETECT_FABRIC_S = 600.0
+DETECT_STORAGE_S = 30.0  # an I/O error (EIO) kills the rank that got it, the launcher the job
 
 
 class TrainError(RuntimeError):
@@ -60,13 +66,15 @@ class Hooks:
 
     before_step: Callable[[TrainJob, int, float], Touched | None] | None = None
     on_event: Callable[[dict[str, Any]], None] | None = None
+    # during_checkpoint(job, step, t): half of checkpoint `step`'s data is written, at modelled time t
+    during_checkpoint: Callable[[TrainJob, int, float], None] | None = None
 
 
 @dataclass
 class JobResult:
     status: str  # "completed" or "failed"
     reason: str
-    failure_kind: str  # "", "xid", "fabric", "lease"
+    failure_kind: str  # "", "xid", "fabric", "lease", "storage"
     failed_server: str
     first_step: int  # the first step this run computed (resumed from first_step - 1)
     last_step: int  # the last step completed
@@ -82,6 +90,8 @@ class JobResult:
     servers: list[str] = field(default_factory=list)
     progress: list[tuple[int, float]] = field(default_factory=list)  # (step, modelled end time)
     wall_s: float = 0.0
+    dataset_reads: int = 0  # files of the dataset read (real I/O)
+    dataset_bytes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -354,6 +364,12 @@ class TrainJob:
             self.report_load(st.utilization)
         res.servers = list(self.servers)
         res.step_time = st.as_dict()
+        files: list[Path] = []
+        if cfg.dataset:
+            try:
+                files = self._dataset_files()
+            except OSError as e:
+                return self._fail(res, bus, t, "storage", "", f"dataset {cfg.dataset}: {_oserror(e)}")
         self._event(0.0, "start", step=start_step, servers=len(self.servers) or cfg.n_servers,
                     step_s=st.total_s, tokens_per_s=st.tokens_per_s, fabric=st.fabric)
         bus.publish("start", {"job_id": cfg.job_id, "step": start_step, "gpus": cfg.gpus, "tp": cfg.tp, "pp": cfg.pp,
@@ -373,6 +389,10 @@ class TrainJob:
             kind = "lease"
             if reason is None and touched is not None and touched.servers:
                 reason = self.check_servers(touched.servers)
+            if reason is None and files:
+                reason = self._read_dataset(res, files, nxt)
+                if reason is not None:
+                    return self._fail(res, bus, t, "storage", "", reason)
             if reason is not None:
                 server = reason.split(":", 1)[0]
                 xid = self._xid_in(reason) or self._last_xid.get(server)
@@ -402,7 +422,10 @@ class TrainJob:
             bus.publish("progress", {"job_id": cfg.job_id, "step": step, "loss": loss, "modelled_s": t,
                                      "step_s": st.total_s, "tokens_per_s": st.tokens_per_s}, qos=0)
             if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-                t = self._checkpoint(res, bus, t, step, loss)
+                try:
+                    t = self._checkpoint(res, bus, t, step, loss)
+                except OSError as e:
+                    return self._fail(res, bus, t, "storage", "", f"checkpoint step {step}: {_oserror(e)}")
             if cfg.time_scale:
                 lag = pace0 + t / cfg.time_scale - time.monotonic()
                 if lag > 0:
@@ -421,28 +444,99 @@ class TrainJob:
         i = low.find("xid ")
         return reason[i:].split(")")[0].split(";")[0] if i >= 0 else None
 
+    def _dataset_files(self) -> list[Path]:
+        root = Path(self.cfg.dataset)
+        files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")
+                       and not p.name.endswith(".stage-part"))
+        if not files:
+            raise FileNotFoundError(2, f"no dataset files under {root}")
+        return files
+
+    def _read_dataset(self, res: JobResult, files: list[Path], step: int) -> str | None:
+        """Read this step's sampled files whole (real I/O); the failure reason, or None."""
+        import random
+
+        rng = random.Random(f"{self.cfg.job_id}:{step}")
+        for _ in range(self.cfg.dataset_reads_per_step):
+            p = files[rng.randrange(len(files))]
+            try:
+                with open(p, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        res.dataset_bytes += len(chunk)
+            except OSError as e:
+                return f"dataset read {p.name} before step {step}: {_oserror(e)}"
+            res.dataset_reads += 1
+        return None
+
+    def _storage_model(self) -> tuple[StorageModel | None, str]:
+        """The checkpoint write-time model and what it is, for the manifest and the report."""
+        cfg = self.cfg
+        if self.storage is not None:
+            return self.storage, "storage model callable"
+        if cfg.checkpoint_storage == "lustre":
+            from services.lustre import estimate
+
+            state = self._lustre_state()
+            why = "healthy" if state is None or state.healthy else \
+                f"failed OSS {sorted(state.failed_oss)} (model indices)" if state.failed_oss else "faults applied"
+            return (estimate.storage_model(cfg.checkpoint_stripe_count, state, nodes=cfg.n_servers),
+                    f"Lustre model, stripe count {cfg.checkpoint_stripe_count}, {cfg.n_servers} writers, {why}")
+        return None, f"{cfg.storage_gbps:g} GB/s (option)"
+
+    def _lustre_state(self) -> Any:
+        """The twin's Lustre faults at the modelled scale (None: no Lustre in this twin, a healthy model)."""
+        manifest = self.twin.manifest if self.twin is not None else None
+        if not manifest or not manifest.get("lustre"):
+            return None
+        from services.lustre.client.core import LustreClient
+        from services.lustre.estimate import live_state_from_twin
+        from services.lustre.oss.daemon import fault_marker
+
+        down = {d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_oss"
+                and fault_marker(manifest["lustre"]["data_dir"], d["name"]).exists()}
+        try:
+            client = LustreClient.from_manifest(manifest, failover_timeout=10.0)
+            return live_state_from_twin(manifest, list(client.statfs().osts), None, down)
+        except Exception as e:  # noqa: BLE001 - the MDS is failing over: the markers still say which OSS is down
+            self.log(f"Lustre statfs failed ({e}); modelling from the fault markers only")
+            from services.lustre.estimate import LiveState
+
+            names = sorted({o["oss"] for o in manifest["lustre"]["osts"]})
+            return LiveState(frozenset(k for k, n in enumerate(names) if n in down))
+
     def _checkpoint(self, res: JobResult, bus: _Bus, t: float, step: int, loss: float) -> float:
         cfg = self.cfg
         assert self.ckdir is not None
-        w = write_time(cfg.checkpoint_bytes, cfg.storage_gbps, self.storage)
         standin = int(cfg.checkpoint_bytes * cfg.checkpoint_scale)
-        checkpoint_store.write(self.ckdir, step, standin, {
+        during = self.hooks.during_checkpoint
+        # the data is written first (real I/O, blocking as the storage does), then the write time is
+        # modelled from the state the storage finished it in (a failover mid-write slows all of it)
+        manifest: dict[str, Any] = {
             "job_id": cfg.job_id, "params": cfg.params, "tp": cfg.tp, "pp": cfg.pp, "dp": cfg.dp, "loss": loss,
             "tokens": step * cfg.tokens_per_step, "bytes_modelled": cfg.checkpoint_bytes,
-            "checkpoint_scale": cfg.checkpoint_scale, "write_s_modelled": w,
-            "storage": "storage model callable" if self.storage else f"{cfg.storage_gbps:g} GB/s (option)"})
+            "checkpoint_scale": cfg.checkpoint_scale}
+
+        def publish_manifest_fields() -> None:
+            model, what = self._storage_model()
+            w = write_time(cfg.checkpoint_bytes, cfg.storage_gbps, model)
+            manifest.update(write_s_modelled=w, storage=what)
+
+        checkpoint_store.write(self.ckdir, step, standin, manifest,
+                               midway=(lambda: during(self, step, t)) if during else None,
+                               before_manifest=publish_manifest_fields)
+        w = manifest["write_s_modelled"]
         t += w
         self.modelled_t = t
         res.checkpoint_s += w
         res.checkpoints.append(step)
-        self._event(t, "checkpoint", step=step, write_s=w, bytes=cfg.checkpoint_bytes)
+        self._event(t, "checkpoint", step=step, write_s=w, bytes=cfg.checkpoint_bytes, storage=manifest["storage"])
         self.log(f"checkpoint step {step} written ({w:.1f} s modelled)")
         bus.publish("checkpoint", {"job_id": cfg.job_id, "step": step, "write_s": w, "bytes": cfg.checkpoint_bytes,
                                    "standin_bytes": standin, "path": str(checkpoint_store.step_dir(self.ckdir, step))})
         return t
 
     def _fail(self, res: JobResult, bus: _Bus, t: float, kind: str, server: str, reason: str) -> JobResult:
-        detect = DETECT_FABRIC_S if kind == "fabric" else DETECT_XID_S
+        detect = DETECT_FABRIC_S if kind == "fabric" else DETECT_STORAGE_S if kind == "storage" else DETECT_XID_S
         res.status, res.reason, res.failure_kind, res.failed_server = "failed", reason, kind, server
         res.detect_s = detect
         res.modelled_s = t + detect
@@ -453,3 +547,11 @@ class TrainJob:
                                "modelled_s": t + detect})
         self.log(f"FAILED after step {res.last_step}: {reason}")
         return res
+
+
+def _oserror(e: OSError) -> str:
+    import errno as _errno
+    import os as _os
+
+    name = _errno.errorcode.get(e.errno or 0, "")
+    return f"{name}: {_os.strerror(e.errno)}" if name else str(e)
