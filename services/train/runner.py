@@ -293,7 +293,9 @@ class TrainJob:
             if kind == "xid" and node in self.leases:
                 self._last_xid[node] = f"Xid {m.get('xid')} on GPU {m.get('gpu')}"
             elif kind == "lease_end" and m.get("lease_id") in ours and not self._releasing and reason is None:
-                reason = f"{node}: lease ended ({m.get('message', '')})"
+                # the event says "job J: why"; the polled lease says "why": report the same either way
+                why = m.get("message", "").partition(": ")[2] or m.get("message", "")
+                reason = f"{node}: lease ended ({why})"
             elif m.get("_topic", "").split("/")[-2:-1] == ["fabric"] or node == "fabric":
                 self._fabric_dirty = True
 
