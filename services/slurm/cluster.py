@@ -9,7 +9,10 @@ Debian 12: `apt-get install slurm-wlm munge` (APT_PACKAGES). Everything lives in
     dev/<node>/...                  fake device files gres.conf points at
 
 All daemons run in the foreground (`-D`, `-F`) as children of this process, on 127.0.0.1 with
-distinct ports. Client commands (`sinfo`, `sbatch`, ...) find the cluster via `SLURM_CONF`:
+distinct ports, or, when the config names network namespaces (a `--network netns` twin),
+slurmctld and each slurmd inside theirs (`nsenter --net=/run/netns/NAME`, which execs the daemon:
+the child's pid is the daemon's); munged stays here, its socket is a file every namespace sees.
+Client commands (`sinfo`, `sbatch`, ...) find the cluster via `SLURM_CONF`:
 `cluster.env()` or `cluster.run("sinfo", ...)`. `stop()` cancels jobs, stops the daemons and kills
 whatever carries this cluster's SLURM_CONF in its environment (slurmstepd and job processes
 detach from slurmd), so nothing is left behind.
@@ -35,6 +38,7 @@ APT_PACKAGES = ("slurm-wlm", "munge")
 DAEMONS = ("slurmctld", "slurmd", "slurmstepd", "munged")
 CLIENTS = ("sinfo", "squeue", "sbatch", "srun", "scontrol", "scancel")
 POLL = 0.2
+CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the queue
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
 
@@ -80,6 +84,12 @@ def _ephemeral_low() -> int:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 32768
+
+
+def in_netns(name: str, argv: list[str]) -> list[str]:
+    """`argv` run in the network namespace /run/netns/NAME (only that: same mounts, same pids).
+    nsenter execs `argv` in place, so the pid Popen returns is the program's."""
+    return [shutil.which("nsenter") or "nsenter", f"--net=/run/netns/{name}", "--", *argv]
 
 
 def processes_using(conf_path: Path) -> list[int]:
@@ -151,8 +161,10 @@ class SlurmCluster:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def _spawn(self, key: str, argv: list[str]) -> None:
+    def _spawn(self, key: str, argv: list[str], netns: str | None = None) -> None:
         log = open(self.directory / "log" / f"{key}.out", "ab")
+        if netns:
+            argv = in_netns(netns, argv)
         self.procs[key] = subprocess.Popen(dies_with_parent(argv), env=self.env(), stdout=log,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.directory)
         log.close()
@@ -185,10 +197,11 @@ class SlurmCluster:
         try:
             if self.config.auth == "munge":
                 self._start_munge(deadline - time.monotonic())
-            self._spawn("slurmctld", [_tool("slurmctld"), "-D", "-c", "-i", "-f", str(self.conf_path)])
-            for node in self.config.node_names:
-                self._spawn(f"slurmd-{node}",
-                            [_tool("slurmd"), "-D", "-N", node, "-f", str(self.conf_path)])
+            self._spawn("slurmctld", [_tool("slurmctld"), "-D", "-c", "-i", "-f", str(self.conf_path)],
+                        self.config.ctld_netns)
+            for node in self.config.nodes:
+                self._spawn(f"slurmd-{node.name}",
+                            [_tool("slurmd"), "-D", "-N", node.name, "-f", str(self.conf_path)], node.netns)
             check = self._all_idle if ready is None else (lambda: ready(self.node_states()))
             what = f"not every node became {'ready' if ready else 'idle'}"
             self._wait(check, deadline - time.monotonic(), what, self.directory / "log" / "slurmctld.log",
@@ -253,6 +266,11 @@ class SlurmCluster:
         if ctld is not None and ctld.poll() is None:
             try:
                 self.run("scancel", "--full", "-u", "root", check=False, timeout=5)
+                # Let the cancelled steps report to slurmctld while it and munged still run: a
+                # slurmstepd that cannot (netns: seen to hold its slurmd ~15 s) delays the stop.
+                end = time.monotonic() + CANCEL_WAIT_S
+                while time.monotonic() < end and self.run("squeue", "-h", check=False, timeout=5).stdout.strip():
+                    time.sleep(POLL)
             except subprocess.TimeoutExpired:
                 pass
         # slurmd first (they may still be killing steps), slurmctld, munged last.

@@ -59,6 +59,23 @@ def responding(states: dict[str, str]) -> bool:
     return bool(states) and all(s in ("idle", "drained") for s in states.values())
 
 
+def placement(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Where the daemons run: on a `--network netns` twin slurmctld in the management host's
+    namespace on its OOB address (where the broker runs), each slurmd in its GPU server's namespace
+    on the server's OOB address; {} (127.0.0.1, this namespace) on a loopback twin. Client commands
+    in the machine's namespace reach the OOB addresses through the operator port."""
+    if manifest.get("network") != "netns":
+        return {}
+    mgmt = manifest.get("management") or {}
+    if not mgmt.get("netns"):
+        raise RuntimeError("this netns twin has no management host namespace (external broker?): "
+                           "Slurm on a netns twin runs slurmctld in the management host")
+    servers = [d for d in manifest["daemons"] if d["kind"] == "gpu_node"]
+    return {"ctld_addr": mgmt["addresses"]["oob"], "ctld_netns": mgmt["netns"],
+            "node_addrs": {d["name"]: d["addresses"]["oob"] for d in servers},
+            "node_netns": {d["name"]: d.get("netns") for d in servers}}
+
+
 def build(run: RunDir, directory: Path, health_interval: int) -> SlurmCluster:
     manifest = run.read(run.manifest)
     topo = load_topology(manifest["topology_file"])
@@ -69,7 +86,7 @@ def build(run: RunDir, directory: Path, health_interval: int) -> SlurmCluster:
     extra = (healthcheck.install(directory, run.path, health_interval, len(topo.gpu_servers))
              if health_interval > 0 else {})
     config = make_config(topo, directory, hostname=socket.gethostname(), ctld_port=ports[0],
-                         slurmd_ports=ports[1:], live_gres=gres, extra=extra)
+                         slurmd_ports=ports[1:], live_gres=gres, extra=extra, **placement(manifest))
     return SlurmCluster(topo, directory, config=config)
 
 

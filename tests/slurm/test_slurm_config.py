@@ -81,3 +81,26 @@ def test_auth_none_and_bad_arguments() -> None:
         make_config(topo, Path("/x"), hostname="h", ctld_port=1, slurmd_ports=[2])
     with pytest.raises(ValueError, match="auth"):
         make_config(topo, Path("/x"), hostname="h", ctld_port=1, slurmd_ports=[2, 3], auth="jwt")
+
+
+def test_netns_placement_puts_slurmctld_and_each_slurmd_on_their_oob_addresses() -> None:
+    from services.slurm.daemon import placement
+    topo = load_topology("rack")
+    servers = [s.name for s in topo.gpu_servers]
+    manifest = {"network": "netns",
+                "management": {"host": "k8s-cp01", "netns": "ct0-k8s-cp01", "addresses": {"oob": "10.103.0.21"}},
+                "daemons": [{"name": n, "kind": "gpu_node", "netns": f"ct0-{n}",
+                             "addresses": {"oob": f"10.103.0.{i + 1}"}} for i, n in enumerate(servers)]}
+    assert placement(manifest | {"network": "loopback"}) == {}
+    cfg = make_config(topo, Path("/run/twin/slurm"), hostname="host", ctld_port=6817,
+                      slurmd_ports=list(range(7000, 7000 + len(servers))), **placement(manifest))
+    conf = render_slurm_conf(cfg)
+    assert "SlurmctldHost=host(10.103.0.21)" in conf.splitlines()
+    assert cfg.ctld_netns == "ct0-k8s-cp01"
+    nodes = {n["NodeName"]: n for n in (_kv(ln) for ln in conf.splitlines() if ln.startswith("NodeName="))}
+    assert {n: v["NodeAddr"] for n, v in nodes.items()} == {n: f"10.103.0.{i + 1}" for i, n in enumerate(servers)}
+    assert {n.name: n.netns for n in cfg.nodes} == {n: f"ct0-{n}" for n in servers}
+    # loopback stays as it was
+    _, plain = _config("rack")
+    assert "SlurmctldHost=host(127.0.0.1)" in render_slurm_conf(plain)
+    assert all(n.addr == "127.0.0.1" and n.netns is None for n in plain.nodes)

@@ -1,0 +1,100 @@
+"""`twin slurm up` on a `--network netns` twin: slurmctld runs in the management host's namespace on
+its OOB address, each slurmd in its GPU server's namespace with NodeAddr = the server's OOB address;
+the client commands, run from the machine's own namespace, reach slurmctld through the operator port;
+a two-node job runs to completion; `twin down` leaves no Slurm process and no namespace."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.network.kernel import missing_tools as net_missing_tools
+from services.slurm.cluster import processes_using
+from tests.conftest import skip_reason
+from tests.slurm.conftest import REASON as SLURM_REASON
+from tests.slurm.conftest import wait_for
+from tests.slurm.test_slurm_twin import slurm_processes, twin_cli
+
+
+def _why_skip() -> str:
+    if SLURM_REASON:
+        return SLURM_REASON
+    reason = skip_reason("Slurm on --network netns", net_missing_tools(), ["iproute2", "nftables"])
+    if reason:
+        return reason
+    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
+    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+
+
+def slurm(run_dir: Path, *argv: str, timeout: float = 30) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True, cwd=run_dir,
+                          env=dict(os.environ, SLURM_CONF=str(run_dir / "slurm" / "slurm.conf"))).stdout
+
+
+@pytest.fixture(scope="module")
+def netns_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    if reason := _why_skip():
+        pytest.skip(reason)
+    run_dir = tmp_path_factory.mktemp("slurm-netns")
+    twin_cli("up", "rack", "--network", "netns", "--run-dir", str(run_dir), timeout=60)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    prefix = f"ct{manifest['slot']}-"
+    try:
+        twin_cli("slurm", "up", "--run-dir", str(run_dir), timeout=60)
+        yield run_dir, manifest
+    finally:
+        twin_cli("down", "--run-dir", str(run_dir), check=False, timeout=60)
+    assert not slurm_processes(run_dir), "twin down left Slurm processes behind"
+    left = processes_using(run_dir / "slurm" / "slurm.conf")   # daemons, slurmstepd, job processes
+    assert not left, f"twin down left Slurm processes behind: {left}"
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    assert not [n for n in names if n.startswith(prefix)], "twin down left namespaces behind"
+
+
+def _netns_inode(pid_or_name: int | str) -> int:
+    path = f"/proc/{pid_or_name}/ns/net" if isinstance(pid_or_name, int) else f"/run/netns/{pid_or_name}"
+    return os.stat(path).st_ino
+
+
+def test_every_node_idle_from_the_machines_namespace(netns_slurm: tuple[Path, dict]) -> None:
+    run_dir, manifest = netns_slurm
+    servers = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "gpu_node"}
+    rows = slurm(run_dir, "sinfo", "-h", "-N", "-p", "regression", "-o", "%N|%T").split()
+    assert dict(r.split("|") for r in rows) == {n: "idle" for n in servers}
+    conf = (run_dir / "slurm" / "slurm.conf").read_text()
+    assert f"SlurmctldHost={os.uname().nodename}({manifest['management']['addresses']['oob']})" in conf
+    for name, d in servers.items():
+        assert re.search(rf"^NodeName={name} NodeAddr={re.escape(d['addresses']['oob'])} ", conf, re.M)
+
+
+def test_daemons_run_in_their_hosts_namespaces(netns_slurm: tuple[Path, dict]) -> None:
+    run_dir, manifest = netns_slurm
+    pids = json.loads((run_dir / "slurm" / "state.json").read_text())["pids"]
+    assert _netns_inode(pids["slurmctld"]) == _netns_inode(manifest["management"]["netns"])
+    assert _netns_inode(pids["slurmctld"]) != _netns_inode(os.getpid())
+    for d in manifest["daemons"]:
+        if d["kind"] == "gpu_node":
+            pid = pids[f"slurmd-{d['name']}"]
+            assert Path(f"/proc/{pid}/comm").read_text().strip() == "slurmd"
+            assert _netns_inode(pid) == _netns_inode(d["netns"]), f"slurmd of {d['name']} not in {d['netns']}"
+
+
+def test_a_two_node_job_runs_to_completion(netns_slurm: tuple[Path, dict]) -> None:
+    run_dir, manifest = netns_slurm
+    netns = {d["name"]: d["netns"] for d in manifest["daemons"] if d["kind"] == "gpu_node"}
+    out = slurm(run_dir, "srun", "-N2", "-p", "regression", "--gres=gpu:h100:8", "sh", "-c",
+                "echo $SLURMD_NODENAME $(stat -L -c %i /proc/self/ns/net)", timeout=60)
+    ran = dict(ln.split() for ln in out.splitlines())
+    assert len(ran) == 2, out
+    for node, inode in ran.items():   # each task ran in its node's namespace
+        assert int(inode) == _netns_inode(netns[node]), f"{node}'s task not in {netns[node]}"
+    job = slurm(run_dir, "sbatch", "--parsable", "-N2", "--wrap", "srun hostname").strip()
+    wait_for(lambda: not slurm(run_dir, "squeue", "-h", "-j", job), 45, f"job {job} to finish")
+    state = slurm(run_dir, "scontrol", "show", "job", job)
+    assert "JobState=COMPLETED" in state, state
