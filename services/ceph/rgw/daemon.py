@@ -37,13 +37,13 @@ itself), and requests run on a 32-thread pool instead of asyncio's default (cpu 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
@@ -59,7 +59,6 @@ from services.ceph.memtune import tune_malloc
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
-from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
 
 log = logging.getLogger("ceph_rgw")
@@ -111,18 +110,8 @@ class DaemonGateway(Gateway):
     the monitor serialises what must be), so concurrent requests overlap their I/O. Same blocking
     semantics as `Gateway._rados`: UNAVAILABLE is retried until `op_timeout`, then 503."""
 
-    def _rados(self, what: str, fn: Callable[[], T]) -> T:
-        deadline = self.clock() + self.op_timeout
-        while True:
-            try:
-                return fn()
-            except CephError as e:
-                if e.code != "UNAVAILABLE":
-                    raise S3Error("InternalError", f"{what}: {e.message}") from None
-                err = e
-            if self.clock() >= deadline:
-                raise S3Error("ServiceUnavailable", f"{what}: {err.message}; waited {self.op_timeout:g} s")
-            self.sleep(self.poll)
+    def _rados_guard(self) -> contextlib.AbstractContextManager[object]:
+        return contextlib.nullcontext()
 
 
 class MonUsers(Users):

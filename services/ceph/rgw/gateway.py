@@ -31,6 +31,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import parse_qsl, unquote
@@ -89,10 +90,14 @@ class Gateway:
 
     # -- RADOS with RGW's blocking semantics -------------------------------------------------
 
+    def _rados_guard(self) -> AbstractContextManager[object]:
+        """What a RADOS call holds: the gateway lock (the in-process cluster model is not thread-safe)."""
+        return self.lock
+
     def _rados(self, what: str, fn: Callable[[], T]) -> T:
         deadline = self.clock() + self.op_timeout
         while True:
-            with self.lock:
+            with self._rados_guard():
                 try:
                     return fn()
                 except CephError as e:
