@@ -52,7 +52,7 @@ class _OsdLife:
 class Monitor:
     crush: CrushMap
     timing: MonTiming = field(default_factory=MonTiming)
-    names: tuple[str, ...] = ("a", "b", "c")
+    names: tuple[str, ...] = ("a",)  # one monitor daemon runs (mon.a); `ceph -s` counts what runs
     started_at: float = 0.0
     epoch: int = 1
     flags: set[str] = field(default_factory=set)

@@ -7,7 +7,7 @@
               Degraded data redundancy: 96/1320 objects degraded (7.273%), 12 pgs degraded, 12 pgs undersized
     <space>
     services:
-      mon: 3 daemons, quorum a,b,c (age 2h)
+      mon: 1 daemons, quorum a (age 2h)
       mgr: a(active, since 2h)
       osd: 12 osds: 11 up (since 30s), 12 in (since 2h)
     <space>

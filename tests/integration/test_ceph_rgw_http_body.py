@@ -4,14 +4,18 @@ stripe by stripe, over an in-process Ceph cluster."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import socket
+import threading
 import time
+import zlib
 from collections.abc import Iterator
 
 import pytest
 
+from services.ceph.rgw import received
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import DIRECT_BODY, RunningServer, start_in_thread
@@ -82,3 +86,38 @@ def test_body_cut_short_closes_the_connection_and_the_server_goes_on(
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         s.sendall(b"PUT /b/after HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok")
         assert responses(s, 1) == [hashlib.md5(b"ok").hexdigest().encode()]
+
+
+def test_big_put_is_hashed_as_it_arrives(echo: tuple[RunningServer, list[Request]]) -> None:
+    """The digests the gateway takes of a big PUT (ETag MD5, SigV4 payload SHA-256, x-amz-checksum-crc32)
+    were followed while the body arrived, and equal the hashes of the whole body."""
+    server, seen = echo
+    big = os.urandom(6 * MiB + 5)
+    sha = hashlib.sha256(big).hexdigest()
+    crc = base64.b64encode(zlib.crc32(big).to_bytes(4, "big")).decode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"PUT /b/hashed HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nx-amz-content-sha256: %s\r\n"
+                  b"x-amz-checksum-crc32: %s\r\n\r\n" % (len(big), sha.encode(), crc.encode()))
+        for off in range(0, len(big), MiB):  # in pieces, with pauses: the hashing follows the arrival
+            s.sendall(big[off: off + MiB])
+            time.sleep(0.01)
+        responses(s, 1)
+    body = seen[-1].body
+    assert {a: received.pending(body, a) is not None for a in ("md5", "sha256", "crc32", "sha1")} == {
+        "md5": True, "sha256": True, "crc32": True, "sha1": False}
+    assert received.digest(body, "md5") == hashlib.md5(big).digest()
+    assert received.digest(body, "sha256").hex() == sha
+    assert received.digest(body, "crc32") == zlib.crc32(big).to_bytes(4, "big")
+    assert received.digest(body, "sha1") == hashlib.sha1(big).digest()  # not streamed: computed when asked
+
+
+def test_body_cut_short_stops_its_digest_threads(echo: tuple[RunningServer, list[Request]]) -> None:
+    server, _ = echo
+    before = {t for t in threading.enumerate() if t.name.startswith("rgw-")}
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"PUT /b/cut2 HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (8 * MiB) + os.urandom(2 * MiB))
+        time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and {t for t in threading.enumerate() if t.name.startswith("rgw-")} - before:
+        time.sleep(0.05)
+    assert not {t for t in threading.enumerate() if t.name.startswith("rgw-md5")} - before

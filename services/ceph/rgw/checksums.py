@@ -8,12 +8,11 @@ so it is a table-driven pure-Python loop: correct, slow, and only run when a cli
 from __future__ import annotations
 
 import base64
-import hashlib
-import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from services.ceph.rgw import received
 from services.ceph.rgw.s3_errors import S3Error
 
 
@@ -39,10 +38,10 @@ def crc32c(data: bytes) -> int:
 
 
 ALGORITHMS: dict[str, Callable[[bytes], bytes]] = {
-    "crc32": lambda d: zlib.crc32(d).to_bytes(4, "big"),
+    "crc32": lambda d: received.digest(d, "crc32"),
     "crc32c": lambda d: crc32c(d).to_bytes(4, "big"),
-    "sha1": lambda d: hashlib.sha1(d).digest(),
-    "sha256": lambda d: hashlib.sha256(d).digest(),
+    "sha1": lambda d: received.digest(d, "sha1"),
+    "sha256": lambda d: received.digest(d, "sha256"),
 }
 
 

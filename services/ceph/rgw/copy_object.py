@@ -89,11 +89,7 @@ def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str,
     tag = gw.new_tag()
     pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
     entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants)
-    try:
-        vh = gw.commit(dst, entry)
-    except S3Error:
-        gw.free([entry])
-        raise
+    vh = gw.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
     hdrs = [("Content-Type", "application/xml"), *vh]
     if dst.versioning or e.version_id != "null":
         hdrs.append(("x-amz-copy-source-version-id", e.version_id))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import bisect
 import dataclasses
-import hashlib
 import json
 import re
 import secrets
@@ -49,6 +48,7 @@ from services.ceph.rgw import (
     multipart,
     policy,
     rados,
+    received,
     s3_xml,
     versioning,
 )
@@ -86,6 +86,7 @@ class Gateway:
         self._next_bucket = 1
         self.instance_id = secrets.randbelow(1 << 20)
         self.multipart = multipart.Multipart(self)
+        self._commit_locks = [threading.Lock() for _ in range(64)]
         self.current = threading.local()  # the request this thread serves: `.request`, `.query` (authz)
 
     # -- RADOS with RGW's blocking semantics -------------------------------------------------
@@ -133,18 +134,19 @@ class Gateway:
     def write_data_md5(self, head: str, shadow: str, body: bytes,
                        headers: dict[str, str]) -> tuple[str, list[tuple[str, int]]]:
         """`write_data` and the body's MD5 (hex: the ETag), a Content-MD5 header checked before anything
-        is written. Without one, a big body's MD5 is computed on another core while it is striped."""
+        is written. Without one, a big body's MD5 is computed on another core while it is striped (or
+        was, as it arrived: received.py)."""
         if "content-md5" in headers or len(body) < checksums.PARALLEL_MIN:
-            md5 = hashlib.md5(body)
-            check_md5(headers, md5.digest())
-            return md5.hexdigest(), self.write_data(head, shadow, body)
-        pending = checksums.alongside(lambda: hashlib.md5(body).hexdigest())
+            md5 = received.digest(body, "md5")
+            check_md5(headers, md5)
+            return md5.hex(), self.write_data(head, shadow, body)
+        pending = received.pending(body, "md5") or checksums.alongside(received.digest, body, "md5")
         try:
             pieces = self.write_data(head, shadow, body)
         except S3Error:
             pending.cancel()
             raise
-        return pending.result(), pieces
+        return pending.result().hex(), pieces
 
     def write_data(self, head: str, shadow: str, body: bytes) -> list[tuple[str, int]]:
         """Stripe `body` into the data pool as RGW does: `head` holds the first 4 MiB
@@ -199,22 +201,51 @@ class Gateway:
     def _index_name(self, b: Bucket, e: ObjectEntry) -> str:
         return f".dir.{b.marker}.{e.key}" + ("" if e.version_id == "null" else f"\0v{e.version_id}")
 
-    def commit(self, b: Bucket, e: ObjectEntry) -> list[tuple[str, str]]:
+    def _key_lock(self, b: Bucket, key: str) -> threading.Lock:
+        """Orders the index writes and installs of one key (concurrent PUTs of it): the index pool's
+        entry and the in-memory index end on the same version, and it is the other one that is freed."""
+        return self._commit_locks[hash((b.marker, key)) % len(self._commit_locks)]
+
+    def commit(self, b: Bucket, e: ObjectEntry, *, owns_data: bool = True) -> list[tuple[str, str]]:
         """Write the index entry of a new version, install it and free what it displaced; returns the
-        x-amz-version-id header S3 sends (none for a bucket that never had versioning)."""
+        x-amz-version-id header S3 sends (none for a bucket that never had versioning).
+
+        A failed index write has an unknown outcome: the monitor may have stored the entry and failed
+        after (an OSD lost mid-write, the monitor killed before it answered). So the entry is read back:
+        there, the commit is complete; absent, the error is raised and, with `owns_data`, the version's
+        data freed; unknown (the read fails too), the data is kept (an orphan at worst, as RGW leaves
+        them) rather than freed under an entry that a restarted gateway would list."""
         if b.versioning == "Enabled":
             e.version_id = versioning.new_version_id()
-        self._put(self.index_pool, self._index_name(b, e), json.dumps(e.__dict__).encode())
-        with self.lock:
-            displaced = b.install(e)
+        name, record = self._index_name(b, e), json.dumps(e.__dict__).encode()
+        with self._key_lock(b, e.key):
+            try:
+                self._put(self.index_pool, name, record)
+            except S3Error:
+                landed = self._holds(self.index_pool, name, record)
+                if not landed:
+                    if landed is False and owns_data:
+                        self.free([e])
+                    raise
+            with self.lock:
+                displaced = b.install(e)
         self.free(displaced)
         return [("x-amz-version-id", e.version_id)] if b.versioning else []
 
+    def _holds(self, pool: str, name: str, data: bytes) -> bool | None:
+        """Whether RADOS object `name` holds `data` now (one try: None when that cannot be known)."""
+        try:
+            with self._rados_guard():
+                return bytes(self.cluster.get(pool, name)) == data
+        except CephError as e:
+            return False if e.code == "NOT_FOUND" else None
+
     def drop_version(self, b: Bucket, e: ObjectEntry) -> None:
-        self._rados("remove index entry",
-                    lambda: rados.remove(self.cluster, self.index_pool, self._index_name(b, e)))
-        with self.lock:
-            b.remove_version(e.key, e.version_id)
+        with self._key_lock(b, e.key):
+            self._rados("remove index entry",
+                        lambda: rados.remove(self.cluster, self.index_pool, self._index_name(b, e)))
+            with self.lock:
+                b.remove_version(e.key, e.version_id)
         self.free([e])
 
     # -- entry point -------------------------------------------------------------------------
@@ -430,11 +461,7 @@ class Gateway:
         tag = self.new_tag()
         etag, pieces = self.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
         entry = ObjectEntry(key, len(body), etag, self.wall(), user.id, pieces, attrs, acl=grants)
-        try:
-            vh = self.commit(b, entry)
-        except S3Error:
-            self.free([entry])
-            raise
+        vh = self.commit(b, entry)  # on failure it frees the data unless the entry may have landed
         return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
     def lookup(self, b: Bucket, key: str, version_id: str | None) -> ObjectEntry:

@@ -20,8 +20,10 @@ from http import HTTPStatus
 from pathlib import Path
 
 from services.ceph.memtune import tune_malloc
+from services.ceph.rgw import received
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway, Request, Response
+from services.ceph.rgw.received import ReceivedBody
 from services.ceph.rgw.users import Users
 
 MAX_HEADER = 64 << 10
@@ -37,11 +39,12 @@ class _BadRequest(Exception):
 class _BodyReceiver(asyncio.BufferedProtocol):
     """Stands in for the connection's StreamReaderProtocol while a big body arrives: the socket is
     read (recv_into) straight into the body's buffer, never more than the body, instead of through
-    the StreamReader's buffer and its copies (4-5x faster for a 64 MiB PUT). The stream protocol is
-    put back the moment the body is complete or the connection ends."""
+    the StreamReader's buffer and its copies (4-5x faster for a 64 MiB PUT), and the body's digests
+    are told how far it has come. The stream protocol is put back the moment the body is complete
+    or the connection ends."""
 
-    def __init__(self, transport: asyncio.Transport, view: memoryview) -> None:
-        self.transport, self.view, self.got = transport, view, 0
+    def __init__(self, transport: asyncio.Transport, body: ReceivedBody, got: int) -> None:
+        self.transport, self.body, self.view, self.got = transport, body, memoryview(body), got
         self.stream = transport.get_protocol()
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         transport.set_protocol(self)
@@ -51,6 +54,7 @@ class _BodyReceiver(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self.got += nbytes
+        self.body.arrived(self.got)
         if self.got == len(self.view):
             self._finish(None)
 
@@ -72,21 +76,28 @@ class _BodyReceiver(asyncio.BufferedProtocol):
             self.done.set_exception(error)
 
 
-async def _read_direct(reader: asyncio.StreamReader, transport: asyncio.Transport, n: int) -> bytearray:
-    body = bytearray(n)
-    first = await reader.read(n)  # what came with the headers (or the first recv), through the StreamReader
-    if not first:
-        raise asyncio.IncompleteReadError(b"", n)
-    body[: len(first)] = first
-    if len(first) < n:
-        await _BodyReceiver(transport, memoryview(body)[len(first):]).done
+async def _read_direct(reader: asyncio.StreamReader, transport: asyncio.Transport, n: int,
+                       digests: tuple[str, ...]) -> ReceivedBody:
+    body = ReceivedBody(n, digests)
+    try:
+        first = await reader.read(n)  # what came with the headers (or the first recv), through the StreamReader
+        if not first:
+            raise asyncio.IncompleteReadError(b"", n)
+        body[: len(first)] = first
+        body.arrived(len(first))
+        if len(first) < n:
+            await _BodyReceiver(transport, body, len(first)).done
+    except BaseException:
+        body.abandon()  # its digest threads stop waiting for bytes that will not come
+        raise
     return body
 
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str],
-                     transport: asyncio.Transport | None = None) -> bytes:
+                     transport: asyncio.Transport | None = None, digests: tuple[str, ...] = ()) -> bytes:
     """The body; with `transport` (plain TCP), one of `DIRECT_BODY` bytes or more is received
-    straight into its buffer (a bytearray, which the gateway reads as it reads bytes)."""
+    straight into its buffer (a bytearray, which the gateway reads as it reads bytes), `digests`
+    computed as it arrives."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         out = bytearray()
         while True:
@@ -101,7 +112,7 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str],
     if not n.isdigit():
         raise _BadRequest(f"bad Content-Length {n!r}")
     if transport is not None and int(n) >= DIRECT_BODY:
-        return await _read_direct(reader, transport, int(n))  # type: ignore[return-value]
+        return await _read_direct(reader, transport, int(n), digests)
     return await reader.readexactly(int(n))
 
 
@@ -142,7 +153,8 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
         # chunked.py decodes (and which SDKs only send over TLS).
         plain = writer.get_extra_info("sslcontext") is None and isinstance(writer.transport, asyncio.Transport)
         streaming = headers.get("x-amz-content-sha256", "").startswith("STREAMING-")
-        body = await _read_body(reader, headers, writer.transport if plain and not streaming else None)
+        body = await _read_body(reader, headers, writer.transport if plain and not streaming else None,
+                                received.wanted(method, headers))
     except (_BadRequest, ValueError):
         writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         return False

@@ -187,7 +187,7 @@ class Multipart:
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
                                 dict(up.attrs), acl=list(up.acl))
-            vh = self.gw.commit(b, entry)
+            vh = self.gw.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
             with self.gw.lock:
                 self._of(b)[upload_id] = up  # still complete-able or abortable

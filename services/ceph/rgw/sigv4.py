@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from urllib.parse import quote, unquote
 
+from services.ceph.rgw import received
 from services.ceph.rgw.s3_errors import S3Error
 
 ALGORITHM = "AWS4-HMAC-SHA256"
@@ -171,7 +172,9 @@ def check_payload(headers: Mapping[str, str], body: bytes) -> None:
     declared = headers.get("x-amz-content-sha256", UNSIGNED_PAYLOAD)
     if declared.startswith(STREAMING_PREFIX):
         return  # aws-chunked: chunked.py verified every chunk when it decoded the body
-    if declared != UNSIGNED_PAYLOAD and hashlib.sha256(body).hexdigest() != declared.lower():
+    if declared == UNSIGNED_PAYLOAD:
+        return
+    computed = received.digest(body, "sha256").hex()
+    if computed != declared.lower():
         raise S3Error("XAmzContentSHA256Mismatch", "the provided x-amz-content-sha256 header does not match what "
-                      "was computed", ClientComputedContentSHA256=declared,
-                      S3ComputedContentSHA256=hashlib.sha256(body).hexdigest())
+                      "was computed", ClientComputedContentSHA256=declared, S3ComputedContentSHA256=computed)
