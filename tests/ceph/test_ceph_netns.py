@@ -1,0 +1,129 @@
+"""The S3 gateway on the storage segment: `twin up mini --ceph --network netns`. RGW serves S3 on its
+host's storage address (its gRPC health on OOB); the operator port, which reaches every management
+API, does not reach S3; boto3 run inside a GPU server's namespace (`twin net exec`) does, and a
+bucket policy's `aws:SourceIp` sees each host's own storage address: gpu001 is let in, gpu002 is not."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from emulator import lifecycle
+from emulator.network.kernel import missing_tools
+from emulator.rundir import RunDir
+from tests.conftest import assert_nothing_left, skip_reason, twin_pids
+
+ROOT = Path(__file__).resolve().parents[2]
+TWIN = str(ROOT / ".venv" / "bin" / "twin")
+AK, SK = "NETNSS3KEY0000000001", "netnss3secret0000000000000000000000000001"
+STORAGE = "10.101."
+
+# Run inside a host's namespace: one S3 call from argv, its outcome as JSON on stdout.
+CLIENT = """
+import json, sys, hashlib, boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError, EndpointConnectionError
+url, ak, sk, op, bucket, key = sys.argv[1:7]
+s3 = boto3.client("s3", endpoint_url=url, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1",
+                  config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 0}, connect_timeout=5))
+try:
+    if op == "mb":
+        s3.create_bucket(Bucket=bucket); out = {}
+    elif op == "put":
+        body = bytes(range(256)) * (int(sys.argv[7]) // 256)
+        out = {"etag": s3.put_object(Bucket=bucket, Key=key, Body=body)["ETag"], "sha": hashlib.sha256(body).hexdigest()}
+    elif op == "get":
+        out = {"sha": hashlib.sha256(s3.get_object(Bucket=bucket, Key=key)["Body"].read()).hexdigest()}
+    elif op == "policy":
+        s3.put_bucket_policy(Bucket=bucket, Policy=sys.argv[7]); out = {}
+    print(json.dumps({"ok": True, **out}))
+except ClientError as e:
+    print(json.dumps({"ok": False, "code": e.response["Error"]["Code"]}))
+"""
+
+
+def _why_skip() -> str:
+    reason = skip_reason("Ceph on --network netns", missing_tools(), ["iproute2", "nftables"])
+    if reason:
+        return reason
+    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
+    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunDir, dict[str, Any]]]:
+    if reason := _why_skip():
+        pytest.skip(reason)
+    run = RunDir(tmp_path_factory.mktemp("ceph-netns"))
+    manifest = lifecycle.up("mini", run, network="netns", ceph=True, clock_scale=50.0, timeout=120)
+    pids = twin_pids(run)
+    try:
+        r = subprocess.run([TWIN, "ceph", "user", "create", "--uid", "netns", "--display-name", "Netns",
+                            "--access-key", AK, "--secret", SK, "--run-dir", str(run.path)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        yield run, manifest
+    finally:
+        pids = sorted(set(pids + twin_pids(run)))
+        lifecycle.down(run)
+        assert_nothing_left(run, pids)
+
+
+def endpoint(manifest: dict[str, Any]) -> str:
+    return str(next(d["s3"] for d in manifest["daemons"] if d["kind"] == "ceph_rgw"))
+
+
+def s3_from(run: RunDir, host: str, url: str, op: str, *args: str) -> dict[str, Any]:
+    """One S3 call by boto3 inside `host`'s network namespace."""
+    r = subprocess.run([TWIN, "net", "exec", host, "--run-dir", str(run.path), "--",
+                        sys.executable, "-c", CLIENT, url, AK, SK, op, *args],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def storage_address(manifest: dict[str, Any], host: str) -> str:
+    return str(next(d["addresses"]["storage"] for d in manifest["daemons"] if d.get("host") == host
+                    and "storage" in d.get("addresses", {})))
+
+
+def test_s3_listens_on_the_storage_address_and_not_on_the_operator_port(
+        twin: tuple[RunDir, dict[str, Any]]) -> None:
+    _, manifest = twin
+    rgw = next(d for d in manifest["daemons"] if d["kind"] == "ceph_rgw")
+    host, _, port = endpoint(manifest).removeprefix("http://").rpartition(":")
+    assert host == rgw["addresses"]["storage"] and host.startswith(STORAGE), rgw
+    assert port == "7480"
+    assert rgw["grpc"].startswith(rgw["addresses"]["oob"] + ":")
+    t0 = time.monotonic()
+    with socket.socket() as s, pytest.raises(OSError):  # no route from the machine to the storage segment
+        s.settimeout(2)
+        s.connect((host, int(port)))
+    assert time.monotonic() - t0 < 10
+
+
+def test_boto3_in_a_gpu_server_round_trips_and_source_ip_is_per_host(twin: tuple[RunDir, dict[str, Any]]) -> None:
+    run, manifest = twin
+    url = endpoint(manifest)
+    assert s3_from(run, "gpu001", url, "mb", "lake", "") == {"ok": True}
+    put = s3_from(run, "gpu001", url, "put", "lake", "shard-0000.tar", str(5 << 20))
+    assert put["ok"], put
+    assert s3_from(run, "gpu002", url, "get", "lake", "shard-0000.tar") == {"ok": True, "sha": put["sha"]}
+    gpu001 = storage_address(manifest, "gpu001")
+    assert gpu001.startswith(STORAGE) and gpu001 != storage_address(manifest, "gpu002")
+    policy = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Deny", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::lake/*",
+        "Condition": {"NotIpAddress": {"aws:SourceIp": f"{gpu001}/32"}}}]}
+    assert s3_from(run, "gpu001", url, "policy", "lake", "", json.dumps(policy)) == {"ok": True}
+    assert s3_from(run, "gpu001", url, "get", "lake", "shard-0000.tar") == {"ok": True, "sha": put["sha"]}
+    assert s3_from(run, "gpu002", url, "get", "lake", "shard-0000.tar") == {"ok": False, "code": "AccessDenied"}
