@@ -40,7 +40,8 @@ try:
         s3.create_bucket(Bucket=bucket); out = {}
     elif op == "put":
         body = bytes(range(256)) * (int(sys.argv[7]) // 256)
-        out = {"etag": s3.put_object(Bucket=bucket, Key=key, Body=body)["ETag"], "sha": hashlib.sha256(body).hexdigest()}
+        etag = s3.put_object(Bucket=bucket, Key=key, Body=body)["ETag"]
+        out = {"etag": etag, "sha": hashlib.sha256(body).hexdigest()}
     elif op == "get":
         out = {"sha": hashlib.sha256(s3.get_object(Bucket=bucket, Key=key)["Body"].read()).hexdigest()}
     elif op == "policy":

@@ -43,7 +43,8 @@ def test_plain_bytes_are_hashed_when_asked() -> None:
 
 def test_wanted_digests() -> None:
     sha = "0" * 64
-    assert wanted("PUT", {"x-amz-content-sha256": sha, "x-amz-checksum-crc32": "AAAAAA=="}) == ("md5", "sha256", "crc32")
+    signed = {"x-amz-content-sha256": sha, "x-amz-checksum-crc32": "AAAAAA=="}
+    assert wanted("PUT", signed) == ("md5", "sha256", "crc32")
     assert wanted("PUT", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD", "x-amz-copy-source": "/b/k"}) == ()
     assert wanted("POST", {"x-amz-checksum-sha256": "x"}) == ("sha256",)
     assert wanted("GET", {"x-amz-content-sha256": sha}) == ()
