@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-import mfusepy
+
+# mfusepy loads libfuse 2 whenever that library is installed (s3fs-fuse pulls it in), and this mount
+# needs libfuse 3 (fusermount3, the only fusermount `make install` provides): ask for it by name.
+os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
+import mfusepy  # noqa: E402
 
 from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import ClientError, LustreClient, ReadAhead
