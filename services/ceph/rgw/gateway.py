@@ -29,9 +29,10 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
+from itertools import chain
 from typing import TypeVar
 from urllib.parse import parse_qsl, unquote
 
@@ -179,7 +180,10 @@ class Gateway:
 
     def read_parts(self, pieces: list[tuple[str, int]], first: int, length: int) -> list[bytes | memoryview]:
         """Bytes `first`..`first + length` of an object as the RADOS objects hold them, in order."""
-        parts: list[bytes | memoryview] = []
+        return list(self.iter_parts(pieces, first, length))
+
+    def iter_parts(self, pieces: list[tuple[str, int]], first: int, length: int) -> Iterator[bytes | memoryview]:
+        """`read_parts`, each RADOS object read only when the one before it has been taken."""
         end = first + length
         lo = 0
         for name, n in pieces:
@@ -187,9 +191,8 @@ class Gateway:
             if n and hi > first and lo < end:
                 data = self._read(name)
                 a, b = max(first, lo) - lo, min(end, hi) - lo
-                parts.append(data if a == 0 and b == len(data) else memoryview(data)[a:b])
+                yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
             lo = hi
-        return parts
 
     def free(self, entries: list[ObjectEntry]) -> None:
         self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
@@ -508,8 +511,14 @@ class Gateway:
         length = max(last - first + 1, 0)
         if head:
             return Response(status, hdrs, b"", length)
-        # Sent stripe by stripe: a 64 MiB object is never joined into one buffer.
-        return Response(status, hdrs, length=length, parts=self.read_parts(e.pieces, first, length))
+        # Streamed as RGW does: the first stripe is read before the status is sent (so that a failure
+        # there is an S3 error), each next one while the one before it goes out. A stripe that fails
+        # later ends the connection short of Content-Length, which clients report as an error.
+        parts = self.iter_parts(e.pieces, first, length)
+        head_part = next(parts, None)
+        if head_part is None or len(head_part) == length:  # all in one RADOS object (a small object)
+            return Response(status, hdrs, length=length, parts=[] if head_part is None else [head_part])
+        return Response(status, hdrs, length=length, parts=chain([head_part], parts))
 
     def delete_object(self, user: User, name: str, key: str, version_id: str | None = None) -> Response:
         """S3 DELETE: a named version is removed for good; otherwise an unversioned bucket drops the

@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import ssl
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -26,6 +28,7 @@ from services.ceph.rgw.gateway import Gateway, Request, Response
 from services.ceph.rgw.received import ReceivedBody
 from services.ceph.rgw.users import Users
 
+log = logging.getLogger("rgw.http")
 MAX_HEADER = 64 << 10
 IDLE_TIMEOUT = 60.0
 WRITE_CHUNK = 1 << 20  # larger response bodies are written a MiB at a time
@@ -163,18 +166,38 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     req = Request(method, path, query, headers, body, peer[0] if peer else "",
                   secure=writer.get_extra_info("sslcontext") is not None)
     resp = await asyncio.to_thread(gw.handle, req)
-    parts = [] if method == "HEAD" else resp.parts if resp.parts is not None else [resp.body]
-    if sum(len(p) for p in parts) <= WRITE_CHUNK:
-        writer.write(b"".join([_head(resp, keep), *parts]))
-    else:  # no 64 MiB concatenation, and the transport never buffers more than a chunk of it
+    if resp.parts is None or method == "HEAD":
+        writer.write(_head(resp, keep) + (b"" if method == "HEAD" else resp.body))
+    elif isinstance(resp.parts, list) and sum(len(p) for p in resp.parts) <= WRITE_CHUNK:
+        writer.write(b"".join([_head(resp, keep), *resp.parts]))
+    else:
         writer.write(_head(resp, keep))
-        for part in parts:
+        if not await _send_parts(writer, resp.parts):
+            return False
+    await writer.drain()
+    return keep
+
+
+async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[bytes | memoryview]) -> bool:
+    """Send a body part by part, reading the next part (a RADOS object: chunks fetched, checked,
+    decoded) on a worker thread while this one is written; the transport never buffers more than
+    `WRITE_CHUNK` of it. False when a part could not be read: the response is cut short."""
+    it = iter(parts)
+    pending = asyncio.ensure_future(asyncio.to_thread(next, it, None))
+    try:
+        while (part := await pending) is not None:
+            pending = asyncio.ensure_future(asyncio.to_thread(next, it, None))
             view = memoryview(part)
             for off in range(0, len(view), WRITE_CHUNK):
                 writer.write(view[off: off + WRITE_CHUNK])
                 await writer.drain()
-    await writer.drain()
-    return keep
+    except Exception as e:  # noqa: BLE001 - after the status line the only way to fail is to stop
+        if not isinstance(e, ConnectionError):
+            log.warning("response cut short: reading the body failed: %s", e)
+        with contextlib.suppress(Exception):
+            await pending  # a part being read finishes before the connection goes
+        return False
+    return True
 
 
 async def serve(gw: Gateway, host: str, port: int, tls: ssl.SSLContext | None = None) -> asyncio.Server:

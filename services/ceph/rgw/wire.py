@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -22,4 +23,4 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
     length: int | None = None  # Content-Length when it is not len(body) (HEAD, or a body in `parts`)
-    parts: list[bytes | memoryview] | None = None  # a GET's body as its RADOS objects' data, sent in turn
+    parts: Iterable[bytes | memoryview] | None = None  # a GET's body as its RADOS objects' data, read and sent in turn
