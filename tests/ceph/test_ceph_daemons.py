@@ -296,3 +296,18 @@ def test_kill9_gateway_mid_upload_leaves_no_half_object(ceph_twin: CephAdmin, s3
     got = s3.get_object(Bucket="data", Key="acknowledged")["Body"].read()   # restored from the index pool
     assert hashlib.sha256(got).digest() == hashlib.sha256(kept).digest()
     assert "obj-1" in keys and "rot" in keys
+
+
+def test_a_user_is_usable_the_moment_it_is_created(ceph_twin: CephAdmin) -> None:
+    """The gateway asks the monitor again for an unknown key, however recently it last asked."""
+    ak, sk = "CEPHFRESHKEY00000001", "fresh-secret-0000000000000000000000000001"
+    fresh = boto3.client("s3", endpoint_url=ceph_twin.s3_endpoint(), aws_access_key_id=ak, aws_secret_access_key=sk,
+                         region_name="us-east-1", config=Config(retries={"max_attempts": 0}))
+    with pytest.raises(ClientError) as e:
+        fresh.list_buckets()  # unknown: the gateway has just asked the monitor
+    assert e.value.response["Error"]["Code"] == "InvalidAccessKeyId"
+    # created through the monitor's API straight away (a script's next line), well inside the 0.2 s
+    # the gateway used to wait between two lookups of unknown keys
+    ceph_twin.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(uid="fresh", display_name="Fresh",
+                                                                       access_key=ak, secret_key=sk)))
+    assert fresh.list_buckets()["Owner"]["ID"] == "fresh"  # at once, not after a refresh interval

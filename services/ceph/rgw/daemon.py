@@ -115,27 +115,37 @@ class DaemonGateway(Gateway):
 
 
 class MonUsers(Users):
-    """RGW users as the monitor keeps them; an unknown access key triggers a refresh (at most every 0.2 s)."""
+    """RGW users as the monitor keeps them. An unknown access key makes the gateway ask the monitor
+    again, so a user is usable the moment `user create` returns; concurrent misses share one
+    refresh when it started after they arrived (a flood of bad keys costs one call at a time)."""
 
     def __init__(self, cluster: MonCluster) -> None:
         super().__init__()
         self.cluster = cluster
-        self._refreshed = 0.0
+        self._refreshed = 0.0  # when the last refresh started
         self._lock = threading.Lock()
         self.refresh()
 
     def refresh(self) -> None:
         with self._lock:
-            self._refreshed = time.monotonic()
-            for u in self.cluster.users():
-                if u.access_key not in self._by_key:
-                    self._by_key[u.access_key] = User(u.uid, u.display_name, u.access_key, u.secret_key, u.tenant,
-                                                      u.email)
+            self._refresh_locked()
+
+    def _refresh_locked(self) -> None:
+        self._refreshed = time.monotonic()
+        for u in self.cluster.users():
+            if u.access_key not in self._by_key:
+                self._by_key[u.access_key] = User(u.uid, u.display_name, u.access_key, u.secret_key, u.tenant,
+                                                  u.email)
 
     def _miss(self, access_key: str) -> None:
-        if access_key not in self._by_key and time.monotonic() - self._refreshed > 0.2:
+        if access_key in self._by_key:
+            return
+        asked = time.monotonic()
+        with self._lock:
+            if access_key in self._by_key or self._refreshed > asked:
+                return
             try:
-                self.refresh()
+                self._refresh_locked()
             except CephError as e:
                 log.warning("cannot fetch users from the monitor: %s", e.message)
 
