@@ -29,11 +29,13 @@ def gateway() -> Iterator[tuple[Gateway, RunningServer]]:
     server.stop()
 
 
-def client(server: RunningServer, secret: str = ALICE.secret_key, key: str = ALICE.access_key) -> BaseClient:
+def client(server: RunningServer, secret: str = ALICE.secret_key, key: str = ALICE.access_key,
+           checksums: str = "when_supported") -> BaseClient:
     return boto3.client(
         "s3", endpoint_url=f"http://127.0.0.1:{server.port}", region_name="us-east-1",
         aws_access_key_id=key, aws_secret_access_key=secret,
-        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1},
+                      response_checksum_validation=checksums),
     )
 
 

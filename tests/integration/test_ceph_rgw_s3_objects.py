@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import zlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -123,3 +126,25 @@ def test_user_metadata(s3: BaseClient) -> None:
     with pytest.raises(ClientError) as e:
         s3.put_object(Bucket="meta", Key="k2", Body=b"x", Metadata={"big": "v" * 2100})
     assert code(e) == "MetadataTooLarge"
+
+
+def test_stored_checksums_come_back_with_checksum_mode(s3: BaseClient,
+                                                       gateway: tuple[Gateway, RunningServer]) -> None:
+    """A checksum verified at upload is kept with the object and returned, as RGW (Squid) does, by a
+    GET or HEAD with `x-amz-checksum-mode: ENABLED` of the whole object; boto3 then checks the body."""
+    s3.create_bucket(Bucket="cksum")
+    data = os.urandom((4 << 20) + 5)
+    crc = base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    sha = base64.b64encode(hashlib.sha256(data).digest()).decode()
+    assert s3.put_object(Bucket="cksum", Key="crc", Body=data, ChecksumAlgorithm="CRC32")["ChecksumCRC32"] == crc
+    s3.put_object(Bucket="cksum", Key="sha", Body=data, ChecksumAlgorithm="SHA256")
+    got = s3.get_object(Bucket="cksum", Key="crc", ChecksumMode="ENABLED")
+    assert got["ChecksumCRC32"] == crc and got["Body"].read() == data  # boto3 validated it as it read
+    assert s3.head_object(Bucket="cksum", Key="sha", ChecksumMode="ENABLED")["ChecksumSHA256"] == sha
+    s3.copy_object(Bucket="cksum", Key="crc-copy", CopySource="cksum/crc")
+    assert s3.head_object(Bucket="cksum", Key="crc-copy", ChecksumMode="ENABLED")["ChecksumCRC32"] == crc
+    # not asked for, or a range (whose bytes the stored checksum does not cover): none sent
+    plain = client(gateway[1], checksums="when_required")
+    assert "ChecksumCRC32" not in plain.head_object(Bucket="cksum", Key="crc")
+    ranged = s3.get_object(Bucket="cksum", Key="crc", Range="bytes=0-99", ChecksumMode="ENABLED")
+    assert "ChecksumCRC32" not in ranged and ranged["Body"].read() == data[:100]

@@ -25,6 +25,7 @@ class ObjectEntry:
     version_id: str = "null"
     delete_marker: bool = False
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
+    checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
 
 
 @dataclass

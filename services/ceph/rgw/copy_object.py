@@ -88,7 +88,8 @@ def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str,
     data = gw.read_data(e.pieces, 0, e.size)
     tag = gw.new_tag()
     pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
-    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants)
+    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants,
+                        checksums=dict(e.checksums))  # same bytes, same checksums
     vh = gw.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
     hdrs = [("Content-Type", "application/xml"), *vh]
     if dst.versioning or e.version_id != "null":

@@ -261,7 +261,7 @@ class Gateway:
                                     datetime.fromtimestamp(self.wall(), UTC))
             user = self.users.by_key(who.access_key) if who.access_key else ANONYMOUS
             assert user is not None
-            req = dataclasses.replace(req, body=who.body)
+            req = dataclasses.replace(req, body=who.body, checksums=who.checksums)
             resp = self._dispatch(req, user, path)
             if req.method in ("PUT", "POST") and resp.status == 200:
                 resp.headers += [(k, v) for k, v in who.checksums.items()]
@@ -307,7 +307,7 @@ class Gateway:
         if m == "PUT":
             if "x-amz-copy-source" in req.headers:
                 return copy_object.copy_object(self, user, name, key, req.headers)
-            return self.put_object(user, name, key, req.headers, req.body)
+            return self.put_object(user, name, key, req.headers, req.body, req.checksums)
         if m in ("GET", "HEAD"):
             return self.get_object(user, name, key, req.headers, head=m == "HEAD", version_id=vid)
         if m == "DELETE":
@@ -454,7 +454,8 @@ class Gateway:
 
     # -- objects -----------------------------------------------------------------------------
 
-    def put_object(self, user: User, name: str, key: str, headers: dict[str, str], body: bytes) -> Response:
+    def put_object(self, user: User, name: str, key: str, headers: dict[str, str], body: bytes,
+                   checksums: dict[str, str] | None = None) -> Response:
         b = self.bucket(user, name)
         check_key(key)
         if len(body) > MAX_PUT:
@@ -463,7 +464,8 @@ class Gateway:
         grants = acl.from_headers(headers, b.owner.id) or []
         tag = self.new_tag()
         etag, pieces = self.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
-        entry = ObjectEntry(key, len(body), etag, self.wall(), user.id, pieces, attrs, acl=grants)
+        entry = ObjectEntry(key, len(body), etag, self.wall(), user.id, pieces, attrs, acl=grants,
+                            checksums=dict(checksums or {}))
         vh = self.commit(b, entry)  # on failure it frees the data unless the entry may have landed
         return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
@@ -509,6 +511,8 @@ class Gateway:
             status = 206
             hdrs.append(("Content-Range", f"bytes {first}-{last}/{e.size}"))
         length = max(last - first + 1, 0)
+        if r is None and headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+            hdrs += list(e.checksums.items())  # as stored at upload (RGW's x-amz-content-checksum attr)
         if head:
             return Response(status, hdrs, b"", length)
         # Streamed as RGW does: the first stripe is read before the status is sent (so that a failure

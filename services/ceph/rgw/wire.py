@@ -15,6 +15,7 @@ class Request:
     body: bytes = b""
     remote: str = ""  # the client's address (aws:SourceIp)
     secure: bool = False  # came over TLS (aws:SecureTransport)
+    checksums: dict[str, str] = field(default_factory=dict)  # verified x-amz-checksum-* (headers or trailers)
 
 
 @dataclass
