@@ -39,7 +39,6 @@ import signal
 import string
 import sys
 import threading
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -61,7 +60,7 @@ from services.ceph.mon.rbd_service import RbdServicer
 from services.ceph.mon.state import MonState, load_docs, save_doc
 from services.ceph.mon.views import osd_tree_text
 from services.ceph.monitor import MonTiming
-from services.ceph.pg import CRUSH_ITEM_NONE, PgState, state_string
+from services.ceph.pg import CRUSH_ITEM_NONE, PgState, chunk_crc, state_string
 from services.ceph.pool import PgId, erasure_pool, replicated_pool
 from services.ceph.remote_chunkstore import CHANNEL_OPTIONS, Failure, RemoteChunkStore
 from services.ceph.rgw import rados
@@ -370,7 +369,7 @@ class MonDaemon:
         if fast and len(pairs) >= k:
             got = self.store.fetch([(osd, ck) for _, osd, ck in pairs])   # type: ignore[misc]
             good = {p: got[i] for i, (p, _, _) in enumerate(pairs)
-                    if isinstance(got[i], bytes) and zlib.crc32(got[i]) == info.crcs[p]}  # type: ignore[union-attr]
+                    if isinstance(got[i], bytes) and chunk_crc(got[i]) == info.crcs[p]}  # type: ignore[union-attr]
             if len(good) >= k:
                 return codec.decode(good, info.size), pgid   # type: ignore[union-attr]
         return self.locked(lambda: self._get_waiting(pool, name))

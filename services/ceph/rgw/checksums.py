@@ -1,8 +1,8 @@
 """S3's additional checksums (`x-amz-checksum-<algorithm>`), base64 of the big-endian digest.
 
 Shared by header checksums on PUT/UploadPart and the trailers of `aws-chunked` bodies, which is
-how boto3 ≥ 1.36 sends them over TLS. CRC32C has no C implementation in the standard library,
-so it is a table-driven pure-Python loop: correct, slow, and only run when a client asks for it.
+how boto3 ≥ 1.36 sends them over TLS. Each digest is received.py's: taken as a big body arrived,
+or computed when asked (CRC32C by the crc32c package, SSE4.2 where the CPU has it).
 """
 
 from __future__ import annotations
@@ -15,31 +15,9 @@ from typing import Any, TypeVar
 from services.ceph.rgw import received
 from services.ceph.rgw.s3_errors import S3Error
 
-
-def _crc32c_table() -> list[int]:
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC32C = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    c = 0xFFFFFFFF
-    t = _CRC32C
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
 ALGORITHMS: dict[str, Callable[[bytes], bytes]] = {
     "crc32": lambda d: received.digest(d, "crc32"),
-    "crc32c": lambda d: crc32c(d).to_bytes(4, "big"),
+    "crc32c": lambda d: received.digest(d, "crc32c"),
     "sha1": lambda d: received.digest(d, "sha1"),
     "sha256": lambda d: received.digest(d, "sha256"),
 }

@@ -13,8 +13,11 @@ from __future__ import annotations
 import hashlib
 import threading
 import zlib
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Protocol
+
+import crc32c
 
 STEP = 1 << 20  # hash in steps of at least this much (or what is left): fewer, larger updates
 
@@ -24,22 +27,28 @@ class _Hasher(Protocol):
     def digest(self) -> bytes: ...
 
 
-class _Crc32:
-    def __init__(self) -> None:
-        self.value = 0
+class _Crc:
+    """CRC-32 (zlib) or CRC-32C (SSE4.2 via crc32c) as a hasher; S3 sends both as 4 big-endian bytes."""
+
+    def __init__(self, fn: Callable[[memoryview, int], int]) -> None:
+        self.fn, self.value = fn, 0
 
     def update(self, data: memoryview) -> None:
-        self.value = zlib.crc32(data, self.value)
+        self.value = self.fn(data, self.value)
 
     def digest(self) -> bytes:
         return self.value.to_bytes(4, "big")
 
 
 def new_hasher(algorithm: str) -> _Hasher:
-    return _Crc32() if algorithm == "crc32" else hashlib.new(algorithm)
+    if algorithm == "crc32":
+        return _Crc(zlib.crc32)
+    if algorithm == "crc32c":
+        return _Crc(crc32c.crc32c)
+    return hashlib.new(algorithm)
 
 
-STREAMED = ("md5", "sha1", "sha256", "crc32")  # what can be hashed as the bytes arrive
+STREAMED = ("md5", "sha1", "sha256", "crc32", "crc32c")  # what can be hashed as the bytes arrive
 
 
 class ReceivedBody(bytearray):

@@ -39,6 +39,17 @@ def test_abandoned_body_cancels_its_digests() -> None:
 def test_plain_bytes_are_hashed_when_asked() -> None:
     assert digest(b"abc", "md5") == hashlib.md5(b"abc").digest()
     assert pending(b"abc", "md5") is None
+    assert digest(b"123456789", "crc32c") == bytes.fromhex("e3069283")  # the CRC-32C check value (RFC 3720)
+    assert digest(b"123456789", "crc32") == bytes.fromhex("cbf43926")
+
+
+def test_crc32c_follows_arrival() -> None:
+    data = b"123456789" * 500_000
+    body = ReceivedBody(len(data), ("crc32c",))
+    for n in (1, 2 << 20, len(data)):
+        body[:n] = data[:n]
+        body.arrived(n)
+    assert digest(body, "crc32c") == digest(bytes(data), "crc32c")
 
 
 def test_wanted_digests() -> None:
