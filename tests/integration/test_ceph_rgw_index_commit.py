@@ -134,3 +134,31 @@ def test_concurrent_puts_of_one_key_agree(rig: tuple[FlakyIndex, Gateway, BaseCl
     assert stored["pieces"] == [list(p) for p in current.pieces]  # the pool's entry is the one served
     assert s3.get_object(Bucket="idx", Key="same")["Body"].read() in bodies
     assert data_objects(flaky) == before + 1  # one version's head (300 kB has no tail); the others freed
+
+
+def test_a_stripe_failing_mid_get_cuts_the_response_short(rig: tuple[FlakyIndex, Gateway, BaseClient]) -> None:
+    """A GET streams: the status is sent after the first stripe; a later stripe that cannot be read
+    ends the connection before Content-Length, which boto3 reports, and the gateway serves on."""
+    flaky, gw, s3 = rig
+    body = os.urandom(9 << 20)  # head + 2 tails
+    s3.put_object(Bucket="idx", Key="striped", Body=body)
+    s3.put_object(Bucket="idx", Key="other", Body=b"fine")
+    last_tail = gw.rados_objects("idx", "striped")[-1]
+    real_get = flaky.cluster.get
+
+    def get(pool: str, name: str) -> bytes:
+        if name == last_tail:
+            raise CephError("DATA_LOSS", "stripe unreadable")
+        return real_get(pool, name)
+
+    flaky.get = get  # type: ignore[method-assign]
+    try:
+        resp = s3.get_object(Bucket="idx", Key="striped")
+        assert resp["ContentLength"] == len(body)  # the status line went out with the full length
+        with pytest.raises(Exception) as e:
+            resp["Body"].read()
+        assert type(e.value).__name__ == "ResponseStreamingError" and "IncompleteRead" in str(e.value), repr(e.value)
+    finally:
+        del flaky.get
+    assert s3.get_object(Bucket="idx", Key="other")["Body"].read() == b"fine"
+    assert s3.get_object(Bucket="idx", Key="striped")["Body"].read() == body
