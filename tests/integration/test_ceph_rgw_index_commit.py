@@ -1,7 +1,8 @@
 """An object's index write that fails has an unknown outcome; the gateway reads the entry back and
 neither frees data that a listed entry points to nor keeps freed data listed. Concurrent PUTs of
-one key leave the index pool and the gateway's index on the same version. Real boto3 against the
-gateway over an in-process cluster whose index writes are made to fail in each way."""
+one key leave the index pool and the gateway's index on the same version. A GET whose later stripe
+cannot be read is cut short. Real boto3 against the gateway over an in-process cluster whose RADOS
+calls are made to fail in each way."""
 
 from __future__ import annotations
 
