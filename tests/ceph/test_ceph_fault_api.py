@@ -65,7 +65,8 @@ def test_stop_is_an_event_a_listed_fault_and_clears(twin: CephAdmin) -> None:
             "fault": lambda m: m["_topic"].endswith("/events/ceph/fault"),
             "retained": lambda m: m["_topic"].endswith("/faults/ceph/osd.3-1"),
             "down": lambda m: m["_topic"].endswith("/events/ceph/osd_down"),
-            "pg": lambda m: m["_topic"].endswith("/events/ceph/pg_state")}, timeout=15)
+            # a PG degraded by this stop (not a start-up transition to clean published late)
+            "pg": lambda m: m["_topic"].endswith("/events/ceph/pg_state") and "degraded" in m["to"]}, timeout=15)
         ev, retained, down, pg = got["fault"], got["retained"], got["down"], got["pg"]
         assert ev["fault"]["kind"] == "stop" and ev["osd"] == 3 and ev["fault"]["active"]
         assert retained["kind"] == "stop"
