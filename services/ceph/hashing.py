@@ -13,7 +13,11 @@ been checked against a live cluster's `ceph osd map`, so treat PG ids as Ceph-li
 
 from __future__ import annotations
 
+import struct
+from functools import lru_cache
+
 MASK = 0xFFFFFFFF
+_WORDS = struct.Struct("<3I")
 CRUSH_HASH_SEED = 1315423911
 
 
@@ -39,25 +43,36 @@ def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
     return a, b, c
 
 
+@lru_cache(maxsize=1 << 16)
 def str_hash_rjenkins(data: bytes | str) -> int:
-    """`ceph_str_hash_rjenkins`: lookup2 over the bytes, little-endian words, initial c = 0."""
+    """`ceph_str_hash_rjenkins`: lookup2 over the bytes, little-endian words, initial c = 0.
+    The mix is written out in the block loop (every object operation hashes its name), and recent
+    names are remembered (a write, its read and its removal hash the same name)."""
     k = data.encode() if isinstance(data, str) else data
     length = len(k)
     a = b = 0x9E3779B9
     c = 0
     i = 0
+    m = MASK
     while length - i >= 12:
-        a = (a + int.from_bytes(k[i : i + 4], "little")) & MASK
-        b = (b + int.from_bytes(k[i + 4 : i + 8], "little")) & MASK
-        c = (c + int.from_bytes(k[i + 8 : i + 12], "little")) & MASK
-        a, b, c = _mix(a, b, c)
+        x, y, z = _WORDS.unpack_from(k, i)
+        a, b, c = (a + x) & m, (b + y) & m, (c + z) & m
+        a = ((a - b - c) & m) ^ (c >> 13)
+        b = ((b - c - a) & m) ^ ((a << 8) & m)
+        c = ((c - a - b) & m) ^ (b >> 13)
+        a = ((a - b - c) & m) ^ (c >> 12)
+        b = ((b - c - a) & m) ^ ((a << 16) & m)
+        c = ((c - a - b) & m) ^ (b >> 5)
+        a = ((a - b - c) & m) ^ (c >> 3)
+        b = ((b - c - a) & m) ^ ((a << 10) & m)
+        c = ((c - a - b) & m) ^ (b >> 15)
         i += 12
     rest = k[i:]
-    c = (c + length) & MASK
+    c = (c + length) & m
     # The tail: bytes 0-3 into a, 4-7 into b, 8-10 into c shifted by one byte (c's low byte is the length).
-    a = (a + int.from_bytes(rest[0:4], "little")) & MASK
-    b = (b + int.from_bytes(rest[4:8], "little")) & MASK
-    c = (c + (int.from_bytes(rest[8:11], "little") << 8)) & MASK
+    a = (a + int.from_bytes(rest[0:4], "little")) & m
+    b = (b + int.from_bytes(rest[4:8], "little")) & m
+    c = (c + (int.from_bytes(rest[8:11], "little") << 8)) & m
     _, _, c = _mix(a, b, c)
     return c
 

@@ -194,17 +194,19 @@ class PlacementGroup:
 
     # -- client I/O --------------------------------------------------------------------------
 
-    def _require_active(self, is_up: IsUp, op: str) -> None:
-        s = self.state(is_up)
-        if not s & PgState.ACTIVE:
-            n = len(self.available(is_up))
+    def require_active(self, is_up: IsUp, op: str) -> None:
+        # Active is `min_size` (>= k) shards up: counted directly on every object operation, the full
+        # state (IntFlag arithmetic, slow in Python) built only to say why not.
+        n = len(self.available(is_up))
+        if n < self.pool.min_size or n < self.pool.k:
+            s = self.state(is_up)
             why = (f"{n} of {self.pool.size} shards available, min_size {self.pool.min_size}; "
                    f"{op} blocks until the PG is active")
             raise PgUnavailable(str(self.pgid), state_string(s), why)
 
     def write(self, name: str, data: bytes, codec: Codec, store: ChunkStore, is_up: IsUp) -> ObjectInfo:
         """Write (or overwrite) an object: needs an active PG; shards on down OSDs become missing."""
-        self._require_active(is_up, "write")
+        self.require_active(is_up, "write")
         chunks = codec.encode(data)
         info = ObjectInfo(name, len(data), tuple(chunk_crc(c) for c in chunks))
         avail = set(self.available(is_up))
@@ -228,7 +230,7 @@ class PlacementGroup:
         info = self.objects.get(name)
         if info is None:
             raise CephError("NOT_FOUND", f"object {name!r} not in pg {self.pgid}")
-        self._require_active(is_up, "read")
+        self.require_active(is_up, "read")
         chunks = self._good_chunks(info, store, is_up, enough=self.pool.k)
         if len(chunks) < self.pool.k:
             raise InsufficientChunks(len(chunks), self.pool.k, self.pool.size, f"object {name!r} in pg {self.pgid}")

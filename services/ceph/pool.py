@@ -12,6 +12,7 @@ pgp_num = pg_num). A PG is named `<pool id>.<ps in hex>`, e.g. `5.1a`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from services.ceph.crush import DeviceClass, FailureDomain
@@ -30,6 +31,10 @@ class PgId:
     ps: int
 
     def __str__(self) -> str:
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:  # every chunk key names its PG: formatted once
         return f"{self.pool}.{self.ps:x}"
 
     @classmethod

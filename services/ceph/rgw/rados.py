@@ -7,8 +7,6 @@ like a write it needs the PG active, then drops the object and its chunks on eve
 from __future__ import annotations
 
 from services.ceph.cluster import Cluster
-from services.ceph.errors import PgUnavailable
-from services.ceph.pg import PgState, state_string
 
 
 def remove(cluster: Cluster, pool: str, name: str) -> None:
@@ -20,9 +18,7 @@ def remove(cluster: Cluster, pool: str, name: str) -> None:
     info = pg.objects.get(name)
     if info is None:
         return
-    state = pg.state(cluster.is_up)
-    if not state & PgState.ACTIVE:
-        raise PgUnavailable(str(pg.pgid), state_string(state), "delete blocks until the PG is active")
+    pg.require_active(cluster.is_up, "delete")
     del pg.objects[name]
     osds = {(pos, o) for pos, o in enumerate(pg.acting) if o is not None}
     osds |= set(pg.targets.items())

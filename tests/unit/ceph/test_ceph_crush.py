@@ -88,3 +88,15 @@ def test_device_class_filters() -> None:
     assert set(crush.place(7, 3, device_class="ssd")) == {100, 101, 102}
     with pytest.raises(PlacementError, match="with ssd OSDs"):
         crush.place(7, 4, device_class="ssd")
+
+
+def test_object_name_hash_known_values() -> None:
+    """lookup2 as transcribed (the block loop is written out for speed): fixed answers, every tail
+    length, and bytes and str alike."""
+    from services.ceph.hashing import str_hash_rjenkins
+
+    assert [str_hash_rjenkins(s) for s in ("", "a", "hello world!", "default.7.1__:tag_key/with/slashes",
+                                           "rbd_data.1234.0000000000000001")] == [
+        3175731469, 703514648, 516731539, 3246963108, 315638099]
+    assert str_hash_rjenkins("hello world!") == str_hash_rjenkins(b"hello world!")
+    assert len({str_hash_rjenkins("x" * n) for n in range(30)}) == 30
