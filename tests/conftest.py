@@ -23,6 +23,20 @@ def skip_reason(what: str, missing: list[str], packages: list[str]) -> str:
     return ""
 
 
+def netns_skip_reason(what: str) -> str:
+    """Why a `--network netns` twin cannot start here (root, iproute2 and nftables; only one such
+    twin per machine, since they share the OOB prefix on the operator port), or "" when it can."""
+    import subprocess
+
+    from emulator.network.kernel import missing_tools
+
+    reason = skip_reason(what, missing_tools(), ["iproute2", "nftables"])
+    if reason:
+        return reason
+    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
+    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+
+
 def twin_pids(run: RunDir) -> list[int]:
     """Every pid the twin in `run` has started (supervisor, broker, daemons), alive or not."""
     import json

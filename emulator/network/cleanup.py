@@ -1,9 +1,10 @@
 """`clean_network`: remove a twin's network, and only it, even after a crash. Idempotent.
 
 Everything a network creates lives inside its own namespaces (`<prefix>-...`): interfaces,
-bridges, routes, nftables tables. So cleaning is: kill the processes still inside those
-namespaces (daemons a crashed supervisor left behind), then delete the namespaces in one
-`ip -batch`; the kernel frees their devices and tables with them. Other namespaces, including
+bridges, routes, nftables tables; except the operator port's veth `<prefix>-op`, in the machine's
+namespace. So cleaning is: kill the processes still inside those namespaces (daemons a crashed
+supervisor left behind), delete the operator veth, then delete the namespaces in one `ip -batch`;
+the kernel frees their devices and tables with them. Other namespaces, including
 other twins' (`ct1-...`) and ones whose names merely start alike (`ct01-...`), are never touched.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from emulator.network import kernel
 from emulator.network.errors import NetworkError
-from emulator.network.plan import PREFIX_RE
+from emulator.network.plan import PREFIX_RE, operator_ifname
 
 STATE_FILE = "network.json"
 
@@ -52,6 +53,9 @@ def clean_network(target: str | Path, kill_processes: bool = True, timeout: floa
     names = _owned(prefix, recorded)
     pids = kernel.pids_in(names) if kill_processes else {}
     kernel.kill_pids(pids)
+    # The operator port's veth is in this namespace: deleted here, its OOB route goes now, not when
+    # the kernel gets round to freeing the core namespace (a twin started right after would refuse).
+    kernel.run_jobs([kernel.Job("", "ip", f"link del {operator_ifname(prefix)}\n", force=True)])
     if names:
         kernel.run_jobs([kernel.Job("", "ip", "".join(f"netns del {n}\n" for n in names), force=True)])
     deadline = time.monotonic() + timeout

@@ -12,14 +12,10 @@ import subprocess
 
 from emulator.network.errors import NetworkError
 from emulator.network.network import Network
-from emulator.network.plan import OOB_OCTET
+from emulator.network.plan import OOB_OCTET, operator_ifname
 
 OPERATOR_ADDRESS = f"10.{OOB_OCTET}.255.254"
 OOB_PREFIX_LEN = 16
-
-
-def operator_ifname(net: Network) -> str:
-    return f"{net.prefix}-op"
 
 
 def attach_operator_port(net: Network) -> str:
@@ -30,7 +26,7 @@ def attach_operator_port(net: Network) -> str:
         raise NetworkError(f"this machine already routes the OOB prefix ({route}): another twin with the netns "
                            "backend is running; stop it first")
     core = net.netns("oob-core01")
-    ours, peer = operator_ifname(net), "operator"
+    ours, peer = operator_ifname(net.prefix), "operator"
     script = (f"link add {ours} type veth peer name {peer} netns {core}\n"
               f"addr add {OPERATOR_ADDRESS}/{OOB_PREFIX_LEN} dev {ours}\n"
               f"link set {ours} up\n")

@@ -43,6 +43,11 @@ ROUTER_ID_OCTET = 255
 MAX_ROUTERS_PER_PLANE = 254
 RAIL_BLOCK = 16  # third-octet values per compute rail: 16 x 250 = 4000 servers
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
+
+
+def operator_ifname(prefix: str) -> str:
+    """The operator port's veth in the machine's own namespace (the one device a network puts there)."""
+    return f"{prefix}-op"
 IFNAMSIZ = 15
 
 # Which Ethernet segments a host role joins, by what the segment carries.

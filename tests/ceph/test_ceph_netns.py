@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 
 from emulator import lifecycle
-from emulator.network.kernel import missing_tools
 from emulator.rundir import RunDir
-from tests.conftest import assert_nothing_left, skip_reason, twin_pids
+from tests.conftest import assert_nothing_left, netns_skip_reason, twin_pids
 
 ROOT = Path(__file__).resolve().parents[2]
 TWIN = str(ROOT / ".venv" / "bin" / "twin")
@@ -53,11 +52,7 @@ except ClientError as e:
 
 
 def _why_skip() -> str:
-    reason = skip_reason("Ceph on --network netns", missing_tools(), ["iproute2", "nftables"])
-    if reason:
-        return reason
-    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
-    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+    return netns_skip_reason("Ceph on --network netns")
 
 
 @pytest.fixture(scope="module")

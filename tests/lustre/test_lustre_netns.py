@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.network.kernel import missing_tools
 from services.lustre.client.mount import is_mounted
-from tests.conftest import skip_reason
+from tests.conftest import netns_skip_reason
 from tests.lustre.conftest import FUSE_MISSING, TWIN, LustreMount, MiB, lustre_mount, pattern
 
 STORAGE, OOB = "10.101.", "10.103."
@@ -28,11 +27,7 @@ STORAGE, OOB = "10.101.", "10.103."
 def _why_skip() -> str:
     if FUSE_MISSING:
         return "needs root, /dev/fuse and fusermount3"
-    reason = skip_reason("Lustre on --network netns", missing_tools(), ["iproute2", "nftables"])
-    if reason:
-        return reason
-    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
-    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+    return netns_skip_reason("Lustre on --network netns")
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,10 @@ def our_namespaces(prefix: str) -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith(prefix + "-")]
 
 
+def operator_route() -> str:
+    return subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout.strip()
+
+
 # First, before the module's twin exists: one netns twin at a time owns the OOB prefix on this machine.
 def test_a_killed_supervisor_leaves_a_network_that_down_removes(tmp_path: Path) -> None:
     twin = Twin.up("mini", run_dir=tmp_path / "crash", network="netns", timeout=60)
@@ -50,6 +54,8 @@ def test_a_killed_supervisor_leaves_a_network_that_down_removes(tmp_path: Path) 
     assert our_namespaces(prefix), "the namespaces outlive a killed supervisor until clean-up"
     twin.down()
     assert not our_namespaces(prefix)
+    # the operator port goes with it at once, so that the next netns twin can start straight away
+    assert not operator_route(), "the operator port's OOB route outlived twin down"
     assert_nothing_left(twin.run, pids)
     with grpc.insecure_channel(twin.daemon("gpu001")["grpc"]) as channel, pytest.raises(grpc.RpcError):
         health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.network.kernel import missing_tools as net_missing_tools
 from services.slurm.cluster import processes_using
-from tests.conftest import skip_reason
+from tests.conftest import netns_skip_reason
 from tests.slurm.conftest import REASON as SLURM_REASON
 from tests.slurm.conftest import wait_for
 from tests.slurm.test_slurm_twin import slurm_processes, twin_cli
@@ -25,11 +24,7 @@ from tests.slurm.test_slurm_twin import slurm_processes, twin_cli
 def _why_skip() -> str:
     if SLURM_REASON:
         return SLURM_REASON
-    reason = skip_reason("Slurm on --network netns", net_missing_tools(), ["iproute2", "nftables"])
-    if reason:
-        return reason
-    routed = subprocess.run(["ip", "-4", "route", "show", "10.103.0.0/16"], capture_output=True, text=True).stdout
-    return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
+    return netns_skip_reason("Slurm on --network netns")
 
 
 def slurm(run_dir: Path, *argv: str, timeout: float = 30) -> str:
