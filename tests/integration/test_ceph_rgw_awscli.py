@@ -223,7 +223,7 @@ def test_versioning_with_s3api(aws: Aws, tmp_path: Path) -> None:
     assert "DeleteMarkers" not in versions
 
     out = tmp_path / "old"
-    meta = aws.json("s3api", "get-object", "--bucket", "cli-ver", "--key", "k", "--version-id", ids[0], str(out))
+    meta = aws.json("s3api", "get-object", "--bucket", "cli-ver", "--key", "k", f"--version-id={ids[0]}", str(out))
     assert meta["VersionId"] == ids[0] and out.read_bytes() == b"first"
 
     deleted = aws.json("s3api", "delete-object", "--bucket", "cli-ver", "--key", "k")
@@ -233,7 +233,7 @@ def test_versioning_with_s3api(aws: Aws, tmp_path: Path) -> None:
     assert versions["DeleteMarkers"][0]["IsLatest"] is True
     assert [v["VersionId"] for v in versions["Versions"]] == [ids[1], ids[0]]
     assert "404" in aws.fails("s3api", "head-object", "--bucket", "cli-ver", "--key", "k")
-    aws.run("s3api", "delete-object", "--bucket", "cli-ver", "--key", "k", "--version-id", deleted["VersionId"])
+    aws.run("s3api", "delete-object", "--bucket", "cli-ver", "--key", "k", f"--version-id={deleted['VersionId']}")
     assert aws.run("s3", "cp", "s3://cli-ver/k", "-").stdout == "second!"
 
 

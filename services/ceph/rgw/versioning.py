@@ -22,17 +22,20 @@ from services.ceph.rgw.wire import Response
 if TYPE_CHECKING:
     from services.ceph.rgw.gateway import Gateway
 
-_ID_CHARS = string.ascii_letters + string.digits + "._-"
+# RGW's gen_rand_alphanumeric_no_underscore table: an id may start with "-", so the AWS CLI
+# needs `--version-id=ID` for such ids against real RGW too.
+ID_CHARS = string.ascii_letters + string.digits + "-."
 MAX_LIST = 1000
 
 
 def new_version_id() -> str:
     """32 characters like RGW's instance ids; sorting them means nothing, the history order does."""
-    return "".join(secrets.choice(_ID_CHARS) for _ in range(32))
+    return "".join(secrets.choice(ID_CHARS) for _ in range(32))
 
 
 def valid_id(version_id: str) -> bool:
-    return version_id == "null" or (len(version_id) == 32 and all(c in _ID_CHARS for c in version_id))
+    # "_" too: ids the twin made before it used RGW's table may still be in a pool.
+    return version_id == "null" or (len(version_id) == 32 and all(c in ID_CHARS or c == "_" for c in version_id))
 
 
 def parse_config(body: bytes) -> str:
