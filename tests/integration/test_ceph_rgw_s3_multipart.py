@@ -3,20 +3,24 @@ rule, S3's refusals (which must change nothing), listing, abort, UploadPartCopy 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import zlib
 from pathlib import Path
 
+import boto3
 import pytest
 from boto3.s3.transfer import TransferConfig
 from botocore.client import BaseClient
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from services.ceph.rgw.cluster_setup import DATA_POOL
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer
 from tests.integration import test_ceph_rgw_s3 as base
-from tests.integration.test_ceph_rgw_s3 import code
+from tests.integration.test_ceph_rgw_s3 import ALICE, code
 
 MiB = 1 << 20
 
@@ -144,3 +148,77 @@ def test_upload_file_and_part_copy(s3: BaseClient, tmp_path: Path) -> None:
         {"PartNumber": 1, "ETag": c1["CopyPartResult"]["ETag"]},
         {"PartNumber": 2, "ETag": c2["CopyPartResult"]["ETag"]}]})
     assert s3.get_object(Bucket="mpu-file", Key="copy")["Body"].read() == data[:5 * MiB] + data[10 * MiB:]
+
+
+def _crc32(data: bytes) -> bytes:
+    return zlib.crc32(data).to_bytes(4, "big")
+
+
+def test_composite_checksums(gateway: tuple[Gateway, RunningServer], s3: BaseClient, tmp_path: Path) -> None:
+    """An upload initiated with ChecksumAlgorithm (boto3's upload_file does so with CRC32) gets S3's
+    COMPOSITE checksum: CRC32 over the parts' binary CRC32s, then -N; bad completions change nothing."""
+    gw, _ = gateway
+    s3.create_bucket(Bucket="mpu-cks")
+    src = tmp_path / "ckpt.bin"
+    data = os.urandom(11 * MiB + 5)
+    src.write_bytes(data)
+    s3.upload_file(str(src), "mpu-cks", "auto", Config=TransferConfig(multipart_threshold=5 * MiB,
+                                                                       multipart_chunksize=5 * MiB))
+    chunks = [data[:5 * MiB], data[5 * MiB:10 * MiB], data[10 * MiB:]]
+    want = base64.b64encode(_crc32(b"".join(_crc32(c) for c in chunks))).decode() + "-3"
+    head = s3.head_object(Bucket="mpu-cks", Key="auto", ChecksumMode="ENABLED")
+    assert (head["ChecksumCRC32"], head["ChecksumType"]) == (want, "COMPOSITE")
+    got = s3.get_object(Bucket="mpu-cks", Key="auto", ChecksumMode="ENABLED")  # boto3 skips validating "-N"
+    assert got["ChecksumCRC32"] == want and got["Body"].read() == data
+    assert "ChecksumCRC32" not in s3.head_object(Bucket="mpu-cks", Key="auto")  # only when asked
+
+    up = s3.create_multipart_upload(Bucket="mpu-cks", Key="k", ChecksumAlgorithm="CRC32")
+    assert (up["ChecksumAlgorithm"], up["ChecksumType"]) == ("CRC32", "COMPOSITE")
+    uid = up["UploadId"]
+    assert [u.get("ChecksumAlgorithm") for u in s3.list_multipart_uploads(Bucket="mpu-cks")["Uploads"]] == ["CRC32"]
+    p1 = s3.upload_part(Bucket="mpu-cks", Key="k", UploadId=uid, PartNumber=1, Body=chunks[0],
+                        ChecksumAlgorithm="CRC32")
+    assert p1["ChecksumCRC32"] == base64.b64encode(_crc32(chunks[0])).decode()
+    with pytest.raises(ClientError) as e:  # another algorithm than the upload's: refused, nothing stored
+        s3.upload_part(Bucket="mpu-cks", Key="k", UploadId=uid, PartNumber=2, Body=chunks[2],
+                       ChecksumAlgorithm="SHA1")
+    assert code(e) == "InvalidRequest" and "expected checksum Type: crc32" in str(e.value)
+    # A part sent without any checksum: the gateway takes the part's CRC32 itself, and returns it.
+    bare = boto3.client("s3", endpoint_url=s3.meta.endpoint_url, region_name="us-east-1",
+                        aws_access_key_id=ALICE.access_key, aws_secret_access_key=ALICE.secret_key,
+                        config=Config(s3={"addressing_style": "path"}, request_checksum_calculation="when_required"))
+    sent: list[str] = []
+    bare.meta.events.register("before-send.s3.UploadPart",
+                              lambda request, **_: sent.extend(k.lower() for k in request.headers))
+    p2 = bare.upload_part(Bucket="mpu-cks", Key="k", UploadId=uid, PartNumber=2, Body=chunks[1])
+    assert not [h for h in sent if "checksum" in h]
+    assert p2["ChecksumCRC32"] == base64.b64encode(_crc32(chunks[1])).decode()
+    p3 = s3.upload_part_copy(Bucket="mpu-cks", Key="k", UploadId=uid, PartNumber=3,
+                             CopySource={"Bucket": "mpu-cks", "Key": "auto"}, CopySourceRange=f"bytes={10 * MiB}-{len(data) - 1}")
+    p3 = {"ETag": p3["CopyPartResult"]["ETag"], "ChecksumCRC32": p3["CopyPartResult"]["ChecksumCRC32"]}
+    assert p3["ChecksumCRC32"] == base64.b64encode(_crc32(chunks[2])).decode()
+    parts = s3.list_parts(Bucket="mpu-cks", Key="k", UploadId=uid)
+    assert parts["ChecksumAlgorithm"] == "CRC32"
+    assert [(p["PartNumber"], p["ChecksumCRC32"]) for p in parts["Parts"]] == [
+        (1, p1["ChecksumCRC32"]), (2, p2["ChecksumCRC32"]), (3, p3["ChecksumCRC32"])]
+
+    named = [{"PartNumber": n, "ETag": p["ETag"], "ChecksumCRC32": p["ChecksumCRC32"]}
+             for n, p in ((1, p1), (2, p2), (3, p3))]
+    del named[1]["ChecksumCRC32"]
+    with pytest.raises(ClientError) as e:  # a part's checksum missing from the completion
+        s3.complete_multipart_upload(Bucket="mpu-cks", Key="k", UploadId=uid, MultipartUpload={"Parts": named})
+    assert code(e) == "InvalidRequest" and "missing for part 2" in str(e.value)
+    named[1]["ChecksumCRC32"] = p1["ChecksumCRC32"]  # the wrong one
+    with pytest.raises(ClientError) as e:
+        s3.complete_multipart_upload(Bucket="mpu-cks", Key="k", UploadId=uid, MultipartUpload={"Parts": named})
+    assert code(e) == "InvalidPart"
+    named[1]["ChecksumCRC32"] = p2["ChecksumCRC32"]
+    done = s3.complete_multipart_upload(Bucket="mpu-cks", Key="k", UploadId=uid, MultipartUpload={"Parts": named})
+    assert want == done["ChecksumCRC32"] and done["ChecksumType"] == "COMPOSITE"  # same parts as upload_file's
+    assert s3.get_object(Bucket="mpu-cks", Key="k")["Body"].read() == data
+    assert s3.head_object(Bucket="mpu-cks", Key="k", ChecksumMode="ENABLED")["ChecksumCRC32"] == want
+
+    with pytest.raises(ClientError) as e:  # FULL_OBJECT multipart checksums came after Squid
+        s3.create_multipart_upload(Bucket="mpu-cks", Key="f", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT")
+    assert code(e) == "InvalidRequest" and "FULL_OBJECT" in str(e.value)
+    assert "Uploads" not in s3.list_multipart_uploads(Bucket="mpu-cks")

@@ -207,6 +207,8 @@ async def serve(gw: Gateway, host: str, port: int, tls: ssl.SSLContext | None = 
                 pass
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ssl.SSLError):
             pass
+        except asyncio.CancelledError:
+            pass  # the server stopping with this keep-alive connection open: asyncio would log it as an error
         finally:
             writer.close()
             with contextlib.suppress(ConnectionError, TimeoutError, ssl.SSLError):

@@ -7,17 +7,23 @@ S3's rules, checked before anything changes (a refused completion leaves the upl
 part numbers 1..10,000; the completion list ascending (InvalidPartOrder), each part uploaded with
 that ETag (InvalidPart), every part but the last at least 5 MiB (EntityTooSmall). The ETag is
 the MD5 of the parts' binary MD5s, then `-N`. Parts uploaded but not named are freed.
+
+Additional checksums (boto3's default since 1.36): an upload initiated with `x-amz-checksum-algorithm`
+keeps each part's checksum of that algorithm (the client's, verified, or the gateway's own), the
+completion must name every part's, and the object gets S3's COMPOSITE checksum: the algorithm over
+the parts' binary checksums, then `-N`.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.ceph.rgw import acl, copy_object, s3_xml
+from services.ceph.rgw import acl, checksums, copy_object, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -41,6 +47,7 @@ class Part:
     size: int
     mtime: float
     pieces: list[tuple[str, int]]
+    checksum: str = ""  # base64, of the upload's checksum algorithm; "" when the upload has none
 
 
 @dataclass
@@ -52,11 +59,30 @@ class Upload:
     attrs: dict[str, str]
     parts: dict[int, Part] = field(default_factory=dict)
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
+    checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
 
 
 def _no_such_upload(upload_id: str) -> S3Error:
     return S3Error("NoSuchUpload", "the specified upload does not exist; the upload ID may be invalid, or the upload "
                    "may have been aborted or completed", UploadId=upload_id)
+
+
+def _checksum_element(algorithm: str) -> str:
+    return "Checksum" + algorithm.upper()  # crc32 → ChecksumCRC32, as S3's XML names them
+
+
+def _checksum_algorithm(headers: dict[str, str]) -> str:
+    algorithm = headers.get("x-amz-checksum-algorithm", "").lower()
+    kind = headers.get("x-amz-checksum-type", "").upper()
+    if algorithm and algorithm not in checksums.ALGORITHMS:
+        raise S3Error("InvalidRequest", f"checksum algorithm {algorithm.upper()!r} is not supported; use one of "
+                      + ", ".join(a.upper() for a in checksums.ALGORITHMS))
+    if kind and not algorithm:
+        raise S3Error("InvalidRequest", "x-amz-checksum-type requires x-amz-checksum-algorithm")
+    if kind not in ("", "COMPOSITE"):
+        raise S3Error("InvalidRequest", f"x-amz-checksum-type {kind} is not supported: multipart uploads get "
+                      "COMPOSITE checksums here, as on Ceph Squid")
+    return algorithm
 
 
 def _int_arg(q: dict[str, str], name: str, default: int) -> int:
@@ -97,12 +123,15 @@ class Multipart:
             up = self._upload(b, key, upload_id)
             if "x-amz-copy-source" in req.headers:
                 data, src_etag = copy_object.read_source(self.gw, user, req.headers, ranged=True)
-                part = self._put_part(b, up, int(n), data, {})
+                part = self._put_part(b, up, int(n), data, {}, {})
+                cks = el(_checksum_element(up.checksum_algorithm), part.checksum) if part.checksum else ""
                 body = s3_xml.document("CopyPartResult", el("LastModified", s3_xml.iso8601(part.mtime))
-                                       + el("ETag", f'"{part.etag}"'))
+                                       + el("ETag", f'"{part.etag}"') + cks)
                 return _resp(200, body)
-            part = self._put_part(b, up, int(n), req.body, req.headers)
-            return _resp(200, b"", [("ETag", f'"{part.etag}"')])
+            part = self._put_part(b, up, int(n), req.body, req.headers, req.checksums)
+            name = f"x-amz-checksum-{up.checksum_algorithm}"
+            computed = [(name, part.checksum)] if part.checksum and name not in req.checksums else []
+            return _resp(200, b"", [("ETag", f'"{part.etag}"'), *computed])
         if m == "POST":
             return self.complete(b, key, upload_id, req.body)
         if m == "GET":
@@ -113,30 +142,36 @@ class Multipart:
 
     def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
         check_key(key)
+        algorithm = _checksum_algorithm(headers)
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers),
-                    acl=acl.from_headers(headers, b.owner.id) or [])
+                    acl=acl.from_headers(headers, b.owner.id) or [], checksum_algorithm=algorithm)
         self._save(b, up)
         with self.gw.lock:
             self._of(b)[upload_id] = up
         body = s3_xml.document("InitiateMultipartUploadResult",
                                el("Bucket", b.name) + el("Key", key) + el("UploadId", upload_id))
-        return _resp(200, body)
+        kind = [("x-amz-checksum-algorithm", algorithm.upper()), ("x-amz-checksum-type", "COMPOSITE")]
+        return _resp(200, body, kind if algorithm else [])
 
     def _save(self, b: Bucket, up: Upload) -> None:
         """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool)."""
         record = {"key": up.key, "owner": up.owner.id, "initiated": up.initiated, "attrs": up.attrs, "acl": up.acl,
-                  "parts": {n: [p.etag, p.size, p.pieces] for n, p in up.parts.items()}}
+                  "checksum_algorithm": up.checksum_algorithm,
+                  "parts": {n: [p.etag, p.size, p.pieces, p.checksum] for n, p in up.parts.items()}}
         self.gw._put(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta",
                      json.dumps(record).encode())
 
-    def _put_part(self, b: Bucket, up: Upload, n: int, data: bytes, headers: dict[str, str]) -> Part:
+    def _put_part(self, b: Bucket, up: Upload, n: int, data: bytes, headers: dict[str, str],
+                  sent: dict[str, str]) -> Part:
+        """`sent`: the part's x-amz-checksum-* the gateway verified against `data`."""
         if len(data) > MAX_PART:
             raise S3Error("EntityTooLarge", "a part is limited to 5 GiB")
+        checksum = _part_checksum(up, data, sent)
         tag = f"{up.upload_id}.{secrets.token_hex(4)}"  # a re-sent part never overwrites the one it replaces
         etag, pieces = self.gw.write_data_md5(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
                                               f"{b.marker}__shadow_{up.key}.{tag}.{n}", data, headers)
-        part = Part(n, etag, len(data), self.gw.wall(), pieces)
+        part = Part(n, etag, len(data), self.gw.wall(), pieces, checksum)
         with self.gw.lock:
             if self._of(b).get(up.upload_id) is not up:  # aborted or completed meanwhile
                 self.gw.free([_as_entry(part)])
@@ -151,24 +186,30 @@ class Multipart:
     def complete(self, b: Bucket, key: str, upload_id: str, body: bytes) -> Response:
         up = self._upload(b, key, upload_id)
         doc = s3_xml.parse(body, "CompleteMultipartUpload")
-        wanted: list[tuple[int, str]] = []
+        wanted: list[tuple[int, str, str | None]] = []  # number, ETag, checksum of the upload's algorithm
+        algorithm = up.checksum_algorithm
         for p in doc.findall("Part"):
             num, etag = p.findtext("PartNumber"), p.findtext("ETag")
             if num is None or etag is None or not num.strip().isdigit():
                 raise S3Error("MalformedXML", "each Part needs a PartNumber and an ETag")
-            wanted.append((int(num), etag.strip().strip('"')))
+            checksum = p.findtext(_checksum_element(algorithm)) if algorithm else None
+            if algorithm and checksum is None:
+                raise S3Error("InvalidRequest", f"The upload was created using a {algorithm} checksum. The complete "
+                              "request must include the checksum for each part. It was missing for part "
+                              f"{num.strip()} in the request.")
+            wanted.append((int(num), etag.strip().strip('"'), checksum and checksum.strip()))
         if not wanted:
             raise S3Error("MalformedXML", "the XML you provided was not well-formed or did not validate against "
                           "our published schema: no parts")
         with self.gw.lock:
-            nums = [n for n, _ in wanted]
+            nums = [n for n, _, _ in wanted]
             if any(a >= c for a, c in zip(nums, nums[1:], strict=False)):
                 raise S3Error("InvalidPartOrder", "the list of parts was not in ascending order; parts must be "
                               "ordered by part number", UploadId=upload_id)
             parts = []
-            for n, etag in wanted:
+            for n, etag, checksum in wanted:
                 part = up.parts.get(n)
-                if part is None or part.etag != etag:
+                if part is None or part.etag != etag or (checksum is not None and part.checksum != checksum):
                     raise S3Error("InvalidPart", "one or more of the specified parts could not be found; the part "
                                   "may not have been uploaded, or the specified entity tag may not match the part's "
                                   "entity tag", UploadId=upload_id, PartNumber=str(n), ETag=etag)
@@ -181,12 +222,13 @@ class Multipart:
             del self._of(b)[upload_id]  # from here on, no second completion or abort can race this one
         digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts)).hexdigest()
         etag = f"{digest}-{len(parts)}"
+        composite = _composite(algorithm, parts)
         head = f"{b.marker}__:{self.gw.new_tag()}_{key}"
         try:
             self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
-                                dict(up.attrs), acl=list(up.acl))
+                                dict(up.attrs), acl=list(up.acl), checksums=composite)
             vh = self.gw.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
             with self.gw.lock:
@@ -197,7 +239,10 @@ class Multipart:
         self._drop_meta(b, up)
         body = s3_xml.document("CompleteMultipartUploadResult",
                                el("Location", f"/{b.name}/{key}") + el("Bucket", b.name) + el("Key", key)
-                               + el("ETag", f'"{etag}"'))
+                               + el("ETag", f'"{etag}"')
+                               + "".join(el(_checksum_element(algorithm), v) for k, v in composite.items()
+                                         if k != "x-amz-checksum-type")
+                               + (el("ChecksumType", "COMPOSITE") if composite else ""))
         return _resp(200, body, vh)
 
     def _drop_meta(self, b: Bucket, up: Upload) -> None:
@@ -225,7 +270,10 @@ class Multipart:
         for n in page:
             p = up.parts[n]
             s += (f"<Part>{el('PartNumber', n)}{el('LastModified', s3_xml.iso8601(p.mtime))}"
-                  f"{el('ETag', chr(34) + p.etag + chr(34))}{el('Size', p.size)}</Part>")
+                  f"{el('ETag', chr(34) + p.etag + chr(34))}{el('Size', p.size)}"
+                  f"{el(_checksum_element(up.checksum_algorithm), p.checksum) if p.checksum else ''}</Part>")
+        if up.checksum_algorithm:
+            s += el("ChecksumAlgorithm", up.checksum_algorithm.upper()) + el("ChecksumType", "COMPOSITE")
         return _resp(200, s3_xml.document("ListPartsResult", s))
 
     def list_uploads(self, b: Bucket, q: dict[str, str]) -> Response:
@@ -267,9 +315,32 @@ class Multipart:
                 owner = s3_xml.Owner(i.owner.id, i.owner.display_name)
                 s += (f"<Upload>{el('Key', i.key)}{el('UploadId', i.upload_id)}"
                       f"<Initiator>{owner.xml()[7:-8]}</Initiator>{owner.xml()}{el('StorageClass', 'STANDARD')}"
-                      f"{el('Initiated', s3_xml.iso8601(i.initiated))}</Upload>")
+                      f"{el('Initiated', s3_xml.iso8601(i.initiated))}"
+                      + (el("ChecksumAlgorithm", i.checksum_algorithm.upper()) if i.checksum_algorithm else "")
+                      + "</Upload>")
         s += "".join(f"<CommonPrefixes>{el('Prefix', i)}</CommonPrefixes>" for i in items if isinstance(i, str))
         return _resp(200, s3_xml.document("ListMultipartUploadsResult", s))
+
+
+def _part_checksum(up: Upload, data: bytes, sent: dict[str, str]) -> str:
+    """The part's checksum of the upload's algorithm: the client's (already verified) or computed."""
+    algorithm = up.checksum_algorithm
+    if not algorithm:
+        return ""
+    other = [k.removeprefix("x-amz-checksum-") for k in sent if k != f"x-amz-checksum-{algorithm}"]
+    if other:
+        raise S3Error("InvalidRequest", f"Checksum Type mismatch occurred, expected checksum Type: {algorithm}, "
+                      f"actual checksum Type: {other[0]}")
+    return sent.get(f"x-amz-checksum-{algorithm}") or checksums.compute(algorithm, data)
+
+
+def _composite(algorithm: str, parts: list[Part]) -> dict[str, str]:
+    """S3's COMPOSITE checksum of a completed upload, as the object's stored checksum headers."""
+    if not algorithm:
+        return {}
+    whole = checksums.ALGORITHMS[algorithm](b"".join(base64.b64decode(p.checksum) for p in parts))
+    return {f"x-amz-checksum-{algorithm}": f"{base64.b64encode(whole).decode()}-{len(parts)}",
+            "x-amz-checksum-type": "COMPOSITE"}
 
 
 def _as_entry(p: Part) -> ObjectEntry:
