@@ -194,7 +194,8 @@ def test_composite_checksums(gateway: tuple[Gateway, RunningServer], s3: BaseCli
     assert not [h for h in sent if "checksum" in h]
     assert p2["ChecksumCRC32"] == base64.b64encode(_crc32(chunks[1])).decode()
     p3 = s3.upload_part_copy(Bucket="mpu-cks", Key="k", UploadId=uid, PartNumber=3,
-                             CopySource={"Bucket": "mpu-cks", "Key": "auto"}, CopySourceRange=f"bytes={10 * MiB}-{len(data) - 1}")
+                             CopySource={"Bucket": "mpu-cks", "Key": "auto"},
+                             CopySourceRange=f"bytes={10 * MiB}-{len(data) - 1}")
     p3 = {"ETag": p3["CopyPartResult"]["ETag"], "ChecksumCRC32": p3["CopyPartResult"]["ChecksumCRC32"]}
     assert p3["ChecksumCRC32"] == base64.b64encode(_crc32(chunks[2])).decode()
     parts = s3.list_parts(Bucket="mpu-cks", Key="k", UploadId=uid)

@@ -21,6 +21,7 @@ from botocore.client import BaseClient
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from services.ceph.rgw.bucket_index import meta_name
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer, start_in_thread, tls_context
@@ -281,7 +282,7 @@ def test_malformed_policy_refused_and_nothing_changes(gateway: tuple[Gateway, Ru
     good = {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::malformed-b/*"}
     put_policy(owner, "malformed-b", good)
     before = owner.get_bucket_policy(Bucket="malformed-b")["Policy"]
-    assert gw.cluster.get(INDEX_POOL, ".bucket.meta.:malformed-b.policy").decode() == before  # kept in RADOS
+    assert gw.cluster.get(INDEX_POOL, meta_name("", "malformed-b", "policy")).decode() == before  # kept in RADOS
     bad_documents = [
         "{not json",
         json.dumps({"Version": "2012-10-17"}),

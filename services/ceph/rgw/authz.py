@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from services.ceph.rgw import acl, policy, s3_xml
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import ANONYMOUS, User
 from services.ceph.rgw.wire import Request, Response
@@ -143,14 +143,10 @@ def context(gw: Gateway, user: User, action: str) -> dict[str, list[str]]:
 # -- ?policy -------------------------------------------------------------------------------------
 
 
-def _meta(b: Bucket, what: str) -> str:
-    return f".bucket.meta.{b.tenant}:{b.name}.{what}"
-
-
 def bucket_policy(gw: Gateway, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         doc = policy.parse(req.body, b.name, b.tenant)  # MalformedPolicy before anything changes
-        gw._put(gw.index_pool, _meta(b, "policy"), doc.text.encode())
+        gw._put(gw.index_pool, meta_name(b.tenant, b.name, "policy"), doc.text.encode())
         with gw.lock:
             b.policy = doc
         return Response(204)
@@ -159,7 +155,7 @@ def bucket_policy(gw: Gateway, req: Request, b: Bucket) -> Response:
             raise S3Error("NoSuchBucketPolicy", "the bucket policy does not exist", f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/json")], b.policy.text.encode())
     if req.method == "DELETE":
-        gw.remove_later([(gw.index_pool, _meta(b, "policy"))])
+        gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, "policy"))])
         with gw.lock:
             b.policy = None
         return Response(204)
@@ -176,7 +172,7 @@ def _display(gw: Gateway, ids: list[str]) -> dict[str, str]:
 def bucket_acl(gw: Gateway, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, b.owner.id, b.owner.id, for_object=False)
-        gw._put(gw.index_pool, _meta(b, "acl"), json.dumps(grants).encode())
+        gw._put(gw.index_pool, meta_name(b.tenant, b.name, "acl"), json.dumps(grants).encode())
         with gw.lock:
             b.acl = grants
         return Response(200)
@@ -206,4 +202,4 @@ def object_acl(gw: Gateway, req: Request, b: Bucket, key: str, version_id: str |
 
 def drop_bucket_meta(gw: Gateway, b: Bucket) -> None:
     """What a deleted bucket leaves in the index pool besides its record."""
-    gw.remove_later([(gw.index_pool, _meta(b, "policy")), (gw.index_pool, _meta(b, "acl"))])
+    gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, attr)) for attr in ("versioning", "policy", "acl")])

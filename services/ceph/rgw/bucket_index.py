@@ -11,6 +11,12 @@ from services.ceph.rgw.policy import Policy
 from services.ceph.rgw.users import User
 
 
+def meta_name(tenant: str, bucket: str, attr: str = "") -> str:
+    """The index-pool object of a bucket's record, or of one of its attributes (versioning, acl,
+    policy). "#" cannot be in a bucket name, so bucket `b.acl`'s record is not bucket `b`'s ACL."""
+    return f".bucket.meta.{tenant}:{bucket}" + (f"#{attr}" if attr else "")
+
+
 @dataclass
 class ObjectEntry:
     """One version of an object (or a delete marker): its index entry and where its bytes live."""

@@ -13,12 +13,12 @@ access key not yet known. With `extra["users_file"]` (`twin up --ceph --ceph-use
 first creates that file's users through the monitor (services/ceph/users_file.py; a user already
 there with the same access key is left as it is, so a restart is harmless).
 
-The bucket index is rebuilt at start-up from what the gateway wrote to
-the index pool (bucket records, versioning state and one entry per object version), so a kill -9
-of the gateway loses no acknowledged object and shows no half-written one: an object's index
-entry is written only after all its data (RGW's order); unreferenced data left by an interrupted
-upload stays as orphans in the data pool (RGW's gc would remove them). Multipart uploads in
-progress are not restored.
+The gateway's state is rebuilt at start-up from what it wrote to the index pool (restore.py:
+bucket records with versioning, ACL and policy, one entry per object version, the `.meta` record of
+each multipart upload in progress), so a kill -9 of the gateway loses no acknowledged object or
+part and shows no half-written object: an object's index entry is written only after all its data
+(RGW's order); unreferenced data left by an interrupted upload stays as orphans in the data pool
+(RGW's gc would remove them).
 
     python -m services.ceph.rgw.daemon CONFIG.json      # normally forked by the supervisor
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import sys
@@ -56,9 +55,9 @@ from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from services.ceph.errors import CephError
 from services.ceph.memtune import tune_malloc
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
+from services.ceph.rgw.restore import restore
 from services.ceph.rgw.users import User, Users
 
 log = logging.getLogger("ceph_rgw")
@@ -186,36 +185,6 @@ def seed_users(cluster: MonCluster, path: str | None) -> int:
     return made
 
 
-def restore_index(gw: Gateway, cluster: MonCluster, users: MonUsers) -> int:
-    """Rebuild the gateway's bucket index from the index pool; returns the object versions restored."""
-    metas = cluster.list_objects(INDEX_POOL, ".bucket.meta.")
-    versioning = {}
-    for m in metas:
-        if m.name.endswith(".versioning"):
-            versioning[m.name.removesuffix(".versioning")] = cluster.get(INDEX_POOL, m.name).decode()
-    n = 0
-    for m in metas:
-        if m.name.endswith(".versioning"):
-            continue
-        rec = json.loads(cluster.get(INDEX_POOL, m.name))
-        owner = users.by_id(rec["owner"])
-        if owner is None:
-            tenant, _, uid = rec["owner"].rpartition("$")
-            owner = User(uid, uid, "", "", tenant)
-        b = Bucket(rec["name"], rec["tenant"], owner, rec["created"], rec["marker"],
-                   versioning=versioning.get(m.name, ""))
-        entries = []
-        for row in cluster.list_objects(INDEX_POOL, f".dir.{rec['marker']}."):
-            d = json.loads(cluster.get(INDEX_POOL, row.name))
-            d["pieces"] = [tuple(p) for p in d["pieces"]]
-            entries.append(ObjectEntry(**d))
-        for e in sorted(entries, key=lambda e: e.mtime):
-            b.install(e)
-        gw.buckets[(b.tenant, b.name)] = b
-        n += len(entries)
-    return n
-
-
 async def _serve(cfg: DaemonConfig) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -232,7 +201,7 @@ async def _serve(cfg: DaemonConfig) -> None:
             users = await asyncio.to_thread(MonUsers, cluster)
             gw = DaemonGateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
                          op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now)
-            restored = await asyncio.to_thread(restore_index, gw, cluster, users)
+            restored, uploads = await asyncio.to_thread(restore, gw, cluster, users)
             break
         except CephError as e:
             log.info("waiting for the monitor at %s: %s", x["mon"], e.message)
@@ -244,8 +213,8 @@ async def _serve(cfg: DaemonConfig) -> None:
     host, port = split_hostport(x["s3"])
     http = await serve(gw, host, port)
     server, health = await start_server(cfg.grpc, [])
-    log.info("%s: S3 on http://%s, %d buckets and %d object versions restored from the index pool",
-             cfg.name, x["s3"], len(gw.buckets), restored)
+    log.info("%s: S3 on http://%s, %d buckets, %d object versions and %d multipart uploads restored from the "
+             "index pool", cfg.name, x["s3"], len(gw.buckets), restored, uploads)
     await stop.wait()
     await health.enter_graceful_shutdown()
     await server.stop(grace=1.0)

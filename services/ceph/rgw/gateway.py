@@ -53,7 +53,7 @@ from services.ceph.rgw import (
     s3_xml,
     versioning,
 )
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
 from services.ceph.rgw.entity import check_key, check_md5, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import ANONYMOUS, User, Users
@@ -324,7 +324,7 @@ class Gateway:
             b = self.bucket(user, name)
             if m == "PUT":
                 status = versioning.parse_config(req.body)
-                self._put(self.index_pool, f".bucket.meta.{b.tenant}:{name}.versioning", status.encode())
+                self._put(self.index_pool, meta_name(b.tenant, name, "versioning"), status.encode())
                 with self.lock:
                     b.versioning = status
                 return Response(200)
@@ -375,9 +375,9 @@ class Gateway:
         b = Bucket(name, user.tenant, user, self.wall(), marker)
         record = json.dumps({"name": name, "tenant": user.tenant, "owner": user.id, "marker": marker,
                              "created": b.created}).encode()
-        self._put(self.index_pool, f".bucket.meta.{user.tenant}:{name}", record)
+        self._put(self.index_pool, meta_name(user.tenant, name), record)
         if grants:
-            self._put(self.index_pool, f".bucket.meta.{user.tenant}:{name}.acl", json.dumps(grants).encode())
+            self._put(self.index_pool, meta_name(user.tenant, name, "acl"), json.dumps(grants).encode())
             b.acl = grants
         with self.lock:
             self.buckets[(user.tenant, name)] = b
@@ -388,7 +388,7 @@ class Gateway:
         if b.versions:
             raise S3Error("BucketNotEmpty", "the bucket you tried to delete is not empty", f"/{name}", BucketName=name)
         self._rados("remove bucket record",
-                    lambda: rados.remove(self.cluster, self.index_pool, f".bucket.meta.{b.tenant}:{name}"))
+                    lambda: rados.remove(self.cluster, self.index_pool, meta_name(b.tenant, name)))
         with self.lock:
             self.buckets.pop((b.tenant, b.name), None)
         authz.drop_bucket_meta(self, b)

@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import secrets
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,7 @@ class Upload:
     parts: dict[int, Part] = field(default_factory=dict)
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
     checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
+    saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
 
 def _no_such_upload(upload_id: str) -> S3Error:
@@ -155,12 +157,28 @@ class Multipart:
         return _resp(200, body, kind if algorithm else [])
 
     def _save(self, b: Bucket, up: Upload) -> None:
-        """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool)."""
-        record = {"key": up.key, "owner": up.owner.id, "initiated": up.initiated, "attrs": up.attrs, "acl": up.acl,
-                  "checksum_algorithm": up.checksum_algorithm,
-                  "parts": {n: [p.etag, p.size, p.pieces, p.checksum] for n, p in up.parts.items()}}
-        self.gw._put(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta",
-                     json.dumps(record).encode())
+        """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool), from
+        which a restarted gateway restores the upload. Written in turn, so the last one has every part."""
+        with up.saving:
+            with self.gw.lock:
+                record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
+                          "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
+                          "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
+            self.gw._put(self.gw.index_pool, _meta_name(b, up), json.dumps(record).encode())
+
+    def restore(self, b: Bucket, record: dict, owner: User, listed: set[str], name: str) -> bool:
+        """Take back an upload from its `.meta` record (restore.py). One whose parts an object
+        already lists was completed just before a crash: its record goes, its parts are the object's."""
+        parts = {int(n): Part(int(n), etag, size, mtime, [tuple(p) for p in pieces], checksum)
+                 for n, (etag, size, mtime, pieces, checksum) in record["parts"].items()}
+        if any(piece in listed for p in parts.values() for piece, _ in p.pieces):
+            self.gw.remove_later([(self.gw.index_pool, name)])
+            return False
+        up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
+                    record["acl"], record["checksum_algorithm"])
+        with self.gw.lock:
+            self._of(b)[up.upload_id] = up
+        return True
 
     def _put_part(self, b: Bucket, up: Upload, n: int, data: bytes, headers: dict[str, str],
                   sent: dict[str, str]) -> Part:
@@ -246,7 +264,7 @@ class Multipart:
         return _resp(200, body, vh)
 
     def _drop_meta(self, b: Bucket, up: Upload) -> None:
-        self.gw.remove_later([(self.gw.index_pool, f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta")])
+        self.gw.remove_later([(self.gw.index_pool, _meta_name(b, up))])
 
     def abort(self, b: Bucket, key: str, upload_id: str) -> Response:
         with self.gw.lock:
@@ -341,6 +359,10 @@ def _composite(algorithm: str, parts: list[Part]) -> dict[str, str]:
     whole = checksums.ALGORITHMS[algorithm](b"".join(base64.b64decode(p.checksum) for p in parts))
     return {f"x-amz-checksum-{algorithm}": f"{base64.b64encode(whole).decode()}-{len(parts)}",
             "x-amz-checksum-type": "COMPOSITE"}
+
+
+def _meta_name(b: Bucket, up: Upload) -> str:
+    return f"{b.marker}__multipart_{up.key}.{up.upload_id}.meta"
 
 
 def _as_entry(p: Part) -> ObjectEntry:
