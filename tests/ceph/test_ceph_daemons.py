@@ -307,11 +307,12 @@ def test_kill9_gateway_mid_upload_leaves_no_half_object(ceph_twin: CephAdmin, s3
 
 
 def test_kill9_gateway_keeps_bucket_settings_and_uploads_in_progress(ceph_twin: CephAdmin, s3: Any) -> None:
-    """What RGW keeps in RADOS outlives the gateway: versioning, ACLs, policies, parts acknowledged."""
+    """What RGW keeps in RADOS outlives the gateway: versioning, ACLs, policies, tags, parts acknowledged."""
     s3.create_bucket(Bucket="keep", ACL="public-read")
     s3.create_bucket(Bucket="keep.acl")  # its record's name once was bucket keep's ACL's
     s3.put_bucket_versioning(Bucket="keep", VersioningConfiguration={"Status": "Enabled"})
-    v1 = s3.put_object(Bucket="keep", Key="k", Body=b"one")["VersionId"]
+    v1 = s3.put_object(Bucket="keep", Key="k", Body=b"one", Tagging="stage=raw")["VersionId"]
+    s3.put_bucket_tagging(Bucket="keep", Tagging={"TagSet": [{"Key": "tier", "Value": "lake"}]})
     s3.put_object(Bucket="keep", Key="k", Body=b"two")
     no_delete = {"Version": "2012-10-17", "Statement": [
         {"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObject", "Resource": "arn:aws:s3:::keep/*"}]}
@@ -330,6 +331,8 @@ def test_kill9_gateway_keeps_bucket_settings_and_uploads_in_progress(ceph_twin: 
     assert e.value.response["Error"]["Code"] == "AccessDenied"
     assert s3.get_bucket_versioning(Bucket="keep")["Status"] == "Enabled"
     assert s3.get_object(Bucket="keep", Key="k", VersionId=v1)["Body"].read() == b"one"
+    assert s3.get_object_tagging(Bucket="keep", Key="k", VersionId=v1)["TagSet"] == [{"Key": "stage", "Value": "raw"}]
+    assert s3.get_bucket_tagging(Bucket="keep")["TagSet"] == [{"Key": "tier", "Value": "lake"}]
     assert json.loads(s3.get_bucket_policy(Bucket="keep")["Policy"]) == no_delete
     with pytest.raises(ClientError) as e:
         s3.delete_object(Bucket="keep", Key="k")

@@ -131,6 +131,10 @@ def test_public_read_bucket_readable_anonymously_not_writable(port: int, owner: 
     assert e.value.code == 403  # the object's own ACL is private
     assert denied(anon.put_object, Bucket="public-b", Key="graffiti", Body=b"x") == "AccessDenied"
     assert denied(anon.delete_object, Bucket="public-b", Key="open.txt") == "AccessDenied"
+    assert anon.get_object_tagging(Bucket="public-b", Key="open.txt")["TagSet"] == []  # READ reads the tags
+    assert denied(anon.get_object_tagging, Bucket="public-b", Key="closed.txt") == "AccessDenied"
+    assert denied(anon.put_object_tagging, Bucket="public-b", Key="open.txt",
+                  Tagging={"TagSet": [{"Key": "k", "Value": "v"}]}) == "AccessDenied"
     assert raw(port, "PUT", "/public-b/graffiti", body=b"x")[0] == 403
     assert denied(anon.get_bucket_acl, Bucket="public-b") == "AccessDenied"
     grants = owner.get_bucket_acl(Bucket="public-b")["Grants"]

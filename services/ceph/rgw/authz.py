@@ -42,6 +42,7 @@ BUCKET_PERMISSION = {
 OBJECT_PERMISSION = {
     "s3:GetObject": "READ", "s3:GetObjectVersion": "READ", "s3:GetObjectAcl": "READ_ACP",
     "s3:GetObjectVersionAcl": "READ_ACP", "s3:PutObjectAcl": "WRITE_ACP", "s3:PutObjectVersionAcl": "WRITE_ACP",
+    "s3:GetObjectTagging": "READ", "s3:GetObjectVersionTagging": "READ",
 }
 _LIST_ACTIONS = ("s3:ListBucket", "s3:ListBucketVersions")
 
@@ -202,4 +203,5 @@ def object_acl(gw: Gateway, req: Request, b: Bucket, key: str, version_id: str |
 
 def drop_bucket_meta(gw: Gateway, b: Bucket) -> None:
     """What a deleted bucket leaves in the index pool besides its record."""
-    gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, attr)) for attr in ("versioning", "policy", "acl")])
+    attrs = ("versioning", "policy", "acl", "tagging")
+    gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, attr)) for attr in attrs])

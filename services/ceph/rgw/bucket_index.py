@@ -32,6 +32,7 @@ class ObjectEntry:
     delete_marker: bool = False
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
+    tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
 
 
 @dataclass
@@ -50,6 +51,7 @@ class Bucket:
     versioning: str = ""
     policy: Policy | None = None  # the bucket policy (policy.py), None when it has none
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
+    tags: dict[str, str] = field(default_factory=dict)  # the bucket's tag set (tagging.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

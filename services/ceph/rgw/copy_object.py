@@ -5,7 +5,8 @@ and must be readable by the caller; its `x-amz-copy-source-if-*` conditions fail
 copy reads the source through RADOS and writes new RADOS objects, so every byte of the copy goes
 through the EC pool again (RGW shares tail objects by refcount within a zone; this costs I/O, not
 correctness). `x-amz-metadata-directive: COPY` (the default) keeps the source's metadata and
-content headers, `REPLACE` takes the request's. Copying an object onto itself with COPY is the
+content headers, `REPLACE` takes the request's; `x-amz-tagging-directive` does the same for the
+tag set. Copying an object onto itself with COPY is the
 one copy S3 refuses, as it would change nothing. The ETag is the source's, as RGW keeps it.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from services.ceph.rgw import acl, authz, conditional, s3_xml
+from services.ceph.rgw import acl, authz, conditional, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -67,14 +68,21 @@ def read_source(gw: Gateway, user: User, headers: dict[str, str], ranged: bool) 
     return gw.read_data(e.pieces, first, length), e.etag
 
 
+def _directive(headers: dict[str, str], name: str) -> str:
+    directive = headers.get(name, "COPY").upper()
+    if directive not in ("COPY", "REPLACE"):
+        raise S3Error("InvalidArgument", f"unknown {name.removeprefix('x-amz-')}", ArgumentName=name,
+                      ArgumentValue=directive)
+    return directive
+
+
 def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str, str]) -> Response:
     check_key(key)
     dst = gw.bucket(user, name)
     src_bucket, src_key, e = _source(gw, user, headers)
-    directive = headers.get("x-amz-metadata-directive", "COPY").upper()
-    if directive not in ("COPY", "REPLACE"):
-        raise S3Error("InvalidArgument", "unknown metadata directive", ArgumentName="x-amz-metadata-directive",
-                      ArgumentValue=directive)
+    directive = _directive(headers, "x-amz-metadata-directive")
+    tags = dict(e.tags) if _directive(headers, "x-amz-tagging-directive") == "COPY" else \
+        tagging.from_header(headers.get("x-amz-tagging", ""))
     if e.size > MAX_COPY:
         raise S3Error("InvalidRequest", "the specified copy source is larger than the maximum allowable size for a "
                       "copy source: 5368709120")
@@ -89,7 +97,7 @@ def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str,
     tag = gw.new_tag()
     pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
     entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants,
-                        checksums=dict(e.checksums))  # same bytes, same checksums
+                        checksums=dict(e.checksums), tags=tags)  # same bytes, same checksums
     vh = gw.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
     hdrs = [("Content-Type", "application/xml"), *vh]
     if dst.versioning or e.version_id != "null":

@@ -51,6 +51,7 @@ from services.ceph.rgw import (
     rados,
     received,
     s3_xml,
+    tagging,
     versioning,
 )
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
@@ -289,7 +290,7 @@ class Gateway:
                 authz.authorize(self, user, "s3:ListAllMyBuckets", "")
                 return self.list_buckets(user)
             raise S3Error("MethodNotAllowed", f"{m} is not allowed on the service")
-        unsupported = set(query) & {"tagging", "lifecycle", "cors", "website", "location",
+        unsupported = set(query) & {"lifecycle", "cors", "website", "location",
                                     "restore", "select", "object-lock", "replication", "notification"}
         if unsupported:
             raise S3Error("NotImplemented", f"?{sorted(unsupported)[0]} is not implemented by this gateway")
@@ -299,6 +300,8 @@ class Gateway:
             return self._bucket_op(req, user, name, query)
         if "acl" in query:
             return authz.object_acl(self, req, self.bucket(user, name), key, query.get("versionId"))
+        if "tagging" in query:
+            return tagging.object_tagging(self, req, self.bucket(user, name), key, query.get("versionId"))
         if "uploadId" in query or "uploads" in query:
             return self.multipart.dispatch(req, user, name, key, query)
         vid = query.get("versionId")
@@ -320,6 +323,8 @@ class Gateway:
             return authz.bucket_policy(self, req, self.bucket(user, name))
         if "acl" in query:
             return authz.bucket_acl(self, req, self.bucket(user, name))
+        if "tagging" in query:
+            return tagging.bucket_tagging(self, req, self.bucket(user, name))
         if "versioning" in query:
             b = self.bucket(user, name)
             if m == "PUT":
@@ -462,10 +467,11 @@ class Gateway:
             raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
         attrs = object_attrs(headers)
         grants = acl.from_headers(headers, b.owner.id) or []
+        tags = tagging.from_header(headers.get("x-amz-tagging", ""))
         tag = self.new_tag()
         etag, pieces = self.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
         entry = ObjectEntry(key, len(body), etag, self.wall(), user.id, pieces, attrs, acl=grants,
-                            checksums=dict(checksums or {}))
+                            checksums=dict(checksums or {}), tags=tags)
         vh = self.commit(b, entry)  # on failure it frees the data unless the entry may have landed
         return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
@@ -502,7 +508,7 @@ class Gateway:
             conditional.check(headers, e.etag, e.mtime)
         except conditional.NotModified:
             raise _NotModified(hdrs) from None
-        hdrs += [(k, v) for k, v in e.attrs.items()]
+        hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
         first, last = 0, e.size - 1
         status = 200
         r = parse_range(headers.get("range", ""), e.size)

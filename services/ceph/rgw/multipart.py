@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.ceph.rgw import acl, checksums, copy_object, s3_xml
+from services.ceph.rgw import acl, checksums, copy_object, s3_xml, tagging
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -61,6 +61,7 @@ class Upload:
     parts: dict[int, Part] = field(default_factory=dict)
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
     checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
+    tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
     saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
 
@@ -147,7 +148,8 @@ class Multipart:
         algorithm = _checksum_algorithm(headers)
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers),
-                    acl=acl.from_headers(headers, b.owner.id) or [], checksum_algorithm=algorithm)
+                    acl=acl.from_headers(headers, b.owner.id) or [], checksum_algorithm=algorithm,
+                    tags=tagging.from_header(headers.get("x-amz-tagging", "")))
         self._save(b, up)
         with self.gw.lock:
             self._of(b)[upload_id] = up
@@ -163,6 +165,7 @@ class Multipart:
             with self.gw.lock:
                 record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
                           "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
+                          "tags": up.tags,
                           "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
             self.gw._put(self.gw.index_pool, _meta_name(b, up), json.dumps(record).encode())
 
@@ -175,7 +178,7 @@ class Multipart:
             self.gw.remove_later([(self.gw.index_pool, name)])
             return False
         up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
-                    record["acl"], record["checksum_algorithm"])
+                    record["acl"], record["checksum_algorithm"], record["tags"])
         with self.gw.lock:
             self._of(b)[up.upload_id] = up
         return True
@@ -246,7 +249,7 @@ class Multipart:
             self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
-                                dict(up.attrs), acl=list(up.acl), checksums=composite)
+                                dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags))
             vh = self.gw.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
             with self.gw.lock:

@@ -430,6 +430,8 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
             return "s3:PutBucketAcl" if m == "PUT" else "s3:GetBucketAcl"
         if "versioning" in query:
             return "s3:PutBucketVersioning" if m == "PUT" else "s3:GetBucketVersioning"
+        if "tagging" in query:  # S3 has no DeleteBucketTagging action: it is a PutBucketTagging
+            return "s3:GetBucketTagging" if m == "GET" else "s3:PutBucketTagging"
         if "versions" in query:
             return "s3:ListBucketVersions"
         if "uploads" in query:
@@ -441,6 +443,9 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
         if m == "PUT":
             return "s3:PutObjectVersionAcl" if versioned else "s3:PutObjectAcl"
         return "s3:GetObjectVersionAcl" if versioned else "s3:GetObjectAcl"
+    if "tagging" in query:
+        verb = {"PUT": "Put", "DELETE": "Delete"}.get(m, "Get")
+        return f"s3:{verb}Object{'Version' if versioned else ''}Tagging"
     if "uploadId" in query:
         return {"GET": "s3:ListMultipartUploadParts", "DELETE": "s3:AbortMultipartUpload"}.get(m, "s3:PutObject")
     if m in ("PUT", "POST"):

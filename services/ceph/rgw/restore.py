@@ -51,6 +51,7 @@ def restore(gw: Gateway, cluster: IndexReader, users: _Owners) -> tuple[int, int
         b.versioning = have.get("versioning", b"").decode()
         b.acl = json.loads(have["acl"]) if "acl" in have else []
         b.policy = policy.parse(have["policy"], b.name, b.tenant) if "policy" in have else None
+        b.tags = json.loads(have["tagging"]) if "tagging" in have else {}
         entries = []
         for row in cluster.list_objects(pool, f".dir.{b.marker}."):
             d = json.loads(cluster.get(pool, row.name))
