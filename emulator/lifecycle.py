@@ -34,7 +34,7 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
        store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
        telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, ceph: bool = False,
        lustre: bool = False, timeout: float = 120.0, ceph_users: str | None = None,
-       progress: Progress | None = None) -> dict[str, Any]:
+       rgw_lc_debug_interval: float = 0.0, progress: Progress | None = None) -> dict[str, Any]:
     """Start a twin in `run` and wait until every daemon answers its health check."""
     progress = progress or (lambda *_: None)
     if network not in NETWORKS:
@@ -80,6 +80,8 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
         except UsersFileError as e:
             raise TwinError(str(e)) from None
         ceph_users = str(Path(ceph_users).resolve())
+    if rgw_lc_debug_interval and (not ceph or rgw_lc_debug_interval < 0):
+        raise TwinError("--rgw-lc-debug-interval needs --ceph and a number of seconds >= 0")
     pid = run.running_supervisor()
     if pid:
         raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
@@ -94,7 +96,7 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
                    telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric,
-                   ceph=ceph, lustre=lustre, ceph_users=ceph_users)
+                   ceph=ceph, lustre=lustre, ceph_users=ceph_users, rgw_lc_debug_interval=rgw_lc_debug_interval)
     write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
 
     log = open(run.logs / "supervisor.log", "ab")

@@ -54,6 +54,7 @@ class Options:
     ceph: bool = False                    # run Ceph: a monitor, one daemon per OSD, an RGW gateway
     lustre: bool = False                  # run Lustre: the MDS (pair with mds_ha) and the OSS daemons
     ceph_users: str | None = None         # RGW users file (JSON/YAML) the gateway creates at start-up
+    rgw_lc_debug_interval: float = 0.0    # twin seconds per lifecycle day (0: real days)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:
@@ -198,7 +199,8 @@ def ceph_daemons(topo: Topology, hosts: Addressing, run_dir: Path, opts: Options
         "timing": timing})
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = cfg("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
-                  {"mon": mon, "s3": s3, "op_timeout": 30.0, "users_file": opts.ceph_users})
+                  {"mon": mon, "s3": s3, "op_timeout": 30.0, "users_file": opts.ceph_users,
+                   "lc_debug_interval": opts.rgw_lc_debug_interval})
     entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                        "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon", "netns": mon_cfg.netns})
     entries.append({"name": rgw_cfg.name, "kind": "ceph_rgw", "host": mon_host, "grpc": rgw_cfg.grpc,

@@ -36,6 +36,9 @@ def up(
     ceph_users: Annotated[str | None, typer.Option("--ceph-users", help="With --ceph: RGW users to create at "
                                                    "start-up, a JSON/YAML list of {uid, display_name, email?, "
                                                    "tenant?, access_key, secret_key}.")] = None,
+    rgw_lc_debug_interval: Annotated[float, typer.Option(
+        "--rgw-lc-debug-interval", help="With --ceph: a lifecycle day is this many twin seconds and a pass runs "
+        "every quarter of one (RGW's rgw_lc_debug_interval); 0: real days.")] = 0.0,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
     started = time.monotonic()
@@ -51,7 +54,7 @@ def up(
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
                                     fabric=fabric, ceph=ceph, lustre=lustre, timeout=timeout, progress=progress,
-                                    ceph_users=ceph_users)
+                                    ceph_users=ceph_users, rgw_lc_debug_interval=rgw_lc_debug_interval)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")

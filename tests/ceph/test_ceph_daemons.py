@@ -3,7 +3,8 @@ HDD each, 3 with an SSD), the RGW gateway; boto3 through the gateway; PG states 
 return; scrub and repair; down→out and backfill; kill -9 of the gateway mid-upload.
 
 The twin's clock runs 50× (`--clock-scale 50`): Ceph's 6 s heartbeat, 20 s grace and 600 s
-down→out take 0.12 s, 0.4 s and 12 s of wall time; the gateway's 30 s op timeout 0.6 s.
+down→out take 0.12 s, 0.4 s and 12 s of wall time; the gateway's 30 s op timeout 0.6 s; a lifecycle
+day (`--rgw-lc-debug-interval 50`) 1 s.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.conftest import assert_nothing_left, twin_pids
 
 DATA = "default.rgw.buckets.data"
 SCALE = 50.0
+LC_DAY = 50.0  # twin seconds per lifecycle day: 1 s of wall time
 AK, SK = "CEPHTESTKEY0000000001", "cephtestsecret000000000000000000000000001"
 
 
@@ -51,7 +53,8 @@ def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: f
 def ceph_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
     run = RunDir(tmp_path_factory.mktemp("ceph"))
     t0 = time.monotonic()
-    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60)
+    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60,
+                 rgw_lc_debug_interval=LC_DAY)
     admin = CephAdmin(run.path)
     admin.startup_seconds = time.monotonic() - t0
     pids = twin_pids(run)
@@ -313,6 +316,8 @@ def test_kill9_gateway_keeps_bucket_settings_and_uploads_in_progress(ceph_twin: 
     s3.put_bucket_versioning(Bucket="keep", VersioningConfiguration={"Status": "Enabled"})
     v1 = s3.put_object(Bucket="keep", Key="k", Body=b"one", Tagging="stage=raw")["VersionId"]
     s3.put_bucket_tagging(Bucket="keep", Tagging={"TagSet": [{"Key": "tier", "Value": "lake"}]})
+    lc = [{"ID": "far", "Filter": {"Prefix": "never/"}, "Status": "Enabled", "Expiration": {"Days": 9999}}]
+    s3.put_bucket_lifecycle_configuration(Bucket="keep", LifecycleConfiguration={"Rules": lc})
     s3.put_object(Bucket="keep", Key="k", Body=b"two")
     no_delete = {"Version": "2012-10-17", "Statement": [
         {"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObject", "Resource": "arn:aws:s3:::keep/*"}]}
@@ -333,6 +338,7 @@ def test_kill9_gateway_keeps_bucket_settings_and_uploads_in_progress(ceph_twin: 
     assert s3.get_object(Bucket="keep", Key="k", VersionId=v1)["Body"].read() == b"one"
     assert s3.get_object_tagging(Bucket="keep", Key="k", VersionId=v1)["TagSet"] == [{"Key": "stage", "Value": "raw"}]
     assert s3.get_bucket_tagging(Bucket="keep")["TagSet"] == [{"Key": "tier", "Value": "lake"}]
+    assert s3.get_bucket_lifecycle_configuration(Bucket="keep")["Rules"] == lc
     assert json.loads(s3.get_bucket_policy(Bucket="keep")["Policy"]) == no_delete
     with pytest.raises(ClientError) as e:
         s3.delete_object(Bucket="keep", Key="k")
@@ -349,6 +355,30 @@ def test_kill9_gateway_keeps_bucket_settings_and_uploads_in_progress(ceph_twin: 
     kill9_gateway(ceph_twin)  # a completed upload does not come back as one in progress
     assert "Uploads" not in s3.list_multipart_uploads(Bucket="keep")
     assert s3.get_object(Bucket="keep", Key="mp")["Body"].read() == p1 + p2
+
+
+def test_lifecycle_expires_objects_on_the_twins_days(ceph_twin: CephAdmin, s3: Any) -> None:
+    """The gateway's lifecycle worker, with a day of 1 s: scratch data goes after 2 days, the rest stays."""
+    s3.create_bucket(Bucket="lc-scratch")
+    s3.put_object(Bucket="lc-scratch", Key="scratch/a", Body=b"a")
+    s3.put_object(Bucket="lc-scratch", Key="curated/b", Body=b"b")
+    up = s3.create_multipart_upload(Bucket="lc-scratch", Key="scratch/stuck")["UploadId"]
+    t0 = time.monotonic()
+    s3.put_bucket_lifecycle_configuration(Bucket="lc-scratch", LifecycleConfiguration={"Rules": [
+        {"ID": "scratch", "Filter": {"Prefix": "scratch/"}, "Status": "Enabled", "Expiration": {"Days": 2},
+         "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}}]})
+
+    def listed() -> list[str]:
+        return [o["Key"] for o in s3.list_objects_v2(Bucket="lc-scratch").get("Contents", [])]
+
+    wait_for("scratch/a expired", lambda: listed() == ["curated/b"], timeout=15, every=0.1)
+    assert time.monotonic() - t0 >= 2 * LC_DAY / SCALE - 0.5  # not before its two days
+    wait_for("the upload aborted", lambda: "Uploads" not in s3.list_multipart_uploads(Bucket="lc-scratch"), timeout=10)
+    with pytest.raises(ClientError) as e:
+        s3.list_parts(Bucket="lc-scratch", Key="scratch/stuck", UploadId=up)
+    assert e.value.response["Error"]["Code"] == "NoSuchUpload"
+    log = (ceph_twin.run.logs / "ceph-rgw.log").read_text()
+    assert "lifecycle lc-scratch: 1 objects expired" in log
 
 
 def test_a_user_is_usable_the_moment_it_is_created(ceph_twin: CephAdmin) -> None:

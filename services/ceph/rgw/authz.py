@@ -203,5 +203,5 @@ def object_acl(gw: Gateway, req: Request, b: Bucket, key: str, version_id: str |
 
 def drop_bucket_meta(gw: Gateway, b: Bucket) -> None:
     """What a deleted bucket leaves in the index pool besides its record."""
-    attrs = ("versioning", "policy", "acl", "tagging")
+    attrs = ("versioning", "policy", "acl", "tagging", "lifecycle")
     gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, attr)) for attr in attrs])

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from services.ceph.rgw.policy import Policy
 from services.ceph.rgw.users import User
+
+if TYPE_CHECKING:
+    from services.ceph.rgw.lifecycle import Rule
 
 
 def meta_name(tenant: str, bucket: str, attr: str = "") -> str:
@@ -52,6 +56,7 @@ class Bucket:
     policy: Policy | None = None  # the bucket policy (policy.py), None when it has none
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
     tags: dict[str, str] = field(default_factory=dict)  # the bucket's tag set (tagging.py)
+    lifecycle: list[Rule] = field(default_factory=list)  # its lifecycle rules (lifecycle.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

@@ -55,6 +55,7 @@ from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from services.ceph.errors import CephError
 from services.ceph.memtune import tune_malloc
+from services.ceph.rgw import lifecycle
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
 from services.ceph.rgw.restore import restore
@@ -215,11 +216,36 @@ async def _serve(cfg: DaemonConfig) -> None:
     server, health = await start_server(cfg.grpc, [])
     log.info("%s: S3 on http://%s, %d buckets, %d object versions and %d multipart uploads restored from the "
              "index pool", cfg.name, x["s3"], len(gw.buckets), restored, uploads)
+    # Objects carry wall-clock times; a lifecycle day is a twin day (or the debug interval) in wall seconds.
+    day = float(x.get("lc_debug_interval") or lifecycle.DAY) / cfg.clock.scale
+    passes = asyncio.create_task(_lifecycle_passes(gw, day, stop))
     await stop.wait()
+    await passes
     await health.enter_graceful_shutdown()
     await server.stop(grace=1.0)
     http.close()
     cluster.channel.close()
+
+
+async def _lifecycle_passes(gw: Gateway, day: float, stop: asyncio.Event) -> None:
+    """RGW's lifecycle worker: a pass every quarter day (at most hourly), until the gateway stops."""
+    period = min(max(day / 4, 0.25), 3600.0)
+    while True:
+        try:
+            await asyncio.wait_for(stop.wait(), period)
+            return
+        except TimeoutError:
+            pass
+        try:
+            done = await asyncio.to_thread(lifecycle.run, gw, time.time(), day)
+        except Exception as e:  # noqa: BLE001 - the monitor away, a PG inactive: the next pass tries again
+            log.warning("lifecycle pass failed: %s", e)
+            continue
+        for bucket, r in done.items():
+            if r.expired or r.noncurrent or r.markers or r.aborted:
+                log.info("lifecycle %s: %d objects expired, %d noncurrent versions and %d delete markers removed, "
+                         "%d uploads aborted", bucket, len(r.expired), len(r.noncurrent), len(r.markers),
+                         len(r.aborted))
 
 
 def run(cfg: DaemonConfig) -> None:

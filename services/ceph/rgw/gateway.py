@@ -46,6 +46,7 @@ from services.ceph.rgw import (
     conditional,
     copy_object,
     delete_multi,
+    lifecycle,
     multipart,
     policy,
     rados,
@@ -290,8 +291,8 @@ class Gateway:
                 authz.authorize(self, user, "s3:ListAllMyBuckets", "")
                 return self.list_buckets(user)
             raise S3Error("MethodNotAllowed", f"{m} is not allowed on the service")
-        unsupported = set(query) & {"lifecycle", "cors", "website", "location",
-                                    "restore", "select", "object-lock", "replication", "notification"}
+        unsupported = set(query) & {"cors", "website", "location", "restore", "select", "object-lock", "replication",
+                                    "notification"}
         if unsupported:
             raise S3Error("NotImplemented", f"?{sorted(unsupported)[0]} is not implemented by this gateway")
         if not (m == "POST" and "delete" in query and not key):  # DeleteObjects: each key on its own
@@ -325,6 +326,8 @@ class Gateway:
             return authz.bucket_acl(self, req, self.bucket(user, name))
         if "tagging" in query:
             return tagging.bucket_tagging(self, req, self.bucket(user, name))
+        if "lifecycle" in query:
+            return self.bucket_lifecycle(req, self.bucket(user, name))
         if "versioning" in query:
             b = self.bucket(user, name)
             if m == "PUT":
@@ -353,6 +356,26 @@ class Gateway:
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on a bucket")
 
     # -- buckets -----------------------------------------------------------------------------
+
+    def bucket_lifecycle(self, req: Request, b: Bucket) -> Response:
+        name = meta_name(b.tenant, b.name, "lifecycle")
+        if req.method == "PUT":
+            rules = lifecycle.parse(req.body)  # refused before anything changes
+            self._put(self.index_pool, name, req.body)
+            with self.lock:
+                b.lifecycle = rules
+            return Response(200)
+        if req.method == "GET":
+            if not b.lifecycle:
+                raise S3Error("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist",
+                              f"/{b.name}", BucketName=b.name)
+            return Response(200, [("Content-Type", "application/xml")], lifecycle.to_xml(b.lifecycle))
+        if req.method == "DELETE":
+            self.remove_later([(self.index_pool, name)])
+            with self.lock:
+                b.lifecycle = []
+            return Response(204)
+        raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?lifecycle")
 
     def bucket(self, user: User, name: str) -> Bucket:
         """The bucket a request names, or NoSuchBucket; whether `user` may use it is `authz.authorize`'s call."""

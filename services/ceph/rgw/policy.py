@@ -430,6 +430,8 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
             return "s3:PutBucketAcl" if m == "PUT" else "s3:GetBucketAcl"
         if "versioning" in query:
             return "s3:PutBucketVersioning" if m == "PUT" else "s3:GetBucketVersioning"
+        if "lifecycle" in query:  # and no DeleteLifecycleConfiguration: a Put too
+            return "s3:GetLifecycleConfiguration" if m == "GET" else "s3:PutLifecycleConfiguration"
         if "tagging" in query:  # S3 has no DeleteBucketTagging action: it is a PutBucketTagging
             return "s3:GetBucketTagging" if m == "GET" else "s3:PutBucketTagging"
         if "versions" in query:

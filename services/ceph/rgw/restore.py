@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from services.ceph.rgw import policy
+from services.ceph.rgw import lifecycle, policy
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.users import User
@@ -52,6 +52,7 @@ def restore(gw: Gateway, cluster: IndexReader, users: _Owners) -> tuple[int, int
         b.acl = json.loads(have["acl"]) if "acl" in have else []
         b.policy = policy.parse(have["policy"], b.name, b.tenant) if "policy" in have else None
         b.tags = json.loads(have["tagging"]) if "tagging" in have else {}
+        b.lifecycle = lifecycle.parse(have["lifecycle"]) if "lifecycle" in have else []
         entries = []
         for row in cluster.list_objects(pool, f".dir.{b.marker}."):
             d = json.loads(cluster.get(pool, row.name))
