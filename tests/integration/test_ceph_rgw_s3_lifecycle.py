@@ -117,3 +117,20 @@ def test_versions_markers_and_uploads(gateway: tuple[Gateway, RunningServer], s3
     assert done.noncurrent == [("ckpt", new)] and done.markers == ["ckpt"]
     assert "Versions" not in s3.list_object_versions(Bucket="lc-ver")
     assert "DeleteMarkers" not in s3.list_object_versions(Bucket="lc-ver")
+
+
+def test_noncurrent_rules_keep_to_their_prefix(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
+    gw, _ = gateway
+    s3.create_bucket(Bucket="lc-scope")
+    s3.put_bucket_versioning(Bucket="lc-scope", VersioningConfiguration={"Status": "Enabled"})
+    for key in ("tmp/y", "keep/x"):  # each: a version, a delete marker over it, a newer version
+        s3.put_object(Bucket="lc-scope", Key=key, Body=b"1")
+        s3.delete_object(Bucket="lc-scope", Key=key)
+        s3.put_object(Bucket="lc-scope", Key=key, Body=b"2")
+    s3.put_bucket_lifecycle_configuration(Bucket="lc-scope", LifecycleConfiguration={"Rules": [
+        rule("nc", {"Prefix": "tmp/"}, NoncurrentVersionExpiration={"NoncurrentDays": 1})]})
+    done = lifecycle.run(gw, time.time() + 3 * DAY, DAY)["lc-scope"]
+    assert {k for k, _ in done.noncurrent} == {"tmp/y"} and len(done.noncurrent) == 2  # the marker and v1
+    listed = s3.list_object_versions(Bucket="lc-scope")
+    assert sorted(v["Key"] for v in listed["Versions"]) == ["keep/x", "keep/x", "tmp/y"]
+    assert [m["Key"] for m in listed["DeleteMarkers"]] == ["keep/x"]

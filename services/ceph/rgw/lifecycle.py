@@ -45,6 +45,10 @@ class Rule:
     noncurrent_days: int | None = None
     abort_days: int | None = None
 
+    def matches_version(self, e: ObjectEntry) -> bool:
+        """A delete marker has no tags or size: the prefix alone decides for it."""
+        return e.key.startswith(self.prefix) if e.delete_marker else self.matches(e)
+
     def matches(self, e: ObjectEntry) -> bool:
         return (e.key.startswith(self.prefix) and all(e.tags.get(k) == v for k, v in self.tags.items())
                 and (self.size_gt is None or e.size > self.size_gt)
@@ -210,7 +214,7 @@ def run_bucket(gw: Gateway, b: Bucket, now: float, day: float = DAY) -> PassResu
             history = list(b.versions.get(key, []))
         for newer, old in zip(history, history[1:], strict=False):
             for r in rules:
-                if (r.noncurrent_days is not None and (old.delete_marker or r.matches(old))
+                if (r.noncurrent_days is not None and r.matches_version(old)
                         and _reached(newer.mtime, r.noncurrent_days, now, day)):
                     gw.delete_object(b.owner, b.name, key, old.version_id)
                     done.noncurrent.append((key, old.version_id))
