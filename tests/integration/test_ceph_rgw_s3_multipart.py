@@ -223,3 +223,34 @@ def test_composite_checksums(gateway: tuple[Gateway, RunningServer], s3: BaseCli
         s3.create_multipart_upload(Bucket="mpu-cks", Key="f", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT")
     assert code(e) == "InvalidRequest" and "FULL_OBJECT" in str(e.value)
     assert "Uploads" not in s3.list_multipart_uploads(Bucket="mpu-cks")
+
+
+def test_get_and_head_by_part_number(s3: BaseClient) -> None:
+    """GetObject/HeadObject ?partNumber (the AWS Java SDK's multipart download): that part's bytes,
+    206 with its Content-Range and PartsCount; an object not uploaded in parts is one part."""
+    s3.create_bucket(Bucket="mpu-parts")
+    p1, p2 = os.urandom(5 * MiB), os.urandom(1234)
+    up = s3.create_multipart_upload(Bucket="mpu-parts", Key="k")["UploadId"]
+    named = [{"PartNumber": n, "ETag": s3.upload_part(Bucket="mpu-parts", Key="k", UploadId=up, PartNumber=n,
+                                                      Body=body)["ETag"]} for n, body in ((1, p1), (2, p2))]
+    etag = s3.complete_multipart_upload(Bucket="mpu-parts", Key="k", UploadId=up,
+                                        MultipartUpload={"Parts": named})["ETag"]
+    got = s3.get_object(Bucket="mpu-parts", Key="k", PartNumber=2)
+    assert got["ResponseMetadata"]["HTTPStatusCode"] == 206 and got["Body"].read() == p2
+    assert (got["PartsCount"], got["ETag"]) == (2, etag)
+    assert got["ContentRange"] == f"bytes {5 * MiB}-{5 * MiB + 1233}/{5 * MiB + 1234}"
+    head = s3.head_object(Bucket="mpu-parts", Key="k", PartNumber=1)
+    assert (head["ContentLength"], head["PartsCount"]) == (5 * MiB, 2)
+    assert "PartsCount" not in s3.head_object(Bucket="mpu-parts", Key="k")  # only when a part is asked for
+    for kw, err in (({"PartNumber": 3}, "InvalidPart"), ({"PartNumber": 10001}, "InvalidArgument"),
+                    ({"PartNumber": 1, "Range": "bytes=0-9"}, "InvalidRequest")):
+        with pytest.raises(ClientError) as e:
+            s3.get_object(Bucket="mpu-parts", Key="k", **kw)
+        assert code(e) == err, kw
+
+    s3.put_object(Bucket="mpu-parts", Key="single", Body=b"one piece")
+    whole = s3.get_object(Bucket="mpu-parts", Key="single", PartNumber=1)
+    assert whole["Body"].read() == b"one piece" and "PartsCount" not in whole
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket="mpu-parts", Key="single", PartNumber=2)
+    assert code(e) == "InvalidPart"

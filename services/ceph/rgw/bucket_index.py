@@ -37,6 +37,7 @@ class ObjectEntry:
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
     tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
+    parts: list[int] = field(default_factory=list)  # a multipart upload's part sizes, in order; [] otherwise
 
 
 @dataclass

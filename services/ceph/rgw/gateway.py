@@ -313,7 +313,8 @@ class Gateway:
                 return copy_object.copy_object(self, user, name, key, req.headers)
             return self.put_object(user, name, key, req.headers, req.body, req.checksums)
         if m in ("GET", "HEAD"):
-            return self.get_object(user, name, key, req.headers, head=m == "HEAD", version_id=vid)
+            return self.get_object(user, name, key, req.headers, head=m == "HEAD", version_id=vid,
+                                   part_number=query.get("partNumber"))
         if m == "DELETE":
             return self.delete_object(user, name, key, vid)
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on an object")
@@ -521,7 +522,11 @@ class Gateway:
         return e
 
     def get_object(self, user: User, name: str, key: str, headers: dict[str, str], head: bool,
-                   version_id: str | None = None) -> Response:
+                   version_id: str | None = None, part_number: str | None = None) -> Response:
+        """GET/HEAD of an object version, whole, a `Range`, or one part of a multipart upload
+        (`partNumber`: the bytes that part had; an object not uploaded in parts is one part)."""
+        if part_number is not None and "range" in headers:
+            raise S3Error("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
         b = self.bucket(user, name)
         e = self.lookup(b, key, version_id)
         hdrs = [("ETag", f'"{e.etag}"'), ("Last-Modified", s3_xml.http_date(e.mtime)), ("Accept-Ranges", "bytes")]
@@ -534,7 +539,9 @@ class Gateway:
         hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
         first, last = 0, e.size - 1
         status = 200
-        r = parse_range(headers.get("range", ""), e.size)
+        r = parse_range(headers.get("range", ""), e.size) if part_number is None else _part_range(e, part_number)
+        if part_number is not None and e.parts:
+            hdrs.append(("x-amz-mp-parts-count", str(len(e.parts))))
         if r is not None:
             first, last = r
             status = 206
@@ -577,6 +584,17 @@ class Gateway:
             dm = ObjectEntry(key, 0, "", self.wall(), user.id, [], {}, delete_marker=True)
             hdrs = self.commit(b, dm) + [("x-amz-delete-marker", "true")]
         return Response(204, hdrs)
+
+
+def _part_range(e: ObjectEntry, part_number: str) -> tuple[int, int] | None:
+    if not part_number.isdigit() or not 1 <= int(part_number) <= multipart.MAX_PARTS:
+        raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
+                      ArgumentName="partNumber", ArgumentValue=part_number)
+    sizes, n = e.parts or [e.size], int(part_number)
+    if n > len(sizes):  # RGW's answer (S3 says InvalidPartNumber, 416)
+        raise S3Error("InvalidPart", "the requested part number is not satisfiable", PartNumber=part_number)
+    first = sum(sizes[: n - 1])
+    return (first, first + sizes[n - 1] - 1) if sizes[n - 1] else None
 
 
 class _NotModified(conditional.NotModified):

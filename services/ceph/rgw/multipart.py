@@ -249,7 +249,8 @@ class Multipart:
             self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
-                                dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags))
+                                dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
+                                parts=[p.size for p in parts])
             vh = self.gw.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
             with self.gw.lock:
