@@ -40,7 +40,8 @@ def test_configuration_round_trip_and_refusals(s3: BaseClient) -> None:
              rule("tmp", {"And": {"Prefix": "tmp/", "Tags": [{"Key": "kind", "Value": "scratch"}],
                                   "ObjectSizeGreaterThan": 1024}}, Expiration={"Days": 1}),
              rule("old", {"Prefix": ""}, NoncurrentVersionExpiration={"NoncurrentDays": 7},
-                  AbortIncompleteMultipartUpload={"DaysAfterInitiation": 2})]
+                  AbortIncompleteMultipartUpload={"DaysAfterInitiation": 2}),
+             rule("nonempty", {"ObjectSizeGreaterThan": 0}, Expiration={"Days": 9})]  # a size of 0 is a filter
     s3.put_bucket_lifecycle_configuration(Bucket="lc-conf", LifecycleConfiguration={"Rules": rules})
     got = s3.get_bucket_lifecycle_configuration(Bucket="lc-conf")["Rules"]
     assert got == rules

@@ -328,7 +328,7 @@ class Gateway:
         if "tagging" in query:
             return tagging.bucket_tagging(self, req, self.bucket(user, name))
         if "lifecycle" in query:
-            return self.bucket_lifecycle(req, self.bucket(user, name))
+            return lifecycle.bucket_lifecycle(self, req, self.bucket(user, name))
         if "versioning" in query:
             b = self.bucket(user, name)
             if m == "PUT":
@@ -357,26 +357,6 @@ class Gateway:
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on a bucket")
 
     # -- buckets -----------------------------------------------------------------------------
-
-    def bucket_lifecycle(self, req: Request, b: Bucket) -> Response:
-        name = meta_name(b.tenant, b.name, "lifecycle")
-        if req.method == "PUT":
-            rules = lifecycle.parse(req.body)  # refused before anything changes
-            self._put(self.index_pool, name, req.body)
-            with self.lock:
-                b.lifecycle = rules
-            return Response(200)
-        if req.method == "GET":
-            if not b.lifecycle:
-                raise S3Error("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist",
-                              f"/{b.name}", BucketName=b.name)
-            return Response(200, [("Content-Type", "application/xml")], lifecycle.to_xml(b.lifecycle))
-        if req.method == "DELETE":
-            self.remove_later([(self.index_pool, name)])
-            with self.lock:
-                b.lifecycle = []
-            return Response(204)
-        raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?lifecycle")
 
     def bucket(self, user: User, name: str) -> Bucket:
         """The bucket a request names, or NoSuchBucket; whether `user` may use it is `authz.authorize`'s call."""

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from services.ceph.rgw import s3_xml
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.wire import Request, Response
 
 if TYPE_CHECKING:
     from services.ceph.rgw.gateway import Gateway
@@ -76,7 +77,7 @@ def _filter(r: ET.Element, rule: Rule) -> None:
     scope = f.find("And")
     if scope is None:
         scope = f
-    elif len([c for c in f]) != 1:
+    elif len(f) != 1:
         raise S3Error("MalformedXML", "a Filter holds And or a single condition, not both")
     rule.prefix = scope.findtext("Prefix") or ""
     for t in scope.findall("Tag"):
@@ -154,7 +155,8 @@ def parse(body: bytes) -> list[Rule]:
 def to_xml(rules: list[Rule]) -> bytes:
     out = ""
     for r in rules:
-        conds = ([el("Prefix", r.prefix)] if r.prefix or not (r.tags or r.size_gt or r.size_lt) else []) + [
+        sized = r.size_gt is not None or r.size_lt is not None
+        conds = ([el("Prefix", r.prefix)] if r.prefix or not (r.tags or sized) else []) + [
             f"<Tag>{el('Key', k)}{el('Value', v)}</Tag>" for k, v in r.tags.items()]
         conds += [el("ObjectSizeGreaterThan", r.size_gt)] if r.size_gt is not None else []
         conds += [el("ObjectSizeLessThan", r.size_lt)] if r.size_lt is not None else []
@@ -174,6 +176,28 @@ def to_xml(rules: list[Rule]) -> bytes:
             s += "</AbortIncompleteMultipartUpload>"
         out += f"<Rule>{s}</Rule>"
     return s3_xml.document("LifecycleConfiguration", out)
+
+
+def bucket_lifecycle(gw: Gateway, req: Request, b: Bucket) -> Response:
+    """`?lifecycle` on a bucket: PUT replaces its rules, GET returns them, DELETE drops them."""
+    name = meta_name(b.tenant, b.name, "lifecycle")
+    if req.method == "PUT":
+        rules = parse(req.body)  # refused before anything changes
+        gw._put(gw.index_pool, name, req.body)
+        with gw.lock:
+            b.lifecycle = rules
+        return Response(200)
+    if req.method == "GET":
+        if not b.lifecycle:
+            raise S3Error("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist",
+                          f"/{b.name}", BucketName=b.name)
+        return Response(200, [("Content-Type", "application/xml")], to_xml(b.lifecycle))
+    if req.method == "DELETE":
+        gw.remove_later([(gw.index_pool, name)])
+        with gw.lock:
+            b.lifecycle = []
+        return Response(204)
+    raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?lifecycle")
 
 
 def _reached(since: float, days: int, now: float, day: float) -> bool:
@@ -222,7 +246,7 @@ def run_bucket(gw: Gateway, b: Bucket, now: float, day: float = DAY) -> PassResu
         with gw.lock:
             history = list(b.versions.get(key, []))
         if len(history) == 1 and history[0].delete_marker and any(
-                r.expired_marker and key.startswith(r.prefix) for r in rules):
+                r.expired_marker and r.matches_version(history[0]) for r in rules):
             gw.delete_object(b.owner, b.name, key, history[0].version_id)
             done.markers.append(key)
     with gw.lock:

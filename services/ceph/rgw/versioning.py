@@ -34,8 +34,7 @@ def new_version_id() -> str:
 
 
 def valid_id(version_id: str) -> bool:
-    # "_" too: ids the twin made before it used RGW's table may still be in a pool.
-    return version_id == "null" or (len(version_id) == 32 and all(c in ID_CHARS or c == "_" for c in version_id))
+    return version_id == "null" or (len(version_id) == 32 and all(c in ID_CHARS for c in version_id))
 
 
 def parse_config(body: bytes) -> str:
