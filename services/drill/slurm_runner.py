@@ -217,6 +217,11 @@ def _report(drill: Drill, report: dict[str, Any], attempts: list[dict[str, Any]]
             if e["kind"] in ("start", "resumed", "checkpoint", "fault_seen", "failed", "completed", "step_time"):
                 timeline.append({**e, "t_s": round(clock + e["t_s"], 6), "attempt": i + 1})
         if prev is not None:
+            if resumed_from and prev["step"] >= resumed_from > (prev["last_checkpoint"] or 0):
+                # Written as Slurm's SIGTERM arrived, before its event was recorded: the resume proves
+                # it complete, so it is the latest checkpoint that existed, not a lost one.
+                written.append(resumed_from)
+                prev["last_checkpoint"] = resumed_from
             prev["resumed_from"] = resumed_from or 0
             prev["restore_s"] = restore_s
             prev["resume_gap_s"] = round(clock + restore_s - prev["t_s"], 6)
