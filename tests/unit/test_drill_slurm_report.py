@@ -16,7 +16,8 @@ DRILLS = Path(__file__).resolve().parents[2] / "topologies" / "drills"
 def attempts(recorded: list[int], resumed_from: int) -> list[dict[str, Any]]:
     cks = [{"kind": "checkpoint", "step": s, "t_s": s * 10.0, "write_s": 1.0} for s in recorded]
     return [{"status": "terminated", "last_step": 30, "modelled_s": 305.0,
-             "reason": "SIGTERM (preempted or cancelled)", "events": [{"kind": "start", "t_s": 0.0, "step_s": 10.0}, *cks]},
+             "reason": "SIGTERM (preempted or cancelled)",
+             "events": [{"kind": "start", "t_s": 0.0, "step_s": 10.0}, *cks]},
             {"status": "completed", "resumed_from": resumed_from, "last_step": 60, "modelled_s": 300.0,
              "restore_s": 5.0, "events": [{"kind": "resumed", "t_s": 0.0, "restore_s": 5.0}]}]
 
