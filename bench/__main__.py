@@ -1,6 +1,6 @@
 """Run every benchmark and print its figures against the issue's targets.
 
-    python -m bench [--quick]        (`make bench`)
+    python -m bench [--repeats N] [--only loopback|netns|fabric|s3|train|lustre]     (`make bench`)
 """
 
 from __future__ import annotations

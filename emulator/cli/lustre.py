@@ -368,7 +368,9 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
              = None,
              as_json: Annotated[bool, typer.Option("--json")] = False,
              run_dir: RunDirOption = DEFAULT) -> None:
-    """Modelled time of a checkpoint write or a dataset read at the seed's scale, with the twin's faults applied."""
+    """Modelled time of a checkpoint write and/or a dataset read at the seed's scale, with the twin's faults applied.
+
+    Given both, it prints the write's estimate, then the read's (--json: a list of the two)."""
     import dataclasses
     import json
 
@@ -378,12 +380,16 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
     from services.lustre.layout import parse_size
     from services.lustre.oss.daemon import fault_marker
 
-    if (checkpoint is None) == (read is None):
-        fail("give exactly one of --checkpoint SIZE or --read SIZE", 2)
-    try:
-        nbytes = parse_size(checkpoint or read, "size")
-    except LustreError as e:
-        fail(e.message, 22)
+    if checkpoint is None and read is None:
+        fail("give --checkpoint SIZE, --read SIZE or both", 2)
+    # Both sizes are checked before anything is modelled: a bad one is refused whole.
+    ops: list[tuple[str, int]] = []
+    for op, flag, text in (("write", "--checkpoint", checkpoint), ("read", "--read", read)):
+        if text is not None:
+            try:
+                ops.append((op, parse_size(text, f"{flag} size")))
+            except LustreError as e:
+                fail(e.message, 22)
     model = ClusterModel()
     if osts is not None:
         if osts < 1:
@@ -405,11 +411,13 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
         except OSError as e:
             source = f"the twin does not answer ({e}): a healthy filesystem"
     try:
-        e = model_estimate("write" if checkpoint else "read", nbytes, stripe_count, state, model, nodes)
+        estimates = [model_estimate(op, nbytes, stripe_count, state, model, nodes) for op, nbytes in ops]
     except ValueError as err:
         fail(str(err), 22)
     if as_json:
-        print(json.dumps(e.to_dict() | {"faults_from": source, "failed_oss": sorted(state.failed_oss),
-                                        "full_osts": sorted(state.full_osts)}, indent=1, default=str))
+        docs = [e.to_dict() | {"faults_from": source, "failed_oss": sorted(state.failed_oss),
+                               "full_osts": sorted(state.full_osts)} for e in estimates]
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1, default=str))
         return
-    print(e.text().replace("with the twin's current faults applied", f"faults from {source}"), end="")
+    for e in estimates:
+        print(e.text().replace("with the twin's current faults applied", f"faults from {source}"), end="")

@@ -1,0 +1,182 @@
+"""The README is executable: every ```sh block runs, in order, section by section.
+
+Each `## ` section's shell blocks run in one bash (`set -e -o pipefail`), so a variable set in one
+block (`S3=$(...)`) is there in the next, against the twin the section itself starts. They run in a
+scratch directory that looks like a checkout (symlinks to the repository's top-level entries, no
+`.twin`), so the README's default run directory `./.twin` is what the commands use, as a user's
+would be. A command that fails names its README line, its block and the output. A section that
+starts a twin must stop it (`twin down`) before it ends: a README that leaves a user with a running
+twin is incomplete. Sections with a `--network netns` twin take the machine's netns lock (only one
+such twin at a time).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from emulator.rundir import RunDir
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+NETNS_LOCK = "/tmp/clustertwin-netns.lock"
+SECTION_TIMEOUT_S = 900
+
+# The only README commands that do not run here, each with why. Keep this list short.
+SKIPPED_LINES = {
+    "make test": "it runs the whole suite, which this test is part of",
+}
+
+# Top-level entries of the checkout the scratch directory must not share.
+NOT_LINKED = {".git", ".twin", ".pytest_cache", ".ruff_cache", "__pycache__"}
+
+
+@dataclass
+class Block:
+    fence: int  # README line of the ```sh fence (1-based)
+    lines: list[str]
+
+
+@dataclass
+class Section:
+    title: str
+    line: int
+    blocks: list[Block] = field(default_factory=list)
+
+
+def parse(text: str) -> list[Section]:
+    """The `## ` sections of the README and their ```sh blocks (the title block counts as one)."""
+    sections = [Section("(top)", 1)]
+    block: Block | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if block is not None:
+            if line.strip() == "```":
+                sections[-1].blocks.append(block)
+                block = None
+            else:
+                block.lines.append(line)
+        elif line.startswith("```sh"):
+            block = Block(n, [])
+        elif line.startswith("## "):
+            sections.append(Section(line[3:].strip(), n))
+    assert block is None, f"README.md:{block.fence}: a ```sh block is never closed"
+    return [s for s in sections if s.blocks]
+
+
+def script(section: Section) -> str:
+    """One bash script whose line N is README line N, so $LINENO names the README line that failed."""
+    last = section.blocks[-1].fence + len(section.blocks[-1].lines)
+    out = [""] * (last + 1)
+    out[0] = ("set -e -o pipefail; "
+              "trap 'rc=$?; echo \"README.md:$LINENO: exited $rc\" >&2' ERR")
+    for b in section.blocks:
+        out[b.fence - 1] = f"echo '+++ README.md:{b.fence}' >&2"
+        for i, line in enumerate(b.lines):
+            skipped = [why for cmd, why in SKIPPED_LINES.items() if line.strip().startswith(cmd + " ")
+                       or line.strip() == cmd]
+            out[b.fence + i] = f": skipped, {skipped[0]}" if skipped else line
+    return "\n".join(out) + "\n"
+
+
+def scratch_checkout(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for entry in REPO.iterdir():
+        if entry.name not in NOT_LINKED:
+            (path / entry.name).symlink_to(entry)
+    return path
+
+
+def containers_unavailable() -> str:
+    """Why the container section cannot run here ("" when it can). CI builds the image first."""
+    if os.environ.get("TWIN_IMAGE_PREBUILT") == "1":
+        return ""
+    r = subprocess.run(["docker", "image", "inspect", "clustertwin:dev"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return ("no Docker engine with the clustertwin:dev image here (CI builds it with docker/build.sh "
+                f"and sets TWIN_IMAGE_PREBUILT=1): {(r.stderr or r.stdout).strip()[:200]}")
+    return ""
+
+
+SECTIONS = parse(README.read_text())
+
+
+def test_readme_has_blocks() -> None:
+    titles = [s.title for s in SECTIONS]
+    assert "Starting and stopping a twin" in titles, titles
+
+
+def test_script_lines_are_readme_lines() -> None:
+    text = "# t\n\n```sh\necho a\nmake test\n```\n\n## S\n\n```sh\nfalse\n```\n"
+    top, s = parse(text)
+    assert script(top).splitlines()[3] == "echo a" and script(top).splitlines()[4].startswith(": skipped")
+    r = subprocess.run(["bash", "-c", script(s)], capture_output=True, text=True)
+    assert r.returncode == 1 and "README.md:11: exited 1" in r.stderr, r.stderr
+
+
+def test_lustre_estimate_takes_both_sizes(tmp_path: Path) -> None:
+    """The README's `twin lustre estimate --checkpoint 2T --read 10T`: one estimate each, in that order."""
+    twin = [str(REPO / ".venv/bin/twin"), "lustre", "estimate", "--run-dir", str(tmp_path / "none")]
+    r = subprocess.run([*twin, "--checkpoint", "2T", "--read", "10T"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.index("checkpoint write of 2.0 TiB") < r.stdout.index("dataset read of 10.0 TiB"), r.stdout
+    bad = subprocess.run([*twin, "--checkpoint", "2T", "--read", "10X"], capture_output=True, text=True)
+    assert bad.returncode == 22 and "bad --read size '10X'" in bad.stderr and not bad.stdout, bad
+
+
+def test_bench_usage_names_only_real_flags() -> None:
+    """Every flag the bench's usage text names is one its parser accepts."""
+    import bench.__main__ as bench_main
+
+    usage = subprocess.run([str(REPO / ".venv/bin/python"), "-m", "bench", "--help"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout
+    named = set(re.findall(r"--[a-z][a-z-]*", bench_main.__doc__))
+    accepted = set(re.findall(r"--[a-z][a-z-]*", usage.split("options:")[-1]))  # not the description's
+    assert named and named <= accepted, (named - accepted, usage)
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.title for s in SECTIONS])
+def test_readme_section(section: Section, tmp_path: Path) -> None:
+    if "docker" in "".join(line for b in section.blocks for line in b.lines):
+        why = containers_unavailable()
+        if why:
+            if os.environ.get("TWIN_CONTAINERS_REQUIRED") == "1":
+                pytest.fail(why, pytrace=False)
+            pytest.skip(why)
+    work = scratch_checkout(tmp_path / "checkout")
+    (work / "readme.sh").write_text(script(section))
+    cmd = ["bash", "readme.sh"]
+    if "--network netns" in script(section):
+        cmd = ["flock", NETNS_LOCK, *cmd]
+    env = {k: v for k, v in os.environ.items() if k not in ("TWIN_RUN_DIR", "SLURM_CONF")}
+    run = RunDir(work / ".twin")
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=SECTION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        output += f"\n(killed after {SECTION_TIMEOUT_S} s)"
+    finally:
+        left_running = run.running_supervisor() is not None
+        if left_running:  # whatever happened, this test's twin does not outlive it
+            subprocess.run([str(REPO / ".venv/bin/twin"), "down", "--run-dir", str(run.path)],
+                           capture_output=True, timeout=120)
+    if proc.returncode != 0:
+        failed = re.findall(r"README\.md:(\d+): exited", output)
+        line = int(failed[-1]) if failed else None
+        block = next((b for b in reversed(section.blocks) if line and b.fence < line), None)
+        shown = "\n".join(block.lines) if block else "(no block: see the output)"
+        pytest.fail(f"README section {section.title!r}: README.md:{line} failed\n--- block (README.md:"
+                    f"{block.fence if block else '?'}) ---\n{shown}\n--- output (last 6000 chars) ---\n"
+                    f"{output[-6000:]}", pytrace=False)
+    assert not left_running, (f"README section {section.title!r} leaves its twin running: end it with "
+                              f"`.venv/bin/twin down`\n{output[-2000:]}")
+    shutil.rmtree(work / ".twin", ignore_errors=True)
