@@ -1,7 +1,7 @@
 """Container tests: start Docker, build the images, then run the twin through testcontainers.
 
 Skipped (with the reason) when the Docker engine cannot be started or the image cannot be built;
-set TWIN_CONTAINERS_REQUIRED=1 (CI) to make that a failure instead. TWIN_IMAGE_PREBUILT=1 skips
+under CI (CI=true) that skip is a failure, as any skip not in tests/skip_allowlist.toml. TWIN_IMAGE_PREBUILT=1 skips
 the build step and uses $TWIN_IMAGE (default clustertwin:dev) as it is.
 """
 
@@ -24,9 +24,7 @@ BUILD_TIMEOUT_S = 1200
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("TWIN_CONTAINERS_REQUIRED") == "1":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason)   # under CI a failure (tests/conftest.py): tests/skip_allowlist.toml does not list these
 
 
 def _run(cmd: list[str], what: str) -> None:

@@ -6,7 +6,7 @@ a container only on `storage` cannot reach gpu001's gRPC API, and checks that `d
 container or network behind, also when a step failed. Uses `docker compose` (v2) when present,
 else `docker-compose` (v1; Debian's `docker-compose` package); TWIN_COMPOSE overrides, e.g.
 TWIN_COMPOSE="docker-compose". Skips with the reason when no engine, compose or image is
-available; with TWIN_CONTAINERS_REQUIRED=1 that is a failure instead.
+available; under CI (CI=true) that is a failure instead (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -66,9 +66,7 @@ print("RESULT " + json.dumps(out))
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("TWIN_CONTAINERS_REQUIRED") == "1":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason)   # under CI a failure (tests/conftest.py): tests/skip_allowlist.toml does not list these
 
 
 def _compose_cmd() -> list[str] | None:
