@@ -52,11 +52,9 @@ def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: f
 @pytest.fixture(scope="module")
 def ceph_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
     run = RunDir(tmp_path_factory.mktemp("ceph"))
-    t0 = time.monotonic()
     lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60,
                  rgw_lc_debug_interval=LC_DAY)
     admin = CephAdmin(run.path)
-    admin.startup_seconds = time.monotonic() - t0
     pids = twin_pids(run)
     try:
         yield admin
@@ -108,7 +106,6 @@ def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.OsdStat:
 
 
 def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
-    assert ceph_twin.startup_seconds < 30
     kinds = [d["kind"] for d in ceph_twin.manifest["daemons"]]
     assert kinds.count("ceph_osd") == 15 and kinds.count("ceph_mon") == 1 and kinds.count("ceph_rgw") == 1
     # The 20 s heartbeat grace is 0.4 s of wall time at 50×: an OSD process stalled that long while 17
