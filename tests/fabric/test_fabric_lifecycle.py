@@ -18,10 +18,10 @@ from tests.fabric.conftest import needs_subnet
 def test_mini_up_and_clean_stop(tmp_path: Path) -> None:
     plan = make_fabric_plan(load_topology("mini"))
     subnet = Subnet(plan, tmp_path)
-    seconds = subnet.start(timeout=30)
+    subnet.start(timeout=30)
     pids = subnet.pids
     try:
-        assert seconds < 30 and len(pids) == 2 and all(pid_alive(p) for p in pids)
+        assert len(pids) == 2 and all(pid_alive(p) for p in pids)
         state = subnet.snapshot()
         assert len(state.ca_ports()) == 16 and all(p.active and p.lid for p in state.ca_ports())
         assert subnet.sweeps() >= 1

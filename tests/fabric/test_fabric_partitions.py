@@ -71,9 +71,8 @@ def test_partition_reaches_the_p_key_tables_and_goes(rack_subnet: Subnet, rack_p
     default = (0x7FFF, True)
     assert rack_subnet.pkeys(a.id) == [default]
     part = Partition("storage", 0x2, [(a.port_guid(1), FULL), (b.port_guid(1), LIMITED)], ipoib=True)
-    sweep = rack_subnet.set_partitions([part])
+    rack_subnet.set_partitions([part])   # returns after OpenSM's sweep (bounded: 10 s); its time is in the bench
     try:
-        assert sweep.seconds < 5
         assert rack_subnet.pkeys(a.id) == [default, (0x2, True)]  # 0x8002 in the table
         assert rack_subnet.pkeys(b.id) == [default, (0x2, False)]
         assert rack_subnet.pkeys(c.id) == [default]

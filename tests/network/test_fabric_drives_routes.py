@@ -187,10 +187,8 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             assert ping(net, "ib-leaf01", leaf01 or "", leaf02 or "")   # leaf to leaf, over a spine
 
             # Disable that leaf port through the fabric manager.
-            t0 = time.monotonic()
             reply = stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=False),
-                                      timeout=60)
-            took = time.monotonic() - t0
+                                      timeout=60)   # its time (target 20 s) is in the bench
             assert reply.changed and reply.port.logical_state != "Active"
             ports = {p.number: p for p in stub.ListPorts(pb.ListPortsRequest(system="ib-leaf01"), timeout=10).ports}
             assert ports[port].logical_state == "Down"
@@ -209,7 +207,6 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             assert ping(net, "ib-leaf01", leaf01 or "", leaf02 or "")
             ev = events.wait_for(lambda e: e.get("kind") == "port_down", timeout=10)
             assert ev["node"] == "ib-leaf01" and ev["port"] == port
-            assert took < 20, f"port disable took {took:.1f} s"
 
             # Re-enable: the port is Active again, the veth up, routes follow the LFT again.
             reply = stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=True),

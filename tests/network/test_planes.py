@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from emulator.network import Network, NetworkError
@@ -95,12 +93,9 @@ def test_storage_and_business_segments_are_isolated(rack_net: Network) -> None:
 
 def test_leaf_spine_link_down_keeps_every_pair_connected(rack_net: Network) -> None:
     n = rack_net
-    t0 = time.monotonic()
-    fault = n.link_down("ib-leaf01", "ib-spine01")
-    elapsed = time.monotonic() - t0
+    fault = n.link_down("ib-leaf01", "ib-spine01")   # its time (target 1 s) is in the bench
     try:
         assert fault.kind == "link-down" and fault.id and fault.time > 0
-        assert elapsed < 1.0, f"link-down took {elapsed:.2f} s to reach the routing tables"
         routes = n.exec("ib-leaf01", ["ip", "route"]).stdout
         assert "ib-spine01" not in routes and "ib-spine02" in routes
         for src in GPUS:
