@@ -68,6 +68,7 @@ SUBNET_UP = "SUBNET UP"
 TRAP_128 = "num:128"
 POLL = 0.01
 LINK_DOWNED_MAX = 255
+TRAP_PATIENCE_S = 2.0  # a trap's re-sweep takes 20-60 ms here; past this, OpenSM ignored the trap
 DIAG_WORKERS = 6  # concurrent diags: ibsim serves at most 10 clients; OpenSM is one, `twin ib exec` users more
 
 
@@ -286,33 +287,77 @@ class Subnet:
         """Take the cable at `node`'s `port` down (ibsim `Unlink`, both ends go Down/Polling and
         the switches raise trap 128); return when OpenSM has re-swept. Both ends count the
         link-down in LinkDownedCounter, as real ports do: ibsim does not, so it is told to."""
-        self._check_port(node, port)
-        peer = self.plan.peer(node, port)
-        assert peer is not None
+        return self.set_links([(node, port)], False, timeout)
+
+    def set_links(self, ports: list[tuple[str, int]], up: bool, timeout: float = 10.0) -> Resweep:
+        """Take the cables at these ports down (`Unlink`) or back up (`ReLink`) together, then wait
+        for one re-sweep of OpenSM after the last of them. Every port is checked first (KeyError,
+        nothing sent)."""
+        for node, port in ports:
+            self._check_port(node, port)
         offset = self.log_offset()
         t0 = time.monotonic()
-        self.command(f'Unlink "{node}"[{port}]')
-        self._unlinked.add(frozenset({(node, port), peer}))
+        for node, port in ports:
+            peer = self.plan.peer(node, port)
+            assert peer is not None
+            cable = frozenset({(node, port), peer})
+            if up:
+                self.command(f'ReLink "{node}"[{port}]')
+                self._unlinked.discard(cable)
+            else:
+                self.command(f'Unlink "{node}"[{port}]')
+                self._unlinked.add(cable)
+                for end in ((node, port), peer):
+                    self._count_link_down(*end)
         self._pick_diag_node()
-        for end in ((node, port), peer):
-            self._count_link_down(*end)
-        trap = self.wait_for_sweep(offset, timeout)
+        trap = self.await_sweep(offset, timeout)
         return Resweep(time.monotonic() - t0, trap)
 
-    def _pick_diag_node(self) -> None:
-        """The diags attach to an HCA: keep it one whose cable is up, under a leaf that still has
-        an uplink, or they could not reach the fabric (an operator walks to another host)."""
-        def reachable(hca: str) -> bool:
-            leaf_end = self.plan.peer(hca, 1)
-            if leaf_end is None or frozenset({(hca, 1), leaf_end}) in self._unlinked:
-                return False
-            leaf = leaf_end[0]
-            uplinks = [frozenset({(c.a, c.a_port), (c.b, c.b_port)}) for c in self.plan.cables
-                       if c.kind == "leaf-spine" and leaf in (c.a, c.b)]
-            return not uplinks or any(u not in self._unlinked for u in uplinks)
+    def await_sweep(self, offset: int, timeout: float) -> bool:
+        """Wait for the re-sweep a change asks for; whether a trap 128 started it. OpenSM ignores a
+        trap it has had more than 10 times from the same switch within its aging window
+        (osm_trap_rcv.c, "trap storm" suppression), as after ten cable changes on one switch in
+        a few seconds: the change would wait for the next periodic sweep (10 s). So if no sweep
+        follows the traps soon, the SM is asked for one with SIGHUP, as an operator would."""
+        try:
+            return self.wait_for_sweep(offset, min(TRAP_PATIENCE_S, timeout))
+        except SubnetError:
+            if not self.sm_running or timeout <= TRAP_PATIENCE_S:
+                raise
+        self.resweep(timeout - TRAP_PATIENCE_S)
+        return TRAP_128 in self._log_since(offset)
 
-        if not reachable(self.diag_node):
-            self.diag_node = next((h.id for h in self.plan.hcas if reachable(h.id)), self.diag_node)
+    def resweep(self, timeout: float = 10.0) -> None:
+        """Ask OpenSM for a heavy sweep now (SIGHUP) and wait until it is done."""
+        if not self.sm_running or self._opensm is None:
+            raise SubnetError("OpenSM is not running")
+        offset = self.log_offset()
+        self._opensm.send_signal(signal.SIGHUP)
+        self.wait_for_sweep(offset, timeout)
+
+    def _pick_diag_node(self) -> None:
+        """The diags attach to an HCA and reach the switches by LID, over OpenSM's ftree routes: keep
+        it one from which every switch is reachable now (an operator walks to another host). Ftree
+        routes only up then down: from an HCA's leaf to a spine it has a cable up to, and through
+        such a spine to the other leaves under it. A leaf with every cable to one spine down cannot
+        reach that spine at all, so no HCA under it can read its LFT (`ibroute` fails)."""
+        if self._reach(self.diag_node) < len(self.plan.switches):
+            self.diag_node = max((h.id for h in self.plan.hcas), key=self._reach)
+
+    def _reach(self, hca: str) -> int:
+        """How many switches an HCA reaches by LID routing with the cables down now."""
+        leaf_end = self.plan.peer(hca, 1)
+        if leaf_end is None or frozenset({(hca, 1), leaf_end}) in self._unlinked:
+            return 0
+        up: dict[str, set[str]] = {}   # switch -> the switches it has a cable up to
+        for c in self.plan.cables:
+            if c.kind == "leaf-spine" and frozenset({(c.a, c.a_port), (c.b, c.b_port)}) not in self._unlinked:
+                up.setdefault(c.a, set()).add(c.b)
+                up.setdefault(c.b, set()).add(c.a)
+        leaf = leaf_end[0]
+        spines = up.get(leaf, set())
+        leaves = {lf for s in spines for lf in up.get(s, set())}
+        return len({leaf} | spines | leaves)
 
     def _count_link_down(self, node: str, port: int) -> None:
         """LinkDownedCounter + 1 (an 8-bit counter: it stops at 255, as IBA counters do). The
@@ -322,17 +367,7 @@ class Subnet:
 
     def link_up(self, node: str, port: int, timeout: float = 10.0) -> Resweep:
         """Restore a cable taken down with `link_down` (ibsim `ReLink`)."""
-        sweep = self._change(node, port, f'ReLink "{node}"[{port}]', timeout)
-        self._unlinked.discard(frozenset({(node, port), self.plan.peer(node, port)}))
-        return sweep
-
-    def _change(self, node: str, port: int, command: str, timeout: float) -> Resweep:
-        self._check_port(node, port)
-        offset = self.log_offset()
-        t0 = time.monotonic()
-        self.command(command)
-        trap = self.wait_for_sweep(offset, timeout)
-        return Resweep(time.monotonic() - t0, trap)
+        return self.set_links([(node, port)], True, timeout)
 
     def _check_node_port(self, node: str, port: int) -> int:
         """The GUID that addresses `node`'s `port` (a switch's port 0 GUID, an HCA's port GUID)."""

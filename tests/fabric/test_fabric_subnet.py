@@ -89,6 +89,35 @@ def test_link_down_reroutes_then_restores(rack_subnet: Subnet, rack_plan: Fabric
     assert dead in rack_subnet.lft(leaf_lid).values()
 
 
+def test_every_cable_of_a_leaf_spine_pair_down_is_still_read_back(rack_subnet: Subnet, rack_plan: FabricPlan) -> None:
+    """Issue 13 case 3: with all 8 cables between ib-leaf01 and ib-spine01 down, ftree gives the
+    leaf no route to that spine, so diags run from an HCA under ib-leaf01 (the default, gpu001
+    mlx5_0) cannot read the spine's LFT (`ibroute -n 1 failed (255)`). The diags move to an HCA
+    that reaches every switch, and the whole fabric is read back with every cable of the pair
+    down and every destination still routed."""
+    leaf, spine = "ib-leaf01", "ib-spine01"
+    bundle = sorted(rack_plan.cables_between(leaf, spine), key=lambda c: c.a_port)
+    down: list[int] = []
+    try:
+        for cable in bundle:
+            rack_subnet.link_down(leaf, cable.a_port, timeout=REROUTE_BOUND_S)
+            down.append(cable.a_port)
+        state = rack_subnet.snapshot(reuse_discovery=True)
+        assert set(state.lfts) == {sw.guid for sw in rack_plan.switches}
+        spine_g = state.by_description(spine).guid
+        assert not any(state.ports[(spine_g, c.b_port)].active for c in bundle)
+        for src in ("gpu001 mlx5_0", "gpu004 mlx5_7"):
+            for dst in ("gpu002 mlx5_5", "gpu003 mlx5_1"):
+                hops = state.route(state.lid_of(src), state.lid_of(dst)).hops
+                assert all((h.guid, h.out_port) not in {(spine_g, c.b_port) for c in bundle} for h in hops)
+    finally:
+        for port in down:
+            rack_subnet.link_up(leaf, port, timeout=REROUTE_BOUND_S)
+    back = rack_subnet.snapshot(reuse_discovery=True)
+    leaf_g = back.by_description(leaf).guid
+    assert all(back.ports[(leaf_g, c.a_port)].active for c in bundle)
+
+
 def test_bad_port_is_refused(rack_subnet: Subnet) -> None:
     with pytest.raises(KeyError, match="no node 'ib-leaf99'"):
         rack_subnet.link_down("ib-leaf99", 1)
