@@ -97,7 +97,7 @@ def bench_su1024_netns(repeats: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre"],
+    parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings"],
                         help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
@@ -119,6 +119,10 @@ def main() -> None:
         report(train_rows(measure()))
     if args.only in (None, "lustre"):
         report(lustre_rows())
+    if args.only in (None, "timings"):
+        from bench.timings import rows as timing_rows
+        print(f"Times the tests no longer assert (bench/timings.py), {args.repeats} runs (medians):")
+        report(timing_rows(args.repeats))
 
 
 def lustre_rows() -> list[tuple[str, str, str, bool]]:
