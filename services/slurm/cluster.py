@@ -13,31 +13,37 @@ distinct ports, or, when the config names network namespaces (a `--network netns
 slurmctld and each slurmd inside theirs (`nsenter --net=/run/netns/NAME`, which execs the daemon:
 the child's pid is the daemon's); munged stays here, its socket is a file every namespace sees.
 Client commands (`sinfo`, `sbatch`, ...) find the cluster via `SLURM_CONF`:
-`cluster.env()` or `cluster.run("sinfo", ...)`. `stop()` cancels jobs, stops the daemons and kills
-whatever carries this cluster's SLURM_CONF in its environment (slurmstepd and job processes
-detach from slurmd), so nothing is left behind.
+`cluster.env()` or `cluster.run("sinfo", ...)`.
+
+Every daemon starts inside the cluster's own cgroup (emulator.process.Cgroup, its path recorded in
+`cgroup`), so whatever they spawn stays in it: slurmstepd and the job tasks start sessions of their
+own and leave slurmd's process tree. `stop()` cancels the jobs (scancel), stops the daemons by their
+pids, then kills what is left in the cgroup, so nothing is left behind. Without a writable cgroup v2
+hierarchy only the scancel and the daemons' pids remain: a step that outlives them is not found.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from emulator.process import Cgroup, stop_processes
 from emulator.procutil import dies_with_parent, pid_alive
 from emulator.topology import Topology
 from services.slurm.config import SlurmConfig, make_config, render_gres_conf, render_slurm_conf
 
 APT_PACKAGES = ("slurm-wlm", "munge")
-DAEMONS = ("slurmctld", "slurmd", "slurmstepd", "munged")
 CLIENTS = ("sinfo", "squeue", "sbatch", "srun", "scontrol", "scancel")
 POLL = 0.2
+log = logging.getLogger("slurm")
 CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the queue
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
@@ -92,29 +98,6 @@ def in_netns(name: str, argv: list[str]) -> list[str]:
     return [shutil.which("nsenter") or "nsenter", f"--net=/run/netns/{name}", "--", *argv]
 
 
-def processes_using(conf_path: Path) -> list[int]:
-    """Live processes (other than this one) that belong to the cluster of `conf_path`: its
-    SLURM_CONF in their environment (daemons, slurmstepd, job processes), or a Slurm or munge
-    daemon with the cluster's directory on its command line (slurmctld/slurmd `-f`, munged
-    `--socket`): what is left after the supervising process was killed."""
-    marker = f"SLURM_CONF={conf_path}".encode()
-    directory = str(Path(conf_path).parent).encode() + b"/"
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            ours = marker in (entry / "environ").read_bytes().split(b"\0")
-            if not ours and (entry / "comm").read_text().strip() in DAEMONS:
-                ours = any(a.startswith(directory) or b"=" + directory in a
-                           for a in (entry / "cmdline").read_bytes().split(b"\0"))
-            if ours and pid_alive(int(entry.name)):
-                out.append(int(entry.name))
-        except OSError:
-            continue
-    return out
-
-
 class SlurmCluster:
     """Slurm for `topo`'s GPU servers, its files under `directory`."""
 
@@ -128,6 +111,7 @@ class SlurmCluster:
         self.config = config
         self.conf_path = self.directory / "slurm.conf"
         self.procs: dict[str, subprocess.Popen] = {}
+        self.cgroup: Cgroup | None = None
 
     # -- files -------------------------------------------------------------------------------
 
@@ -165,6 +149,8 @@ class SlurmCluster:
         log = open(self.directory / "log" / f"{key}.out", "ab")
         if netns:
             argv = in_netns(netns, argv)
+        if self.cgroup is not None:
+            argv = self.cgroup.wrap(argv)
         self.procs[key] = subprocess.Popen(dies_with_parent(argv), env=self.env(), stdout=log,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.directory)
         log.close()
@@ -194,6 +180,7 @@ class SlurmCluster:
             raise SlurmError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
         deadline = time.monotonic() + timeout
         self.write_files()
+        self.cgroup = self._make_cgroup()
         try:
             if self.config.auth == "munge":
                 self._start_munge(deadline - time.monotonic())
@@ -209,6 +196,16 @@ class SlurmCluster:
         except BaseException:
             self.stop()
             raise
+
+    def _make_cgroup(self) -> Cgroup | None:
+        """This cluster's cgroup, named after its directory, recorded in `cgroup` for `twin slurm down`."""
+        cgroup = Cgroup.create("slurm-" + hashlib.sha1(str(self.directory).encode()).hexdigest()[:12])
+        if cgroup is None:
+            log.warning("no writable cgroup v2 hierarchy: job steps that outlive slurmd cannot be found")
+            return None
+        cgroup.kill()   # a previous cluster of this directory that was itself killed
+        cgroup.save(self.directory / "cgroup")
+        return cgroup
 
     def _wait(self, ready, timeout: float, what: str, log: Path, proc: str | None) -> None:
         end = time.monotonic() + max(timeout, 0)
@@ -254,13 +251,9 @@ class SlurmCluster:
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs.values()]
 
-    def stray_pids(self) -> list[int]:
-        """Live processes (other than ours) whose environment names this cluster's slurm.conf."""
-        return processes_using(self.conf_path)
-
     def stop(self, timeout: float = 15) -> None:
-        """Cancel jobs, stop every daemon (TERM, then KILL), kill leftovers; idempotent."""
-        if not self.procs:
+        """Cancel jobs, stop every daemon (TERM, then KILL), kill what is left in the cgroup; idempotent."""
+        if not self.procs and self.cgroup is None:
             return
         ctld = self.procs.get("slurmctld")
         if ctld is not None and ctld.poll() is None:
@@ -275,28 +268,14 @@ class SlurmCluster:
                 pass
         # slurmd first (they may still be killing steps), slurmctld, munged last.
         order = sorted(self.procs, key=lambda k: (k == "munged", k == "slurmctld"))
-        for key in order:
-            p = self.procs[key]
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        end = time.monotonic() + timeout
-        for key in order:
-            p = self.procs[key]
-            try:
-                p.wait(max(0.1, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(5)
-        for _ in range(3):
-            stray = self.stray_pids()
-            if not stray:
-                break
-            for pid in stray:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.2)
+        stop_processes([self.procs[k].pid for k in order], timeout)
+        for p in self.procs.values():
+            p.poll()
+        if self.cgroup is not None:
+            self.cgroup.kill()   # slurmstepd and job tasks that outlived their slurmd
+            self.cgroup.remove()
+            (self.directory / "cgroup").unlink(missing_ok=True)
+            self.cgroup = None
         self.procs.clear()
 
     def alive(self) -> list[int]:

@@ -8,7 +8,9 @@ gres.conf (with the health check) into RUN_DIR/slurm/, starts munged, slurmctld 
 per GPU server as its children (they get SIGKILL if it dies: `dies_with_parent`) and writes:
 
     slurm/daemon.pid     this process (what `twin slurm down` and `twin down` stop)
-    slurm/state.json     {"state": starting | ready | failed | stopped, "error", "slurm_conf", ...}
+    slurm/state.json     {"state": starting | ready | failed | stopped, "error", "slurm_conf", "pid",
+                          "start" (the pid's start time: a reused pid is not this process), ...}
+    slurm/cgroup         the cgroup of the daemons and everything they spawn (services.slurm.cluster)
     slurm/daemon.log     its own log
 
 On SIGTERM/SIGINT it stops the cluster (jobs cancelled, daemons stopped, job processes killed) and
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from emulator.process import start_time
 from emulator.procutil import pid_alive, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
 from emulator.topology import load_topology
@@ -93,7 +96,8 @@ def build(run: RunDir, directory: Path, health_interval: int) -> SlurmCluster:
 def serve(run: RunDir, timeout: float, health_interval: int) -> int:
     directory = slurm_dir(run)
     state_file = directory / "state.json"
-    doc: dict[str, Any] = {"state": "starting", "pid": os.getpid(), "run_dir": str(run.path),
+    doc: dict[str, Any] = {"state": "starting", "pid": os.getpid(), "start": start_time(os.getpid()),
+                           "run_dir": str(run.path),
                            "slurm_conf": str(directory / "slurm.conf"), "started_at": time.time()}
     write_json_atomic(state_file, doc)
     cluster: SlurmCluster | None = None

@@ -2,23 +2,22 @@
 
 Slurm lives in the twin's run directory (`RUN_DIR/slurm/`), run by a detached
 `python -m services.slurm.daemon` (see there) so that it outlives the command that started it.
-`down` stops that process (which stops its daemons) and then kills whatever of this cluster is
-still alive, so that a killed daemon process leaves nothing behind either.
+`down` stops that process by its recorded pid (it stops its daemons), then kills whatever is left in
+the cluster's recorded cgroup, so that a killed daemon process leaves nothing behind either.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from emulator.procutil import pid_alive
+from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError
-from services.slurm.cluster import APT_PACKAGES, missing_tools, processes_using
+from services.slurm.cluster import APT_PACKAGES, missing_tools
 from services.slurm.daemon import slurm_dir
 
 STOP_TIMEOUT_S = 30.0
@@ -34,13 +33,13 @@ def conf_path(run: RunDir) -> Path:
 
 
 def running(run: RunDir) -> int | None:
-    """The pid of the live Slurm daemon process of `run`, or None."""
+    """The pid of the live Slurm daemon process of `run` (as recorded: pid and start time), or None."""
     try:
         pid = int((slurm_dir(run) / "daemon.pid").read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError):
         return None
-    return pid if b"services.slurm.daemon" in cmdline and pid_alive(pid) else None
+    doc = state(run)
+    return pid if doc.get("pid") == pid and same_process(pid, doc.get("start")) else None
 
 
 def daemon_output(run: RunDir) -> Path:
@@ -108,25 +107,16 @@ def down(run: RunDir, timeout: float = STOP_TIMEOUT_S) -> list[str]:
     """Stop the twin's Slurm; returns what was stopped ([] if nothing ran). Idempotent."""
     stopped: list[str] = []
     pid = running(run)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        end = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < end:
-            time.sleep(0.05)
-        if pid_alive(pid):
-            os.kill(pid, signal.SIGKILL)  # its daemons die with it (PDEATHSIG); strays below
+    if pid:   # SIGTERM: it cancels the jobs and stops its daemons; SIGKILL: they die with it
+        stop_process(pid, timeout)
         stopped.append(f"slurm daemon {pid}")
-    for _ in range(3):
-        leftovers = processes_using(conf_path(run))
-        if not leftovers:
-            break
-        for p in leftovers:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        stopped.append(f"{len(leftovers)} leftover process(es)")
-        time.sleep(0.2)
+    record = slurm_dir(run) / "cgroup"
+    cgroup = Cgroup.load(record)
+    if cgroup is not None:   # job steps and daemons that outlived a killed daemon process
+        if left := cgroup.kill():
+            stopped.append(f"{len(left)} leftover process(es)")
+        cgroup.remove()
+        record.unlink(missing_ok=True)
     return stopped
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from services.slurm.cluster import processes_using
+from emulator.process import Cgroup
 from tests.conftest import netns_skip_reason
 from tests.slurm.conftest import REASON as SLURM_REASON
 from tests.slurm.conftest import wait_for
@@ -40,14 +40,15 @@ def netns_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
     twin_cli("up", "rack", "--network", "netns", "--run-dir", str(run_dir), timeout=60)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     prefix = f"ct{manifest['slot']}-"
+    cgroup = None
     try:
         twin_cli("slurm", "up", "--run-dir", str(run_dir), timeout=60)
+        cgroup = Cgroup.load(run_dir / "slurm" / "cgroup")   # daemons, slurmstepd, job processes
         yield run_dir, manifest
     finally:
         twin_cli("down", "--run-dir", str(run_dir), check=False, timeout=60)
     assert not slurm_processes(run_dir), "twin down left Slurm processes behind"
-    left = processes_using(run_dir / "slurm" / "slurm.conf")   # daemons, slurmstepd, job processes
-    assert not left, f"twin down left Slurm processes behind: {left}"
+    assert cgroup is None or not cgroup.path.exists(), f"twin down left Slurm processes behind: {cgroup.pids()}"
     names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     assert not [n for n in names if n.startswith(prefix)], "twin down left namespaces behind"
 
