@@ -34,6 +34,8 @@ SKIPPED_LINES = {
     "make test": "it runs the whole suite, which this test is part of",
 }
 
+LEFT_RUNNING = "+++ the section left its twin running: twin down"
+
 # Top-level entries of the checkout the scratch directory must not share.
 NOT_LINKED = {".git", ".twin", ".pytest_cache", ".ruff_cache", "__pycache__"}
 
@@ -75,9 +77,12 @@ def script(section: Section) -> str:
     last = section.blocks[-1].fence + len(section.blocks[-1].lines)
     out = [""] * (last + 1)
     out[0] = ("set -e -o pipefail; "
-              "trap 'rc=$?; echo \"README.md:$LINENO: exited $rc\" >&2' ERR")
+              "trap 'rc=$?; echo \"README.md:$LINENO: exited $rc\" >&2' ERR; "
+              # Stopped here, while a netns section still holds the lock, not after the lock is free.
+              "readme_exit() { rc=$?; if kill -0 \"$(cat .twin/supervisor.pid 2>/dev/null)\" 2>/dev/null; then "
+              f"echo '{LEFT_RUNNING}' >&2; .venv/bin/twin down >&2 || true; fi; exit $rc; }}; trap readme_exit EXIT")
     for b in section.blocks:
-        out[b.fence - 1] = f"echo '+++ README.md:{b.fence}' >&2"
+        out[b.fence - 1] = f"echo \"+++ README.md:{b.fence} at $SECONDS s\" >&2"
         for i, line in enumerate(b.lines):
             skipped = [why for cmd, why in SKIPPED_LINES.items() if line.strip().startswith(cmd + " ")
                        or line.strip() == cmd]
@@ -141,7 +146,11 @@ def test_bench_usage_names_only_real_flags() -> None:
     assert named and named <= accepted, (named - accepted, usage)
 
 
-@pytest.mark.parametrize("section", SECTIONS, ids=[s.title for s in SECTIONS])
+def slug(title: str) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", title.lower())[:4])
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[slug(s.title) for s in SECTIONS])
 def test_readme_section(section: Section, tmp_path: Path) -> None:
     if "docker" in "".join(line for b in section.blocks for line in b.lines):
         why = containers_unavailable()
@@ -165,8 +174,7 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
         output, _ = proc.communicate()
         output += f"\n(killed after {SECTION_TIMEOUT_S} s)"
     finally:
-        left_running = run.running_supervisor() is not None
-        if left_running:  # whatever happened, this test's twin does not outlive it
+        if run.running_supervisor() is not None:  # e.g. killed on timeout: the twin does not outlive the test
             subprocess.run([str(REPO / ".venv/bin/twin"), "down", "--run-dir", str(run.path)],
                            capture_output=True, timeout=120)
     if proc.returncode != 0:
@@ -177,6 +185,6 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
         pytest.fail(f"README section {section.title!r}: README.md:{line} failed\n--- block (README.md:"
                     f"{block.fence if block else '?'}) ---\n{shown}\n--- output (last 6000 chars) ---\n"
                     f"{output[-6000:]}", pytrace=False)
-    assert not left_running, (f"README section {section.title!r} leaves its twin running: end it with "
+    assert LEFT_RUNNING not in output, (f"README section {section.title!r} leaves its twin running: end it with "
                               f"`.venv/bin/twin down`\n{output[-2000:]}")
     shutil.rmtree(work / ".twin", ignore_errors=True)
