@@ -6,6 +6,7 @@ import typer
 
 from emulator.cli import (
     ceph,
+    chaos,
     drill,
     events,
     fabric,
@@ -39,6 +40,7 @@ app.add_typer(ceph.app, name="ceph", help="Ceph on the twin (`twin up --ceph`): 
 app.add_typer(lustre.app, name="lustre", help="Lustre on the twin: mount it through FUSE, and `lfs`.")
 app.command()(train.train)
 app.command()(stage.stage)
+app.command()(chaos.chaos)
 app.add_typer(drill.app, name="drill", help="Failure drills: run a YAML drill, check its expectations, report.")
 
 if __name__ == "__main__":
