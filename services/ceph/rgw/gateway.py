@@ -11,6 +11,8 @@ head and index entry are written first, the old RADOS objects are removed after 
 The operations beyond plain objects and buckets live beside it, one idea per module: `auth`
 (SigV4/SigV2, header and presigned, aws-chunked bodies), `multipart`, `copy_object`,
 `conditional`, `delete_multi`, `versioning`; `bucket_index` is the in-memory index they share.
+Which requests are served at all is `routes`' call, made from the whole query string first: a
+sub-resource the gateway does not serve answers 501 NotImplemented, never the plain operation.
 Who may do what is `authz` (bucket policies from `policy`, canned and granted ACLs from `acl`): every
 request is authorized in `_dispatch` before it is served, anonymous ones included.
 
@@ -51,6 +53,7 @@ from services.ceph.rgw import (
     policy,
     rados,
     received,
+    routes,
     s3_xml,
     tagging,
     versioning,
@@ -286,15 +289,10 @@ class Gateway:
         self.current.request, self.current.query = req, query
         name, _, key = path.lstrip("/").partition("/")
         m = req.method
+        routes.route(m, name, key, query)  # a request the gateway does not serve is refused here, unchanged
         if not name:
-            if m == "GET":
-                authz.authorize(self, user, "s3:ListAllMyBuckets", "")
-                return self.list_buckets(user)
-            raise S3Error("MethodNotAllowed", f"{m} is not allowed on the service")
-        unsupported = set(query) & {"cors", "website", "location", "restore", "select", "object-lock", "replication",
-                                    "notification"}
-        if unsupported:
-            raise S3Error("NotImplemented", f"?{sorted(unsupported)[0]} is not implemented by this gateway")
+            authz.authorize(self, user, "s3:ListAllMyBuckets", "")
+            return self.list_buckets(user)
         if not (m == "POST" and "delete" in query and not key):  # DeleteObjects: each key on its own
             authz.authorize(self, user, policy.action(m, name, key, query), name, key or None, query.get("versionId"))
         if not key:
