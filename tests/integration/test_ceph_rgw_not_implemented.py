@@ -39,6 +39,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from emulator import lifecycle
 from emulator.cli.ceph import CephAdmin
 from emulator.rundir import RunDir
+from services.ceph.rgw import routes
 from tests.conftest import assert_nothing_left, twin_pids
 
 AK, SK = "NOTIMPLTESTKEY000001", "notimpltestsecret0000000000000000000000001"
@@ -345,6 +346,23 @@ def test_the_table_covers_the_model() -> None:
     """Every operation botocore knows is in CASES, so that a new one is a decision, not a surprise."""
     assert sorted(set(MODEL.operation_names) - set(CASES)) == []
     assert sorted(set(CASES) - set(MODEL.operation_names)) == []
+
+
+def test_every_query_parameter_botocore_sends_is_known() -> None:
+    """Each query parameter of the model is a sub-resource (in a requestUri, or served) or a modifier the gateway
+    knows: an optional parameter of an implemented operation (`fetch-owner`) must not make it a 501."""
+    subs = {p for name in MODEL.operation_names  # bare names: `list-type=2` modifies ListObjects
+            for p in MODEL.operation_model(name).http["requestUri"].partition("?")[2].split("&") if p and "=" not in p}
+    subs |= {sub for scope in routes.SERVED.values() for sub in scope if sub}  # and ?uploadId=
+    unknown = set()
+    for name in MODEL.operation_names:
+        shape = MODEL.operation_model(name).input_shape
+        for m in shape.members.values() if shape is not None else ():
+            q = m.serialization.get("name", "") if m.serialization.get("location") == "querystring" else ""
+            if q and q not in subs and not routes.is_modifier(q):
+                unknown.add(f"{name}: {q}")
+    assert sorted(unknown) == []
+    assert not subs & routes.MODIFIERS
 
 
 def _runs() -> list[Any]:
