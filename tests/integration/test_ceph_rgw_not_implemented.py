@@ -378,11 +378,31 @@ def _runs() -> list[Any]:
     return runs
 
 
+@pytest.fixture(scope="module")
+def neighbour(s3: Any) -> tuple[str, dict[str, Any]]:
+    """A bucket no operation names, with something in every part of its snapshot, and that snapshot."""
+    b = "ni-neighbour"
+    s3.create_bucket(Bucket=b)
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=b, Key="obj", Body=b"next door", Tagging="k=v")
+    s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": [{"Key": "k", "Value": "v"}]})
+    s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {**LIFECYCLE_RULE, "Filter": {"Prefix": "expire/"}}]})
+    s3.put_bucket_policy(**OVERRIDES["PutBucketPolicy"](Ctx(b)), Bucket=b)
+    s3.create_multipart_upload(Bucket=b, Key="mp")
+    snap = snapshot(s3, b, "obj")
+    assert all(v not in (None, []) for v in snap.values()), snap
+    return b, snap
+
+
 @pytest.mark.parametrize(("name", "with_object"), _runs())
-def test_operation(s3: Any, name: str, with_object: bool) -> None:
+def test_operation(s3: Any, neighbour: tuple[str, dict[str, Any]], name: str, with_object: bool) -> None:
     if name not in CASES:
         pytest.fail(f"{name} is not in CASES: decide what the gateway answers")
     check(s3, MODEL.operation_model(name), with_object)
+    b, before = neighbour
+    after = snapshot(s3, b, "obj")
+    assert {k: v for k, v in after.items() if k != "buckets"} == {k: v for k, v in before.items() if k != "buckets"}
 
 
 def _signed_request(s3: Any, method: str, bucket: str, key: str = "", query: str = "") -> tuple[int, bytes]:
