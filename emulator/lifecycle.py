@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 from emulator.health import SERVING, check_all
 from emulator.plan import Options, parse_broker_url
+from emulator.process import stop_process, stop_processes
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.store import StoreError, check_store
@@ -181,18 +181,19 @@ def _log_tail(path: Path, lines: int = 15) -> str:
 
 
 def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
-    """Stop the twin in `run`; returns what was stopped. Also cleans up after a crashed supervisor."""
-    from services.slurm.lifecycle import down as slurm_down  # Slurm of `twin slurm up`: jobs first
+    """Stop the twin in `run`; returns what was stopped. Also cleans up after a crashed supervisor.
+
+    Clients go before their servers: Slurm's jobs (they use the mounts), then the Lustre mounts
+    (a FUSE client whose servers are gone cannot flush what was written: its unmount would hang),
+    then the supervisor and its daemons, by the pids and cgroups recorded in the run directory."""
+    from services.lustre.client.mount import unmount_all  # Lustre client mounts of this twin
+    from services.slurm.lifecycle import down as slurm_down  # Slurm of `twin slurm up`
 
     stopped: list[str] = slurm_down(run)
+    stopped += unmount_all(run.path)
     pid = run.running_supervisor()
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if pid_alive(pid):
-            os.killpg(pid, signal.SIGKILL)
+    if pid:   # its session: the supervisor, the broker and the daemons it forked
+        stop_process(pid, timeout, kill_group=True)
         stopped.append(f"supervisor {pid}")
     # Whatever outlived a supervisor that was itself killed: its pids are in daemons.json.
     try:
@@ -201,19 +202,12 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
         status = {}
     leftovers = [p for p in [status.get("broker_pid")] + [d["pid"] for d in status.get("daemons", {}).values()]
                  if p and _is_twin_process(p, run)]
-    for p in leftovers:
-        os.kill(p, signal.SIGKILL)
-        stopped.append(f"leftover {p}")
-    deadline = time.monotonic() + timeout
-    while any(pid_alive(p) for p in leftovers) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    stopped += [f"leftover {p}" for p in stop_processes(leftovers, 0)]
     if (run.network / "network.json").exists():   # a network a killed supervisor could not remove
         from emulator.network import clean_network
         removed = clean_network(run.network)
         if removed.get("namespaces"):
             stopped.append(f"{removed['namespaces']} network namespaces")
-    from services.lustre.client.mount import unmount_all  # Lustre client mounts of this twin
-    stopped += unmount_all(run.path)
     run.supervisor_pid.unlink(missing_ok=True)
     return stopped
 

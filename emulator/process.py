@@ -74,6 +74,7 @@ def stop_processes(pids: Iterable[int], grace: float, *, kill_group: bool = Fals
     running = [p for p in pids if p and pid_alive(p)]
     for p in running:
         _signal(p, signal.SIGTERM, False)
+        _signal(p, signal.SIGCONT, False)   # a stopped process acts on SIGTERM only once continued
     left = _wait_gone(running, grace)
     for p in left:
         _signal(p, signal.SIGKILL, kill_group)

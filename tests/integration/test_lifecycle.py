@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator import lifecycle
+from emulator import lifecycle, process
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir, RunDirError
@@ -113,3 +113,66 @@ def test_up_stops_waiting_for_a_daemon_the_supervisor_gave_up_on(tmp_path: Path)
     with pytest.raises(lifecycle.TwinError, match=r"gpu001 kept crashing at start-up: OSError: \[Errno 98\]"):
         lifecycle.wait_healthy(run, manifest, time.monotonic() + 60, lambda *_: None)
     assert time.monotonic() - started < 60   # it gave up at once, not at the deadline
+
+
+# -- emulator.process: how every teardown stops what it recorded --------------------------------
+
+IGNORES_TERM = ["python3", "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print('ready', flush=True); time.sleep(300)"]
+
+
+def test_stop_process_kills_what_ignores_sigterm_after_the_grace_and_reaps_it() -> None:
+    proc = subprocess.Popen(IGNORES_TERM, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"   # its SIGTERM handler is in place
+    assert process.stop_process(proc.pid, 0.3)
+    assert not pid_alive(proc.pid)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(proc.pid, os.WNOHANG)   # reaped: no zombie left
+    assert not process.stop_process(proc.pid, 0.3)   # nothing to stop a second time
+
+
+def test_stop_process_leaves_a_pid_that_is_not_the_recorded_process() -> None:
+    proc = subprocess.Popen(["sleep", "300"])
+    try:
+        rec = process.record(proc.pid)
+        assert process.same_process(rec["pid"], rec["start"])
+        assert not process.stop_process(proc.pid, 0.1, start=rec["start"] + 1)   # as if the pid was reused
+        assert proc.poll() is None
+        assert process.stop_process(proc.pid, 1.0, start=rec["start"])
+        assert proc.wait(5) is not None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_stopped_process_gets_to_handle_sigterm(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+    proc = subprocess.Popen(["python3", "-c", "import pathlib, signal, sys, time\n"
+                             "def bye(*_):\n    pathlib.Path(sys.argv[1]).write_text('SIGTERM')\n    sys.exit(0)\n"
+                             "signal.signal(signal.SIGTERM, bye)\nprint('ready', flush=True)\ntime.sleep(300)",
+                             str(said)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    os.kill(proc.pid, signal.SIGSTOP)
+    assert process.stop_process(proc.pid, 60)   # SIGCONT after SIGTERM, or it would wait for the SIGKILL
+    assert said.read_text() == "SIGTERM"
+
+
+@pytest.mark.skipif(process.cgroup2_mount() is None, reason="no writable cgroup v2 hierarchy")
+def test_a_cgroup_holds_what_its_processes_spawn_in_new_sessions(tmp_path: Path) -> None:
+    cgroup = process.Cgroup.create(f"test-{os.getpid()}")
+    assert cgroup is not None
+    pid_file = tmp_path / "grandchild"
+    try:
+        # The child starts a grandchild in a session of its own and exits (as slurmd's slurmstepd).
+        subprocess.run(cgroup.wrap(["sh", "-c", f"setsid sleep 300 & echo $! > {pid_file}"]), check=True,
+                       timeout=10)
+        grandchild = int(pid_file.read_text())
+        assert pid_alive(grandchild) and cgroup.pids() == [grandchild]
+        cgroup.save(tmp_path / "cgroup")
+        again = process.Cgroup.load(tmp_path / "cgroup")
+        assert again is not None and again.kill() == [grandchild]
+        assert not pid_alive(grandchild) and not again.pids()
+    finally:
+        cgroup.kill()
+        cgroup.remove()
+    assert not cgroup.path.exists()

@@ -1,7 +1,10 @@
 """The client mount as a process: `twin lustre mount` starts it in the background and records it in
-the run directory (RUN/mounts/lustre-<hash>.json: mountpoint, pid), so `twin lustre umount` and
-`twin down` can unmount it, also after the client process crashed (a stale FUSE mount is lazily
-detached with `fusermount3 -u -z`).
+the run directory (RUN/mounts/lustre-<hash>.json: mountpoint, pid and its start time), so `twin
+lustre umount` and `twin down` can unmount it whatever state it is in. `unmount` never waits on the
+client for long: it unmounts (the client flushes what was written); if the client does not answer
+within the grace period (its servers are gone, or it is stuck) it aborts the FUSE connection
+(/sys/fs/fuse/connections/DEV/abort: every pending request fails), detaches the mount lazily, and
+stops the client process by its recorded pid. A mount whose client crashed is detached the same way.
 
 Where the client runs: Lustre clients are nodes on the storage network. On the loopback network
 every address is local, so the client is a process of this machine. Under `--network netns` the
@@ -22,16 +25,17 @@ import json
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from emulator.procutil import pid_alive
+from emulator.process import same_process, start_time, stop_process
 
 READ_AHEAD_KB = 16384
 FUSE_TYPE = "fuse.lustre"
+UNMOUNT_GRACE_S = 5.0   # how long an answering client may take to flush and unmount
+FUSECTL = Path("/sys/fs/fuse/connections")
 
 
 class MountError(RuntimeError):
@@ -42,8 +46,14 @@ def mounts_dir(run_path: Path) -> Path:
     return Path(run_path) / "mounts"
 
 
+def mount_path(mountpoint: str) -> str:
+    """The absolute mount point without a stat of the mount itself (a hung client would block it)."""
+    p = Path(os.path.abspath(mountpoint))
+    return str(p.parent.resolve() / p.name)
+
+
 def record_path(run_path: Path, mountpoint: str) -> Path:
-    digest = hashlib.sha1(str(Path(mountpoint).resolve()).encode()).hexdigest()[:12]
+    digest = hashlib.sha1(mount_path(mountpoint).encode()).hexdigest()[:12]
     return mounts_dir(run_path) / f"lustre-{digest}.json"
 
 
@@ -57,17 +67,24 @@ def records(run_path: Path) -> list[dict]:
     return out
 
 
-def is_mounted(mountpoint: str) -> bool:
-    mp = str(Path(mountpoint).resolve())
+def fuse_device(mountpoint: str) -> str | None:
+    """The FUSE mount's device (its connection under /sys/fs/fuse/connections), from
+    /proc/self/mountinfo (no stat of the mount: a hung client would block it); None if not mounted."""
+    mp = mount_path(mountpoint)
     try:
-        lines = Path("/proc/mounts").read_text().splitlines()
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:
-        return False
+        return None
     for line in lines:
-        parts = line.split()
-        if len(parts) >= 3 and parts[1].replace("\\040", " ") == mp and parts[2].startswith("fuse"):
-            return True
-    return False
+        fields, _, rest = line.partition(" - ")
+        parts = fields.split()
+        if len(parts) >= 5 and parts[4].replace("\\040", " ") == mp and rest.startswith("fuse"):
+            return parts[2]   # major:minor
+    return None
+
+
+def is_mounted(mountpoint: str) -> bool:
+    return fuse_device(mountpoint) is not None
 
 
 def tune_readahead(mountpoint: str) -> None:
@@ -129,8 +146,9 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, hos
             raise MountError(f"{mp} not mounted within {timeout:.0f}s; see {log.name}")
         time.sleep(0.02)
     tune_readahead(str(mp))
-    rec = {"mountpoint": str(mp), "pid": proc.pid, "fsname": manifest["lustre"]["fsname"],
-           "mgs": manifest["lustre"]["mgs"], "log": log.name, "host": host, "netns": netns}
+    rec = {"mountpoint": str(mp), "pid": proc.pid, "start": start_time(proc.pid),
+           "fsname": manifest["lustre"]["fsname"], "mgs": manifest["lustre"]["mgs"],
+           "log": log.name, "host": host, "netns": netns}
     record_path(run_path, str(mp)).write_text(json.dumps(rec, indent=1))
     return rec
 
@@ -139,36 +157,53 @@ def _fusermount() -> str:
     return shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount3"
 
 
-def unmount(run_path: Path, mountpoint: str, timeout: float = 10.0) -> bool:
+def unmount(run_path: Path, mountpoint: str, grace: float = UNMOUNT_GRACE_S) -> bool:
     """Unmount and stop the client; True if something was mounted or running."""
-    mp = str(Path(mountpoint).resolve())
+    mp = mount_path(mountpoint)
     rec_file = record_path(Path(run_path).resolve(), mp)
     rec = json.loads(rec_file.read_text()) if rec_file.exists() else {}
-    did = False
-    if is_mounted(mp):
-        did = True
-        r = subprocess.run([_fusermount(), "-u", mp], capture_output=True, text=True)
-        if r.returncode != 0:   # busy, or a dead client: detach lazily so nothing stale stays
-            subprocess.run([_fusermount(), "-u", "-z", mp], capture_output=True, text=True)
-            if is_mounted(mp):
-                subprocess.run(["umount", "-l", mp], capture_output=True, text=True)
+    did = is_mounted(mp)
+    if did:
+        detach(mp, grace)
     pid = rec.get("pid")
-    if pid and _is_client(pid):
+    if pid and same_process(pid, rec.get("start")):   # it leaves once unmounted; SIGTERM, SIGKILL if not
         did = True
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if pid_alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        stop_process(pid, grace)
     rec_file.unlink(missing_ok=True)
     return did
 
 
-def _is_client(pid: int) -> bool:
+def detach(mp: str, grace: float) -> None:
+    """Unmount `mp`; if that does not finish within `grace` (the client does not answer), abort the
+    FUSE connection so that its pending requests fail, and detach the mount lazily."""
+    device = fuse_device(mp)
+    umount = subprocess.Popen([_fusermount(), "-u", mp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        return b"services.lustre.client.mount" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        if umount.wait(grace) == 0 and not is_mounted(mp):
+            return
+    except subprocess.TimeoutExpired:
+        if device:
+            abort_connection(device)
+    if is_mounted(mp):   # busy, or a dead client: lazily, so that nothing stale stays
+        subprocess.run(["umount", "-l", mp], capture_output=True, timeout=grace)
+    try:
+        umount.wait(grace)
+    except subprocess.TimeoutExpired:
+        umount.kill()
+
+
+def abort_connection(device: str) -> bool:
+    """Abort the FUSE connection of `device` (major:minor), as `echo 1 > .../abort` does: every request
+    waiting on the client fails with ENOTCONN. Mounts the fusectl filesystem if it is not."""
+    major, minor = (int(x) for x in device.split(":"))
+    conn = FUSECTL / str(os.makedev(major, minor) if major else minor)
+    if not conn.exists() and FUSECTL.is_dir() and not any(FUSECTL.iterdir()):
+        subprocess.run(["mount", "-t", "fusectl", "fusectl", str(FUSECTL)], capture_output=True, timeout=5)
+    try:
+        (conn / "abort").write_text("1")
     except OSError:
         return False
+    return True
 
 
 def unmount_all(run_path: Path) -> list[str]:
