@@ -81,3 +81,12 @@ def test_events_clear_before_injecting_at_the_same_instant() -> None:
 
 def test_an_empty_inventory_plans_nothing() -> None:
     assert schedule.plan(1, 600, Inventory(daemons={})) == []
+
+
+def test_an_inventory_read_back_from_a_report_gives_the_same_plan() -> None:
+    import dataclasses
+    import json
+
+    doc = json.loads(json.dumps(dataclasses.asdict(NETNS)))
+    assert schedule.digest(schedule.plan(3, 120, schedule.inventory_from_json(doc))) == \
+        schedule.digest(schedule.plan(3, 120, NETNS))

@@ -4,6 +4,7 @@ look for leftovers, and return the report (report.py writes it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -121,6 +122,8 @@ class Thrasher:
         self.inv = inventory(self.twin)
         self.plan = schedule.plan(self.seed, self.duration, self.inv)
         self.report["plan_digest"] = schedule.digest(self.plan)
+        self.report["inventory"] = dataclasses.asdict(self.inv)
+        self.report["plan"] = schedule.as_json(self.plan)
         self.log(f"chaos: up in {self.report['startup_s']} s; plan {self.report['plan_digest']}: "
                  f"{len(self.plan)} faults over {self.duration:.0f} s")
 

@@ -118,6 +118,11 @@ def _same_target(out: list[PlannedFault], kind: str, target: dict[str, Any], t: 
     return any(f.kind == kind and f.target == target and f.clear_at > t for f in out)
 
 
+def inventory_from_json(doc: dict[str, Any]) -> Inventory:
+    """An inventory read back from a report (JSON made its tuples lists)."""
+    return Inventory(**{**doc, "links": [tuple(x) for x in doc.get("links", [])]})
+
+
 def clear_by(duration_s: float) -> float:
     return 0.75 * duration_s
 
