@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail, user_errors
+from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail
 from emulator.network import Network, NetworkError, clean_network
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -184,36 +184,60 @@ def _report(raised: list[Any], cleared: list[Any], nothing: str) -> None:
 IndexOption = Annotated[int | None, typer.Option("--index", help="Only parallel cable N (0-based); default: all.")]
 
 
-def _through_fabric(run_dir: Path, a: str, b: str, index: int | None, enabled: bool) -> bool:
-    """One fabric: on a twin whose fabric manager drives the compute plane, a compute cable goes
-    down or up in ibsim (OpenSM re-sweeps, its new LFTs become the plane's routes, the veth follows
-    and the fabric's event goes out); False when that is not this twin or not a compute cable."""
+def _fabric_cables(run_dir: Path, links: list[tuple[str, str, int | None]]) -> tuple[Any, dict[str, list[int]]] | None:
+    """On a twin whose fabric manager drives the compute plane: the fabric client and, per switch,
+    the ports of these compute cables (a, b, index; None: every parallel one) on that switch. None
+    when that is not this twin or they are not compute cables."""
     from emulator.client import Twin
     from emulator.network.plan import make_network_plan
     from emulator.topology import load_topology
     from services.fabric.lft_routes import ComputeMap
-    from services.fabric.netfile import make_fabric_plan
+    from services.fabric.netfile import SWITCH, make_fabric_plan
 
     try:
         twin = Twin.connect(run_dir)
     except (OSError, ValueError, KeyError):
-        return False
+        return None
     if not twin.daemons("fabric") or not twin.manifest.get("network_backend"):
-        return False
+        return None
     topo = load_topology(twin.run.read(twin.run.config)["topology_file"])
     fabric_plan = make_fabric_plan(topo)
-    if a not in fabric_plan.nodes and a not in {n.system for n in fabric_plan.hcas}:
-        return False
-    ports = ComputeMap(fabric_plan, make_network_plan(topo, "ct0")).ports_of_link(a, b, index)
-    if not ports:
-        return False
-    with user_errors(), twin.fabric() as fabric:
-        for node, port in ports:
-            r = fabric.call("SetPortState", system=node, port=port, enabled=enabled)
-            what = f"{r.port.node} port {r.port.number} ({a}-{b}) is {r.port.logical_state}"
-            console.print(f"{what}; OpenSM re-swept in {r.resweep_seconds:.2f} s" if r.changed
-                          else f"{what} (unchanged)", highlight=False)
-    return True
+    cmap = ComputeMap(fabric_plan, make_network_plan(topo, "ct0"))
+    per_switch: dict[str, list[int]] = {}
+    for a, b, index in links:
+        if a not in fabric_plan.nodes and a not in {n.system for n in fabric_plan.hcas}:
+            return None
+        switch = a if a in fabric_plan.nodes and fabric_plan.nodes[a].kind == SWITCH else b
+        for node, port in cmap.ports_of_link(a, b, index):
+            if node != switch:   # the request names one switch: its end of every cable
+                node, port = fabric_plan.peer(node, port) or (node, port)
+            per_switch.setdefault(node, []).append(port)
+    return (twin, per_switch) if per_switch else None
+
+
+def _through_fabric(target: _Target, found: tuple[Any, dict[str, list[int]]], enabled: bool,
+                    what: str) -> tuple[list[Any], list[Any]]:
+    """One fabric: the compute cables go down or up in ibsim (OpenSM re-sweeps once, its new LFTs
+    become the plane's routes, the veths follow and the fault is logged), on every plane or on
+    none; the fabric manager names the step that failed and rolls the others back."""
+    from emulator.errors import TwinRpcError
+
+    twin, per_switch = found
+
+    def change(_net: Any) -> None:
+        with twin.fabric() as fabric:
+            for switch, ports in per_switch.items():
+                try:
+                    r = fabric.call("SetPortState", system=switch, port=ports[0], more_ports=ports[1:],
+                                    enabled=enabled)
+                except TwinRpcError as e:
+                    fail(f"{what}: {e}", code=1)
+                state = "up" if enabled else "down"
+                cables = f"{len(ports)} cable{'s' if len(ports) > 1 else ''} of {switch}"
+                console.print(f"{cables} {state} in the fabric; OpenSM re-swept in {r.resweep_seconds:.2f} s"
+                              if r.changed else f"{cables} already {state} (unchanged)", highlight=False)
+
+    return target.run(change)
 
 
 @fault_app.command("link-down")
@@ -223,9 +247,12 @@ def link_down(a: Annotated[str, typer.Argument(help="One end: a host or switch, 
     """Cut the cable(s) between A and B; routes move to the remaining paths. On the compute plane of
     a twin with the fabric manager, the cable goes down in the InfiniBand fabric (ibsim) and
     OpenSM's new routes become the plane's."""
-    if _through_fabric(run_dir, a, b, index, enabled=False):
+    target = _Target(run_dir)
+    found = _fabric_cables(run_dir, [(a, b, index)])
+    if found:
+        _report(*_through_fabric(target, found, False, f"link-down {a} {b}"), "nothing changed")
         return
-    _report(*_Target(run_dir).run(lambda n: n.link_down(a, b, index)), "nothing changed")
+    _report(*target.run(lambda n: n.link_down(a, b, index)), "nothing changed")
 
 
 @fault_app.command("link-up")
@@ -233,9 +260,12 @@ def link_up(a: Annotated[str, typer.Argument(help="One end.")],
             b: Annotated[str, typer.Argument(help="The other end.")],
             index: IndexOption = None, run_dir: RunDirOption = DEFAULT) -> None:
     """Reconnect the cable(s) between A and B (through the fabric manager on its compute plane)."""
-    if _through_fabric(run_dir, a, b, index, enabled=True):
+    target = _Target(run_dir)
+    found = _fabric_cables(run_dir, [(a, b, index)])
+    if found:
+        _report(*_through_fabric(target, found, True, f"link-up {a} {b}"), f"no link between {a} and {b} was down")
         return
-    _report(*_Target(run_dir).run(lambda n: n.link_up(a, b, index)), f"no link between {a} and {b} was down")
+    _report(*target.run(lambda n: n.link_up(a, b, index)), f"no link between {a} and {b} was down")
 
 
 @fault_app.command()
@@ -323,8 +353,22 @@ def heal(fault_id: Annotated[str | None, typer.Argument(help="A partition's faul
 @fault_app.command("clear")
 def clear_fault(fault_id: Annotated[str, typer.Argument(help="A fault id from `twin net faults`, e.g. net-3.")],
                 run_dir: RunDirOption = DEFAULT) -> None:
-    """Clear any active network fault by id."""
-    _report(*_Target(run_dir).run(lambda n: n.clear(fault_id)), "nothing changed")
+    """Clear any active network fault by id: what it did is undone (on a twin with the fabric
+    manager, a compute cable comes back through the fabric). A fault still active after it is an
+    error."""
+    target = _Target(run_dir)
+    fault = next((f for f in target.net.faults() if f.id == fault_id), None)
+    found = None
+    if fault is not None and fault.kind == "link-down":
+        cables = [(a, b, int(i)) for a, b, i in (link.rsplit(":", 2) for link in fault.detail["links"])]
+        found = _fabric_cables(run_dir, cables)
+    if found:
+        raised, cleared = _through_fabric(target, found, True, f"clear {fault_id}")
+    else:
+        raised, cleared = target.run(lambda n: n.clear(fault_id))
+    if fault_id not in {f.id for f in cleared}:
+        fail(f"network fault {fault_id} is still active after clearing it", code=1)
+    _report(raised, cleared, "nothing changed")
 
 
 @app.command()

@@ -1,9 +1,10 @@
 """`clean_network`: remove a twin's network, and only it, even after a crash. Idempotent.
 
 Everything a network creates lives inside its own namespaces (`<prefix>-...`): interfaces,
-bridges, routes, nftables tables; except the operator port's veth `<prefix>-op`, in the machine's
-namespace. So cleaning is: kill the processes still inside those namespaces (daemons a crashed
-supervisor left behind), delete the operator veth, then delete the namespaces in one `ip -batch`;
+bridges, routes, nftables tables; except the operator port's veth `<prefix>-op` and the
+unreachable routes fencing the plane prefixes, in the machine's namespace. So cleaning is: kill
+the processes still inside those namespaces (daemons a crashed supervisor left behind), delete
+the operator veth and the fence routes, then delete the namespaces in one `ip -batch`;
 the kernel frees their devices and tables with them. Other namespaces, including
 other twins' (`ct1-...`) and ones whose names merely start alike (`ct01-...`), are never touched.
 """
@@ -11,6 +12,7 @@ other twins' (`ct1-...`) and ones whose names merely start alike (`ct01-...`), a
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,6 +30,14 @@ def _owned(prefix: str, recorded: list[str]) -> list[str]:
     return sorted(mine)
 
 
+def _fence_left() -> list[str]:
+    """The fence routes in this namespace (`ip route show proto 77` prints them without the proto)."""
+    from emulator.network.operator import FENCE_PROTO
+
+    out = subprocess.run(["ip", "-4", "route", "show", "proto", FENCE_PROTO], capture_output=True, text=True)
+    return [line.strip() for line in out.stdout.splitlines() if line.startswith("unreachable ")]
+
+
 def clean_network(target: str | Path, kill_processes: bool = True, timeout: float = 30.0) -> dict[str, int | float]:
     """Remove the network recorded in `target` (a state directory or its network.json), or every
     namespace named `<target>-...` when `target` is a bare prefix such as "ct0".
@@ -37,6 +47,7 @@ def clean_network(target: str | Path, kill_processes: bool = True, timeout: floa
     path = Path(target)
     state_file = path / STATE_FILE if path.is_dir() else path if path.suffix == ".json" else None
     recorded: list[str] = []
+    fence: list[str] = []
     if state_file is not None:
         if not state_file.exists():
             return {"namespaces": 0, "processes": 0, "seconds": 0.0}
@@ -46,6 +57,7 @@ def clean_network(target: str | Path, kill_processes: bool = True, timeout: floa
             raise NetworkError(f"unreadable network state file {state_file}: {e}") from None
         prefix = state["prefix"]
         recorded = list(state.get("namespaces", []))
+        fence = list(state.get("root_routes", []))
     else:
         prefix = str(target)
         if not PREFIX_RE.match(prefix):
@@ -55,7 +67,11 @@ def clean_network(target: str | Path, kill_processes: bool = True, timeout: floa
     kernel.kill_pids(pids)
     # The operator port's veth is in this namespace: deleted here, its OOB route goes now, not when
     # the kernel gets round to freeing the core namespace (a twin started right after would refuse).
-    kernel.run_jobs([kernel.Job("", "ip", f"link del {operator_ifname(prefix)}\n", force=True)])
+    if state_file is None and Path(f"/sys/class/net/{operator_ifname(prefix)}").exists():
+        from emulator.network.operator import FENCE_PROTO
+        fence = [f"{line} proto {FENCE_PROTO}" for line in _fence_left()]   # no record: the twin's own
+    lines = [f"link del {operator_ifname(prefix)}\n"] + [f"route del {r}\n" for r in fence]
+    kernel.run_jobs([kernel.Job("", "ip", "".join(lines), force=True)])
     if names:
         kernel.run_jobs([kernel.Job("", "ip", "".join(f"netns del {n}\n" for n in names), force=True)])
     deadline = time.monotonic() + timeout

@@ -33,7 +33,15 @@ from typing import Any
 
 from emulator.network import congestion, kernel
 from emulator.network.errors import NetworkError
-from emulator.network.faults import FaultLog, NetFault, guard_script, loss_script, partition_script, unpartition_script
+from emulator.network.faults import (
+    LOSS_TABLE,
+    FaultLog,
+    NetFault,
+    guard_script,
+    loss_script,
+    partition_script,
+    unpartition_script,
+)
 from emulator.network.kernel import Job, run_jobs
 from emulator.network.plan import COMPUTE, OOB, End, Link, NetworkPlan, Wire, make_network_plan
 from emulator.network.routing import RouteSpec, RouteTable, shortest_path_routes
@@ -76,6 +84,7 @@ class Network:
         self._down_ends: set[tuple[str, str]] = set()
         self._stopped = False
         self.congestion: dict[str, Any] = {}  # segment -> how it behaves under congestion (congestion.py)
+        self.root_routes: list[str] = []  # routes made in the machine's namespace (operator.fence_routes)
 
     # --- names and addresses -------------------------------------------------------------
 
@@ -179,14 +188,25 @@ class Network:
         return down
 
     def _apply_state(self, before: dict[int, bool]) -> None:
-        """Put interfaces in the admin state the faults ask for, then reroute."""
+        """Put interfaces in the admin state the faults ask for, then reroute. If the kernel refuses
+        a step, every interface this touched is put back as it was and NetworkError says which."""
         want = self._admin_down()
         per_ns: dict[str, list[str]] = {}
+        back: dict[str, list[str]] = {}
         for ns, ifname in want - self._down_ends:
             per_ns.setdefault(ns, []).append(f"link set {ifname} down")
+            back.setdefault(ns, []).append(f"link set {ifname} up")
         for ns, ifname in self._down_ends - want:
             per_ns.setdefault(ns, []).append(f"link set {ifname} up")
-        run_jobs([Job(self.plan.ns_name(ns), "ip", "\n".join(lines) + "\n") for ns, lines in sorted(per_ns.items())])
+            back.setdefault(ns, []).append(f"link set {ifname} down")
+        try:
+            run_jobs([Job(self.plan.ns_name(ns), "ip", "\n".join(lines) + "\n")
+                      for ns, lines in sorted(per_ns.items())])
+        except NetworkError:
+            # Other namespaces' jobs may have run: undo them all (force: past the one that failed).
+            run_jobs([Job(self.plan.ns_name(ns), "ip", "\n".join(lines) + "\n", force=True)
+                      for ns, lines in sorted(back.items())])
+            raise
         went_up = self._down_ends - want
         self._down_ends = want
         touched = {e.ns for w in self.plan.wires if self.wire_up(w) != before[w.id] for e in (w.a, w.b)}
@@ -196,27 +216,64 @@ class Network:
             ends = {(e.ns, e.ifname): w for w in self.plan.wires for e in (w.a, w.b)}
             kernel.wait_operational(self.plan.ns_name(e.ns) for key in went_up for e in (ends[key].a, ends[key].b))
 
+    def _change(self, down_links: set[str], down_nodes: set[str]) -> None:
+        """Make these the links and nodes that are down, in the kernel too; all or nothing."""
+        before = self._snapshot()
+        saved = self._down_links, self._down_nodes
+        self._down_links, self._down_nodes = set(down_links), set(down_nodes)
+        try:
+            self._apply_state(before)
+        except NetworkError:
+            self._down_links, self._down_nodes = saved
+            raise
+
     def _snapshot(self) -> dict[int, bool]:
         return {w.id: self.wire_up(w) for w in self.plan.wires}
 
     def link_down(self, a: str, b: str, index: int | None = None) -> NetFault:
         """Cut the cable(s) between nodes `a` and `b` (all parallel ones, or only `index`)."""
-        links = self._links(a, b, index)
-        before = self._snapshot()
-        self._down_links.update(lk.id for lk in links)
-        self._apply_state(before)
-        return self._record("link-down", self._target(links), links=[lk.id for lk in links])
+        return self._cut(self._links(a, b, index))
 
     def link_up(self, a: str, b: str, index: int | None = None) -> list[NetFault]:
         """Reconnect cable(s); returns the link-down faults this clears."""
-        links = self._links(a, b, index)
-        before = self._snapshot()
-        self._down_links.difference_update(lk.id for lk in links)
-        self._apply_state(before)
+        return self._mend(self._links(a, b, index))
+
+    def cables_down(self, cables: list[tuple[str, str, int]]) -> NetFault:
+        """Cut several cables (a, b, index) at once: one fault, one change of the kernel's state."""
+        return self._cut(self._cables(cables))
+
+    def cables_up(self, cables: list[tuple[str, str, int]]) -> list[NetFault]:
+        """Reconnect several cables (a, b, index) at once; returns the link-down faults this clears."""
+        return self._mend(self._cables(cables))
+
+    def _cables(self, cables: list[tuple[str, str, int]]) -> list[Link]:
+        if not cables:
+            raise NetworkError("which cables? none given")
+        return [lk for a, b, index in cables for lk in self._links(a, b, index)]
+
+    def _cut(self, links: list[Link]) -> NetFault:
+        self._change(self._down_links | {lk.id for lk in links}, self._down_nodes)
+        return self._record("link-down", self._target(links), links=[lk.id for lk in links])
+
+    def _mend(self, links: list[Link]) -> list[NetFault]:
+        self._change(self._down_links - {lk.id for lk in links}, self._down_nodes)
         cleared = [self.log.clear(f) for f in self.log.active("link-down")
                    if not set(f.detail["links"]) & self._down_links]
         self._save()
         return cleared
+
+    def mark(self) -> dict[str, Any]:
+        """The links and nodes down and the fault log now: `restore(mark)` undoes what came after
+        (a change another plane could not follow, rolled back)."""
+        return {"down_links": sorted(self._down_links), "down_nodes": sorted(self._down_nodes),
+                "faults": [f.to_dict() for f in self.log.faults]}
+
+    def restore(self, mark: dict[str, Any]) -> None:
+        """Back to a `mark()`: interfaces as they were then, the faults raised since forgotten and
+        the ones cleared since active again. Loss and partitions are not part of a mark."""
+        self._change(set(mark["down_links"]), set(mark["down_nodes"]))
+        self.log = FaultLog([NetFault.from_dict(f) for f in mark["faults"]])
+        self._save()
 
     def switch_down(self, name: str) -> NetFault:
         """Power a switch off: its ports go down, its peers see no carrier, routes move away."""
@@ -243,15 +300,11 @@ class Network:
                                f"{', '.join(self.switches[:3])})")
 
     def _node_down(self, name: str, kind: str) -> NetFault:
-        before = self._snapshot()
-        self._down_nodes.add(name)
-        self._apply_state(before)
+        self._change(self._down_links, self._down_nodes | {name})
         return self._record(kind, name)
 
     def _node_up(self, name: str, kind: str) -> list[NetFault]:
-        before = self._snapshot()
-        self._down_nodes.discard(name)
-        self._apply_state(before)
+        self._change(self._down_links, self._down_nodes - {name})
         cleared = [self.log.clear(f) for f in self.log.active(kind) if f.target == name]
         self._save()
         return cleared
@@ -262,20 +315,9 @@ class Network:
         if not 0 <= percent <= 100:
             raise NetworkError(f"loss must be between 0 and 100 percent, not {percent}")
         links = self._links(a, b, index)
-        permille = round(percent * 10)
-        jobs = []
-        for link in links:
-            for wid in link.wires:
-                w = self.plan.wires[wid]
-                for end in (w.a, w.b):
-                    jobs.append(Job(self.plan.ns_name(end.ns), "nft", loss_script(end.ifname, permille)))
-        run_jobs(jobs)
+        self._set_loss(links, percent)
         ids = {lk.id for lk in links}
-        for lk in links:
-            if permille:
-                self._loss[lk.id] = percent
-            else:
-                self._loss.pop(lk.id, None)
+        permille = round(percent * 10)
         for f in self.log.active("loss"):
             if set(f.detail["links"]) <= ids:
                 self.log.clear(f)
@@ -283,6 +325,27 @@ class Network:
             self._save()
             return None
         return self._record("loss", self._target(links), links=sorted(ids), percent=percent)
+
+    def _set_loss(self, links: list[Link], percent: float) -> None:
+        permille = round(percent * 10)
+        after = dict(self._loss)
+        for lk in links:
+            if permille:
+                after[lk.id] = percent
+            else:
+                after.pop(lk.id, None)
+        ends = {lk.id: [e for wid in lk.wires for e in (self.plan.wires[wid].a, self.plan.wires[wid].b)]
+                for lk in self.plan.links if lk.id in after or lk in links}
+        lossy = {e.ns for lid in after for e in ends[lid]}
+        per_ns: dict[str, list[str]] = {}
+        for lk in links:
+            for e in ends[lk.id]:
+                per_ns.setdefault(e.ns, []).append(loss_script(e.ifname, permille))
+        for ns, lines in per_ns.items():
+            if ns not in lossy:   # no loss left here: no table either, as before the first
+                lines.append(f"add table netdev {LOSS_TABLE}\ndelete table netdev {LOSS_TABLE}\n")
+        run_jobs([Job(self.plan.ns_name(ns), "nft", "".join(lines)) for ns, lines in sorted(per_ns.items())])
+        self._loss = after
 
     def partition(self, group_a: Iterable[str], group_b: Iterable[str]) -> NetFault:
         """No packet between any host of `group_a` and any of `group_b`, on any plane."""
@@ -321,26 +384,34 @@ class Network:
         return cleared
 
     def clear(self, fault_id: str) -> list[NetFault]:
-        """Clear any active network fault by id."""
+        """Clear any active network fault by id: the kernel state it made is undone (links and
+        nodes up, loss rules and partition tables gone) unless another active fault still wants
+        it. NetworkError if the fault is not active, or still is afterwards."""
         match = [f for f in self.log.active() if f.id == fault_id]
         if not match:
-            raise NetworkError(f"no active network fault {fault_id!r}")
+            known = [f for f in self.log.faults if f.id == fault_id]
+            raise NetworkError(f"network fault {fault_id!r} was cleared already" if known else
+                               f"no active network fault {fault_id!r} (see `twin net faults`)")
         f = match[0]
         if f.kind == "partition":
-            return self.heal(f.id)
-        if f.kind in ("switch-down", "node-cut"):
-            return self._node_up(f.target, f.kind)
-        links = [lk for lk in self.plan.links if lk.id in set(f.detail["links"])]
-        if f.kind == "loss":
-            for lk in links:
-                self.set_loss(lk.a, lk.b, 0, lk.index)
-            return [f]
-        before = self._snapshot()
-        self._down_links.difference_update(lk.id for lk in links)
-        self._apply_state(before)
-        self.log.clear(f)
-        self._save()
-        return [f]
+            cleared = self.heal(f.id)
+        elif f.kind in ("switch-down", "node-cut"):
+            cleared = self._node_up(f.target, f.kind)
+        elif f.kind == "loss":
+            others = {lk for g in self.log.active("loss") if g is not f for lk in g.detail["links"]}
+            self._set_loss([lk for lk in self.plan.links if lk.id in set(f.detail["links"]) - others], 0)
+            cleared = [self.log.clear(f)]
+            self._save()
+        elif f.kind == "link-down":
+            others = {lk for g in self.log.active("link-down") if g is not f for lk in g.detail["links"]}
+            self._change(self._down_links - (set(f.detail["links"]) - others), self._down_nodes)
+            cleared = [self.log.clear(f)]
+            self._save()
+        else:
+            raise NetworkError(f"cannot clear a network fault of kind {f.kind!r}")
+        if f.active:
+            raise NetworkError(f"network fault {f.id} ({f.kind} {f.target}) is still active after clearing it")
+        return cleared
 
     def faults(self, include_cleared: bool = False) -> list[NetFault]:
         return list(self.log.faults) if include_cleared else self.log.active()
@@ -447,7 +518,7 @@ class Network:
             "namespaces": self.namespaces,
             "down_links": sorted(self._down_links), "down_nodes": sorted(self._down_nodes),
             "loss": self._loss, "faults": [f.to_dict() for f in self.log.faults],
-            "timings": self.timings, "congestion": self.congestion,
+            "timings": self.timings, "congestion": self.congestion, "root_routes": self.root_routes,
         }
 
     def _save(self, status: str = "up") -> None:
@@ -478,6 +549,7 @@ class Network:
         net.log = FaultLog([NetFault.from_dict(f) for f in state.get("faults", [])])
         net.timings = state.get("timings", {})
         net.congestion = state.get("congestion", {})
+        net.root_routes = list(state.get("root_routes", []))
         net._down_ends = net._admin_down()
         for table in net._tables.values():
             table.known = False

@@ -4,6 +4,11 @@ Real clusters are run from a jump host on the out-of-band network; this port is 
 what lets `twin` commands, tests and Prometheus on this machine reach the daemons' management
 APIs, which listen inside their hosts' namespaces, while the data planes stay unreachable from
 here (the port is on the OOB bridge only, and its address is in the OOB prefix).
+
+While the port is attached, this namespace routes the twin's plane prefixes (10.100-10.103/16)
+nowhere: an `unreachable` route per prefix (`fence_routes`), so a mistyped command sends no
+packet out of the machine's default route. The OOB prefix's fence has the highest metric, under
+the operator veth's own route, which stays the way to the OOB plane. `clean_network` removes them.
 """
 
 from __future__ import annotations
@@ -12,16 +17,26 @@ import subprocess
 
 from emulator.network.errors import NetworkError
 from emulator.network.network import Network
-from emulator.network.plan import OOB_OCTET, operator_ifname
+from emulator.network.plan import OOB, OOB_OCTET, operator_ifname
 
 OPERATOR_ADDRESS = f"10.{OOB_OCTET}.255.254"
 OOB_PREFIX_LEN = 16
+FENCE_PROTO = "77"   # marks the fence routes as the twin's (ip route show proto 77)
+LAST_METRIC = 4294967295
+
+
+def fence_routes(net: Network) -> list[str]:
+    """`ip route` specs of the unreachable route for each of the twin's plane prefixes."""
+    oob = net.plan.plane_prefix[OOB]
+    return [f"unreachable {prefix} proto {FENCE_PROTO}" + (f" metric {LAST_METRIC}" if prefix == oob else "")
+            for prefix in sorted(set(net.plan.plane_prefix.values()))]
 
 
 def attach_operator_port(net: Network) -> str:
     """Connect this namespace to the first OOB core bridge; returns the operator's address."""
     route = subprocess.run(["ip", "-4", "route", "show", f"10.{OOB_OCTET}.0.0/{OOB_PREFIX_LEN}"],
                            capture_output=True, text=True).stdout.strip()
+    route = "; ".join(line for line in route.splitlines() if " dev " in line)   # not a fence left by a crash
     if route:
         raise NetworkError(f"this machine already routes the OOB prefix ({route}): another twin with the netns "
                            "backend is running; stop it first")
@@ -38,4 +53,11 @@ def attach_operator_port(net: Network) -> str:
                             input=f"link set {peer} master br0\nlink set {peer} up\n")
     if result.returncode:
         raise NetworkError(f"cannot attach the operator port to {core}: {result.stderr.strip()}")
+    fence = fence_routes(net)
+    net.root_routes = fence   # recorded before they exist, so a crash right now still cleans them
+    net._save()
+    result = subprocess.run(["ip", "-batch", "-"], capture_output=True, text=True,
+                            input="".join(f"route replace {r}\n" for r in fence))
+    if result.returncode:
+        raise NetworkError(f"cannot fence the plane prefixes in this namespace: {result.stderr.strip()}")
     return OPERATOR_ADDRESS

@@ -14,7 +14,7 @@ from emulator.network.faults import NetFault
 OPERATIONS = frozenset({
     "link_down", "link_up", "set_loss", "switch_down", "switch_up", "cut_off", "reconnect",
     "partition", "heal", "clear", "faults", "show", "check_link",
-    "set_routes", "external_routes",
+    "set_routes", "external_routes", "cables_down", "cables_up", "mark", "restore",
 })
 
 
@@ -66,8 +66,11 @@ def external_routes(network: Any, planes: list[str]) -> set[str]:
 
     def reroute(touched: set[str]) -> None:
         if network.auto_routes:
-            tables = shortest_path_routes(network.plan, network.wire_up)
-            network.set_routes({k: v for k, v in tables.items() if k not in external}, full=touched - external)
+            tables = {k: v for k, v in shortest_path_routes(network.plan, network.wire_up).items() if k not in external}
+            # The kernel dropped the external routes over a veth that went down; one that comes back
+            # up (a host reconnected, a switch powered on) gets them again, as they were last installed.
+            tables |= {k: network.route_table(k).routes for k in touched & external}
+            network.set_routes(tables, full=touched)
 
     network._reroute = reroute
     return external

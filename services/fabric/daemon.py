@@ -86,7 +86,8 @@ class ComputePlaneDriver:
     comes up and after every re-sweep the LFTs become the leaf and spine routers' route tables
     (`lft_routes.ComputeMap`), installed through the supervisor's `Network.set_routes`, with the
     network's own shortest-path rerouting off for the compute routers; a port disabled or enabled
-    here takes the matching veth down or up there. Blocking: call from a worker thread."""
+    here takes the matching veth down or up there, and is undone there if the fabric cannot follow
+    (`FabricManager._transaction`). Blocking: call from a worker thread."""
 
     def __init__(self, plan: FabricPlan, topo: Topology, socket_path: Path) -> None:
         self.map = ComputeMap(plan, make_network_plan(topo, "ct0"))   # labels and ifnames only
@@ -104,29 +105,39 @@ class ComputePlaneDriver:
         self.install(state)
         return True
 
-    def cable(self, node: str, port: int, enabled: bool) -> None:
+    def cables(self, ends: list[tuple[str, int]], enabled: bool) -> dict[str, Any] | None:
+        """Take the veths of the cables at these ports down or up, in one step (one network fault
+        for a cut); returns the network's mark from before, for `restore`. NetworkError if the
+        network refuses (and then it changed nothing)."""
         if not self.active:
-            return
-        a, b, index = self.map.link_args(node, port)
-        try:
-            if enabled:
-                self.net.link_up(a, b, index)
-            else:
-                self.net.link_down(a, b, index)
-        except NetworkError as e:
-            log.warning("could not take network link %s:%s:%d %s: %s", a, b, index, "up" if enabled else "down", e)
+            return None
+        links = sorted({self.map.link_args(node, port) for node, port in ends})
+        mark = self.net.mark()
+        if enabled:
+            self.net.cables_up([list(lk) for lk in links])
+        else:
+            self.net.cables_down([list(lk) for lk in links])
+        return mark
 
-    def install(self, state: FabricState, changed: tuple[str, int] | None = None) -> None:
-        """The LFTs of `state` as routes; `changed`: the port whose veth changed (its routers' tables
-        are rewritten whole, as the kernel dropped the nexthops on a downed veth by itself)."""
+    def restore(self, mark: dict[str, Any] | None) -> None:
+        """Undo `cables`: the veths and the network's fault log as they were."""
+        if mark is not None:
+            self.net.restore(mark)
+
+    def install(self, state: FabricState, changed: list[tuple[str, int]] | None = None, strict: bool = False) -> None:
+        """The LFTs of `state` as routes; `changed`: ports whose veths changed (their routers' tables
+        are rewritten whole, as the kernel dropped the nexthops on a downed veth by itself).
+        `strict`: raise NetworkError when the network refuses, rather than log it."""
         if not self.active:
             return
         t0 = time.monotonic()
         tables = self.map.routes(state)
-        full = [ns for ns in self.map.namespaces_of(*changed) if ns in tables] if changed else []
+        full = sorted({ns for end in changed or [] for ns in self.map.namespaces_of(*end) if ns in tables})
         try:
             self.net.set_routes(tables, full=full)
         except NetworkError as e:
+            if strict:
+                raise
             log.warning("could not install the fabric's routes in the compute plane: %s", e)
             return
         log.info("compute plane: %d routes from OpenSM's LFTs installed on %d routers in %.2f s",

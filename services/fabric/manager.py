@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulator.network.errors import NetworkError
 from services.fabric.alarms import LINK_DOWN, UNHEALTHY, Alarms
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
@@ -401,57 +402,101 @@ class FabricManager:
 
     # --- changes and events ---------------------------------------------------------------------
 
-    async def set_port_state(self, system: str, port: int, enabled: bool, timeout: float = 15.0) -> dict[str, Any]:
-        """Disable (ibsim Unlink) or enable (ReLink) the cable at a port; OpenSM re-sweeps; the
-        fabric is read back. Raises FabricNotFound (nothing changed) for an unknown port."""
-        node, port = self.resolve_port(system, port)
-        peer = self.plan.peer(node.id, port)
-        assert peer is not None
-        cable = frozenset({(node.id, port), peer})
-        held = [n for n in (self.port_name(node, port), self.port_name(self.plan.nodes[peer[0]], peer[1]))
-                if n in self.unhealthy]
-        if enabled and held:
-            raise FabricInvalid(f"{node.description} port {port} is marked unhealthy ({held[0]}): mark it healthy "
-                                f"to bring it back")
+    async def set_port_state(self, system: str, port: int, enabled: bool, timeout: float = 15.0,
+                             more_ports: tuple[int, ...] = ()) -> dict[str, Any]:
+        """Disable (ibsim Unlink) or enable (ReLink) the cable at a port, and at `more_ports` of the
+        same system, as one change: OpenSM re-sweeps once, the fabric is read back. Raises
+        FabricNotFound / FabricInvalid (nothing changed) for an unknown or held port, SubnetError
+        naming the step that failed (and nothing changed: see `_transaction`)."""
+        first = self.resolve_port(system, port)
+        resolved = [first] + [self.resolve_port(first[0].id, p) for p in more_ports if p != first[1]]
+        cables: dict[frozenset[tuple[str, int]], tuple[IbNode, int]] = {}
+        for node, p in resolved:
+            peer = self.plan.peer(node.id, p)
+            assert peer is not None
+            held = [n for n in (self.port_name(node, p), self.port_name(self.plan.nodes[peer[0]], peer[1]))
+                    if n in self.unhealthy]
+            if enabled and held:
+                raise FabricInvalid(f"{node.description} port {p} is marked unhealthy ({held[0]}): mark it healthy "
+                                    f"to bring it back")
+            cables.setdefault(frozenset({(node.id, p), peer}), (node, p))
+        node, port = first
         async with self._lock:
-            if enabled == (cable not in self._disabled):
+            todo = {c: end for c, end in cables.items() if enabled == (c in self._disabled)}
+            if not todo:
                 return {"port": self.port_view(node, port), "changed": False, "resweep_seconds": 0.0,
                         "trap_128": False}
-            plane = self.compute_plane
-            if plane is not None:   # the veth first: up before routes use it, down before OpenSM re-routes
-                await asyncio.to_thread(plane.cable, node.id, port, enabled)
-            end = self._disabled.get(cable, (node.id, port))   # the end that was unlinked (and alarmed)
-            if enabled:
-                sweep = await asyncio.to_thread(self.subnet.link_up, end[0], end[1], timeout)
-                del self._disabled[cable]
-            else:
-                sweep = await asyncio.to_thread(self.subnet.link_down, node.id, port, timeout)
-                self._disabled[cable] = (node.id, port)
+            # The end that was unlinked (and alarmed) is the one to relink.
+            ends = [self._disabled[c] if enabled else (n.id, p) for c, (n, p) in todo.items()]
+            sweep, state = await self._transaction(ends, enabled, timeout)
             self.last_sweep_time, self.last_sweep_seconds = self.now(), sweep.seconds
-            # The switches at the cable's ends first (on ftree, the only tables a cable change
-            # touches): answers use the new routes at once; every table is read again behind it.
-            ends = [n for n in (node.id, peer[0]) if self.plan.nodes[n].kind == SWITCH]
-            self._set_state(await asyncio.to_thread(self.subnet.refresh, self.state, ends))
-            if plane is not None:
-                await asyncio.to_thread(plane.install, self.state, (node.id, port))
+            self._set_state(state)
             self._full_read = asyncio.create_task(self._read_everything(), name="fabric-read-back")
-            view = self.port_view(node, port)
-            peer_node = self.plan.nodes[peer[0]]
-            kind = "port_up" if enabled else "port_down"
-            if enabled:
-                self.alarms.clear(self.port_name(self.plan.nodes[end[0]], end[1]), LINK_DOWN)
-            else:
-                self._raise_link_alarm(node, port)
+            for cable, (n, p) in todo.items():
+                end = self._disabled.pop(cable) if enabled else (n.id, p)
+                if enabled:
+                    self.alarms.clear(self.port_name(self.plan.nodes[end[0]], end[1]), LINK_DOWN)
+                else:
+                    self._disabled[cable] = end
+                    self._raise_link_alarm(n, p)
             self._save()
-            self.emit({
-                "kind": kind, "severity": "Info" if enabled else "Warning", "system": node.system,
-                "node": node.description, "port": port, "port_name": view["name"],
-                "message": f"{node.description} port {port} (to {peer_node.description} port {peer[1]}) "
-                           f"{'enabled' if enabled else 'disabled'}; OpenSM re-swept in {sweep.seconds:.2f} s"
-                           f"{' after trap 128' if sweep.trap_128 else ''}",
-                "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128,
-            })
-            return {"port": view, "changed": True, "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128}
+            for n, p in todo.values():
+                peer_id, peer_port = self.plan.peer(n.id, p) or ("", 0)
+                self.emit({
+                    "kind": "port_up" if enabled else "port_down", "severity": "Info" if enabled else "Warning",
+                    "system": n.system, "node": n.description, "port": p, "port_name": self.port_name(n, p),
+                    "message": f"{n.description} port {p} (to {self.plan.nodes[peer_id].description} port "
+                               f"{peer_port}) {'enabled' if enabled else 'disabled'}; OpenSM re-swept in "
+                               f"{sweep.seconds:.2f} s{' after trap 128' if sweep.trap_128 else ''}",
+                    "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128,
+                })
+            return {"port": self.port_view(node, port), "changed": True, "resweep_seconds": sweep.seconds,
+                    "trap_128": sweep.trap_128}
+
+    async def _transaction(self, ends: list[tuple[str, int]], enabled: bool, timeout: float) -> tuple[Any, FabricState]:
+        """Change cables on every plane, or on none. The steps, in order: the compute plane's veths
+        (down before OpenSM re-routes, up before routes use them), ibsim and OpenSM's re-sweep, the
+        read-back of port states and LFTs, OpenSM's routes into the compute plane. If a step fails,
+        the ones done are undone in reverse, and SubnetError names the failed step (and any undo
+        that failed too). Returns the re-sweep and the fabric read back; commits nothing itself."""
+        what = "up" if enabled else "down"
+        cables = ", ".join(f"{self.plan.nodes[n].description} port {p}" for n, p in ends)
+        plane = self.compute_plane
+        undo: list[tuple[str, Callable[[], Any]]] = []
+        step = ""
+        try:
+            if plane is not None:
+                step = f"network: take the compute plane's veths of {cables} {what}"
+                mark = await asyncio.to_thread(plane.cables, ends, enabled)
+                undo.append(("the veths", lambda: plane.restore(mark)))
+            step = f"fabric: {'ReLink' if enabled else 'Unlink'} {cables} in ibsim and OpenSM's re-sweep"
+            undo.append(("ibsim's cables", lambda: self.subnet.set_links(ends, not enabled, timeout)))
+            sweep = await asyncio.to_thread(self.subnet.set_links, ends, enabled, timeout)
+            step = "fabric: read back the port states and LFTs"
+            at_ends = {n for end in ends for n, _ in (end, self.plan.peer(*end) or end)}
+            switches = sorted(n for n in at_ends if self.plan.nodes[n].kind == SWITCH)
+            state = await asyncio.to_thread(self.subnet.refresh, self.state, switches)
+            if plane is not None:
+                step = "network: install OpenSM's routes in the compute plane"
+                await asyncio.to_thread(plane.install, state, ends, True)
+            return sweep, state
+        except (SubnetError, NetworkError, OSError, KeyError) as e:
+            failed = []
+            for name, action in reversed(undo):
+                try:
+                    await asyncio.to_thread(action)
+                except Exception as u:  # noqa: BLE001  (every undo is tried; each failure is reported)
+                    failed.append(f"{name}: {u}")
+            if plane is not None:   # the kernel dropped the routes over a veth that went down, even briefly
+                try:
+                    await asyncio.to_thread(plane.install, self.state, ends, True)
+                except Exception as u:  # noqa: BLE001
+                    failed.append(f"the compute plane's routes: {u}")
+            if failed:
+                outcome = "rolling back failed too, the planes may disagree: " + "; ".join(failed)
+            else:
+                outcome = "rolled back, nothing changed"
+            raise SubnetError(f"{step} failed: {e} ({outcome})") from None
 
     async def _read_everything(self) -> None:
         """Read every switch's table again after a change; a table that differs from what was

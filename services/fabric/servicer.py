@@ -95,7 +95,8 @@ class FabricServicer(pb_grpc.FabricServicer):
 
     @_errors
     async def SetPortState(self, request: pb.SetPortStateRequest, context: Any) -> pb.SetPortStateResponse:
-        r = await self.m.set_port_state(request.system, request.port, request.enabled)
+        r = await self.m.set_port_state(request.system, request.port, request.enabled,
+                                        more_ports=tuple(request.more_ports))
         return pb.SetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
                                        resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
 

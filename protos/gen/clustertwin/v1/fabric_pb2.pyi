@@ -265,14 +265,16 @@ class GetRouteRequest(_message.Message):
     def __init__(self, src: _Optional[_Union[FabricEndpoint, _Mapping]] = ..., dst: _Optional[_Union[FabricEndpoint, _Mapping]] = ...) -> None: ...
 
 class SetPortStateRequest(_message.Message):
-    __slots__ = ("system", "port", "enabled")
+    __slots__ = ("system", "port", "enabled", "more_ports")
     SYSTEM_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
+    MORE_PORTS_FIELD_NUMBER: _ClassVar[int]
     system: str
     port: int
     enabled: bool
-    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., enabled: _Optional[bool] = ...) -> None: ...
+    more_ports: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., enabled: _Optional[bool] = ..., more_ports: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SetPortStateResponse(_message.Message):
     __slots__ = ("port", "changed", "resweep_seconds", "trap_128")
