@@ -142,7 +142,7 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, hos
         if proc.poll() is not None:
             raise MountError(f"the client exited ({proc.returncode}) before mounting; see {log.name}")
         if time.monotonic() > deadline:
-            proc.kill()
+            stop_process(proc.pid, 0)
             raise MountError(f"{mp} not mounted within {timeout:.0f}s; see {log.name}")
         time.sleep(0.02)
     tune_readahead(str(mp))
