@@ -232,10 +232,10 @@ def _through_fabric(target: _Target, found: tuple[Any, dict[str, list[int]]], en
                                     enabled=enabled)
                 except TwinRpcError as e:
                     fail(f"{what}: {e}", code=1)
-                state = "up" if enabled else "down"
-                cables = f"{len(ports)} cable{'s' if len(ports) > 1 else ''} of {switch}"
-                console.print(f"{cables} {state} in the fabric; OpenSM re-swept in {r.resweep_seconds:.2f} s"
-                              if r.changed else f"{cables} already {state} (unchanged)", highlight=False)
+                done = (f"{switch} port {ports[0]} is" if len(ports) == 1 else
+                        f"{switch} ports {', '.join(map(str, ports))} are")
+                console.print(f"{done} {r.port.logical_state}; OpenSM re-swept in {r.resweep_seconds:.2f} s"
+                              if r.changed else f"{done} {r.port.logical_state} (unchanged)", highlight=False)
 
     return target.run(change)
 
