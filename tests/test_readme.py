@@ -17,6 +17,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,10 +77,11 @@ def script(section: Section) -> str:
     """One bash script whose line N is README line N, so $LINENO names the README line that failed."""
     last = section.blocks[-1].fence + len(section.blocks[-1].lines)
     out = [""] * (last + 1)
-    out[0] = ("set -e -o pipefail; "
+    out[0] = ("echo \"+++ start $(date +%s.%N)\" >&2; set -e -o pipefail; "
               "trap 'rc=$?; echo \"README.md:$LINENO: exited $rc\" >&2' ERR; "
               # Stopped here, while a netns section still holds the lock, not after the lock is free.
-              "readme_exit() { rc=$?; if kill -0 \"$(cat .twin/supervisor.pid 2>/dev/null)\" 2>/dev/null; then "
+              "readme_exit() { rc=$?; echo \"+++ end at $SECONDS s\" >&2; "
+              "if kill -0 \"$(cat .twin/supervisor.pid 2>/dev/null)\" 2>/dev/null; then "
               f"echo '{LEFT_RUNNING}' >&2; .venv/bin/twin down >&2 || true; fi; exit $rc; }}; trap readme_exit EXIT")
     for b in section.blocks:
         out[b.fence - 1] = f"echo \"+++ README.md:{b.fence} at $SECONDS s\" >&2"
@@ -96,6 +98,15 @@ def scratch_checkout(path: Path) -> Path:
         if entry.name not in NOT_LINKED:
             (path / entry.name).symlink_to(entry)
     return path
+
+
+def timings(output: str, started: float) -> str:
+    """How long the netns lock was waited for and each block took (from the script's markers)."""
+    start = re.search(r"^\+\+\+ start ([\d.]+)", output, re.M)
+    marks = [(line, int(s)) for line, s in re.findall(r"^\+\+\+ (README\.md:\d+|end) at (\d+) s", output, re.M)]
+    blocks = ", ".join(f"{line} {end - s} s" for (line, s), (_, end) in zip(marks, marks[1:], strict=False))
+    waited = f"{float(start[1]) - started:.1f} s before the script started" if start else "the script never started"
+    return f"{waited}; blocks: {blocks}"
 
 
 def containers_unavailable() -> str:
@@ -165,6 +176,7 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
         cmd = ["flock", NETNS_LOCK, *cmd]
     env = {k: v for k, v in os.environ.items() if k not in ("TWIN_RUN_DIR", "SLURM_CONF")}
     run = RunDir(work / ".twin")
+    started = time.time()
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
@@ -177,6 +189,7 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
         if run.running_supervisor() is not None:  # e.g. killed on timeout: the twin does not outlive the test
             subprocess.run([str(REPO / ".venv/bin/twin"), "down", "--run-dir", str(run.path)],
                            capture_output=True, timeout=120)
+    print(timings(output, started))
     if proc.returncode != 0:
         failed = re.findall(r"README\.md:(\d+): exited", output)
         line = int(failed[-1]) if failed else None
