@@ -15,7 +15,8 @@ NETNS = Inventory(daemons=DAEMONS, osds=list(range(15)), oss=["oss01", "oss02"],
                   xid_servers=["gpu001", "gpu002", "gpu003"],
                   links=[("eth-leaf01", "eth-spine01", 16, "ethernet"), ("ib-leaf01", "ib-spine01", 8, "compute"),
                          ("ib-leaf02", "ib-spine02", 8, "compute")],
-                  cut_hosts={"ceph05": "osd", "ceph06": "osd", "gpu003": "gpu:gpu003"})
+                  cut_hosts={"ceph05": "osd", "ceph06": "osd", "gpu003": "gpu:gpu003"},
+                  host_daemons={"ceph05": ["osd.7"], "ceph06": ["osd.8"], "gpu003": ["gpu003"]})
 LOOPBACK = Inventory(daemons=DAEMONS, osds=list(range(15)), oss=["oss01", "oss02"],
                      xid_servers=["gpu001", "gpu002", "gpu003"])
 
@@ -47,13 +48,17 @@ def test_no_domain_is_ever_over_its_capacity(seed: int) -> None:
     for f in faults:   # at each injection, what else in its domain is still active
         active = [g for g in faults if g.domain == f.domain and g.at <= f.at < g.clear_at]
         assert len(active) <= CAPACITY.get(f.domain, 1), (f, active)
-        same = [g for g in active if g is not f and g.kind == f.kind and g.target == f.target]
-        assert not same, (f, same)
+    for f in faults:   # nothing held by two active faults: no OSD stopped on a host that is cut off
+        held = [g for g in faults if g is not f and g.at <= f.at < g.clear_at
+                and schedule.resources(g.kind, g.target) & schedule.resources(f.kind, f.target)]
+        assert not held, (f, held)
 
 
 def test_every_kind_is_planned_and_targets_come_from_the_inventory() -> None:
     faults = [f for seed in range(5) for f in schedule.plan(seed, 600, NETNS)]
     assert {f.kind for f in faults} == set(schedule.KINDS)
+    indexes = {f.target["index"] is None for f in faults if f.kind == "link-down"}
+    assert indexes == {True, False}
     for f in faults:
         t = f.target
         if f.kind == "kill":
@@ -62,9 +67,12 @@ def test_every_kind_is_planned_and_targets_come_from_the_inventory() -> None:
             assert t["server"] in NETNS.xid_servers and 0 <= t["gpu"] < 8 and t["xid"] in schedule.XIDS
         elif f.kind == "link-down":
             cables = {(a, b): n for a, b, n, _ in NETNS.links}
-            assert 0 <= t["index"] < cables[(t["a"], t["b"])]
+            if t["index"] is None:   # a whole link: only on the compute fabric (it has a second spine)
+                assert t["fabric"] == "compute"
+            else:
+                assert 0 <= t["index"] < cables[(t["a"], t["b"])]
         elif f.kind == "cut":
-            assert f.domain == NETNS.cut_hosts[t["host"]]
+            assert f.domain == NETNS.cut_hosts[t["host"]] and t["daemons"] == NETNS.host_daemons[t["host"]]
 
 
 def test_without_namespaces_no_link_or_host_fault_is_planned() -> None:

@@ -125,19 +125,19 @@ class Injector:
         return what
 
     def _link(self, t: dict[str, Any], enabled: bool) -> str:
-        a, b, index = t["a"], t["b"], t["index"]
-        verb = "up" if enabled else "down"
+        a, b, index = t["a"], t["b"], t["index"]   # index None: every parallel cable
+        verb, which = ("up" if enabled else "down"), ("every cable" if index is None else f"cable {index}")
         if t["fabric"] == "compute" and self.twin.daemons("fabric"):
             # One fabric: the cable goes down in ibsim, OpenSM re-sweeps, the plane's routes follow.
             with self.twin.fabric() as fabric:
-                for node, port in self._compute().ports_of_link(a, b, index):
-                    r = fabric.call("SetPortState", system=node, port=port, enabled=enabled)
-                return f"{a}-{b} cable {index} {verb} in the fabric ({r.port.logical_state}, " \
-                       f"OpenSM re-swept in {r.resweep_seconds:.2f} s)"
+                swept = [fabric.call("SetPortState", system=node, port=port, enabled=enabled).resweep_seconds
+                         for node, port in self._compute().ports_of_link(a, b, index)]
+                return f"{a}-{b} {which} {verb} in the fabric ({len(swept)} ports; OpenSM re-swept in " \
+                       f"{sum(swept):.2f} s)"
         net = self._net()
         if enabled:
-            return self._publish([], net.link_up(a, b, index), f"{a}-{b} cable {index} up")
-        return self._publish(net.link_down(a, b, index), [], f"{a}-{b} cable {index} down")
+            return self._publish([], net.link_up(a, b, index), f"{a}-{b} {which} up")
+        return self._publish(net.link_down(a, b, index), [], f"{a}-{b} {which} down")
 
     def _compute(self) -> Any:
         if self._compute_map is None:

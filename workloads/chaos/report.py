@@ -71,7 +71,7 @@ def render(r: dict[str, Any]) -> str:
     op_rows = [x + [""] * (width - len(x)) for x in op_rows]
     fault_rows = [[f["id"], f"{f.get('injected_s', f['at_s']):.1f}", f["kind"], f["target"],
                    f"{f['cleared_s']:.1f}" if "cleared_s" in f else "-",
-                   f"{f['recovery_s']:.2f}" if f.get("recovery_s") is not None else "-",
+                   f"{f['recovery_s']:.2f}" if f.get("recovery_s") is not None else "-", f.get("lag_s", "-"),
                    "; ".join(f.get("errors", [])) or f.get("effect", "")] for f in r.get("faults", [])]
     fault_classes = ["bad" if f.get("errors") or f.get("recovered") is False else "" for f in r.get("faults", [])]
     recov = [f["recovery_s"] for f in r.get("faults", []) if f.get("recovery_s") is not None]
@@ -92,7 +92,8 @@ Leftovers: {html.escape(json.dumps(r.get('leftovers', {})) if r.get('leftovers')
 <h2>Checks</h2>{_table(["", "check", "detail"], check_rows, ["ok" if c["passed"] else "bad" for c in checks.values()])}
 <h2>Operations</h2>{_table(["kind"] + [""] * (width - 1), op_rows)}
 <h2>Faults ({html.escape(summary)})</h2>
-<p>Red: injected until cleared; orange: until the part was healthy again (seconds of wall time).</p>
+<p>Red: injected until cleared; orange: until the part was healthy again (seconds of wall time). "late": how
+long after its planned time a fault's injection or clear began (each fault runs in its own thread).</p>
 {timeline_svg(r)}
-{_table(["id", "at s", "kind", "target", "cleared s", "recovery s", "effect"], fault_rows, fault_classes)}
+{_table(["id", "at s", "kind", "target", "cleared s", "recovery s", "late s", "effect"], fault_rows, fault_classes)}
 <details><summary>report.json</summary><pre>{data}</pre></details></body></html>"""

@@ -28,15 +28,15 @@ DOWN_TARGET_S = 15.0
 AK, SK = "CHAOSWORKLOAD0000001", "chaosworkloadsecret00000000000000000001"
 S3_HOST, LUSTRE_HOSTS = "gpu002", ("gpu001", "gpu002")
 LEASE_SERVERS = ("gpu001", "gpu002", "gpu003")
-CUT_GPU_HOSTS = ("gpu003",)   # not a host the S3 worker or a Lustre mount runs on
+CUT_GPU_HOSTS = ("gpu001", "gpu002", "gpu003")   # the S3 worker's and the Lustre clients' hosts too
 
 Log = Callable[[str], None]
 
 
 def inventory(twin: Twin) -> schedule.Inventory:
     """What the schedule may fault on this twin. GPU servers in MIG mode get no Xid (a reset loses
-    the layout Slurm's gres.conf was made from); hosts cut off are ones no worker runs on, and Ceph
-    hosts with a single OSD (so a cut is one OSD down, within the plan's OSD budget)."""
+    the layout Slurm's gres.conf was made from); hosts cut off are GPU servers (the workload's among
+    them) and Ceph hosts with a single OSD (so a cut is one OSD down, within the plan's OSD budget)."""
     m = twin.manifest
     daemons = {d["name"]: d["kind"] for d in m["daemons"]}
     mig = set()
@@ -66,7 +66,8 @@ def inventory(twin: Twin) -> schedule.Inventory:
         osds=sorted(d["osd"] for d in twin.daemons("ceph_osd")),
         oss=sorted(d["name"] for d in twin.daemons("lustre_oss")),
         xid_servers=sorted(n for n in twin.gpu_nodes if n not in mig),
-        links=links, cut_hosts=dict(sorted(cut.items())))
+        links=links, cut_hosts=dict(sorted(cut.items())),
+        host_daemons={h: sorted(d["name"] for d in m["daemons"] if d.get("host") == h) for h in sorted(cut)})
 
 
 class Thrasher:
@@ -150,28 +151,15 @@ class Thrasher:
         self.leases.start()
         self.t0 = time.monotonic()
         injector = Injector(self.twin)
-        recoveries: list[threading.Thread] = []
-        for at, action, f in schedule.events(self.plan):
-            self._sleep_until(at)
-            rec = self._record(f)
-            t = round(time.monotonic() - self.t0, 2)
-            try:
-                if action == "inject":
-                    old = injector.pids().get(f.target.get("name", ""), 0)
-                    rec["injected_s"], rec["effect"] = t, injector.inject(f)
-                    rec["old_pid"] = old
-                    self.log(f"[{t:7.1f}s] inject {f.id} {f.kind} {f.label}: {rec['effect']}")
-                    if f.kind == "kill":
-                        recoveries.append(self._watch_recovery(f, rec, injector))
-                else:
-                    rec["cleared_s"], rec["clear"] = t, injector.clear(f)
-                    self.log(f"[{t:7.1f}s] clear  {f.id} {f.kind} {f.label}: {rec['clear']}")
-                    if f.kind != "kill":
-                        recoveries.append(self._watch_recovery(f, rec, injector))
-            except Exception as e:  # noqa: BLE001 - recorded: an injection or a clear that failed
-                rec.setdefault("errors", []).append(f"{action} at {t} s: {type(e).__name__}: {str(e)[:300]}")
-                self.log(f"[{t:7.1f}s] {action} {f.id} {f.kind} {f.label} FAILED: {e}")
+        self.recoveries: list[threading.Thread] = []
+        self.records = [self._record(f) for f in self.plan]
+        drivers = [threading.Thread(target=self._drive, args=(f, rec, injector), name=f"fault-{f.id}", daemon=True)
+                   for f, rec in zip(self.plan, self.records, strict=True)]
+        for d in drivers:
+            d.start()
         self._sleep_until(self.duration)
+        for d in drivers:   # a clear still under way
+            d.join(FAULT_RECOVERY_WAIT_S)
         self.log("chaos: schedule done; stopping the workload")
         self.stop.set()
         self.stop_file.write_text("stop\n")
@@ -179,18 +167,37 @@ class Thrasher:
             self._wait_proc(name, 60)
         self.jobs.join(35)
         self.leases.join(15)
-        for r in recoveries:
+        for r in self.recoveries:
             r.join(FAULT_RECOVERY_WAIT_S)
         self.report["workload_s"] = round(time.monotonic() - self.t0, 1)
 
-    def _record(self, f: schedule.PlannedFault) -> dict[str, Any]:
-        for r in self.records:
-            if r["id"] == f.id:
-                return r
-        r = {"id": f.id, "kind": f.kind, "target": f.label, "domain": f.domain, "at_s": f.at,
-             "clear_at_s": f.clear_at}
-        self.records.append(r)
-        return r
+    @staticmethod
+    def _record(f: schedule.PlannedFault) -> dict[str, Any]:
+        return {"id": f.id, "kind": f.kind, "target": f.label, "domain": f.domain, "at_s": f.at,
+                "clear_at_s": f.clear_at}
+
+    def _drive(self, f: schedule.PlannedFault, rec: dict[str, Any], injector: Injector) -> None:
+        """One fault, in its own thread: injected at its time, then cleared at its time, so that a slow
+        call for another fault (a whole link's eight ports re-swept one by one) holds up none but its own."""
+        for action, at in (("inject", f.at), ("clear", f.clear_at)):
+            self._sleep_until(at)
+            t = round(time.monotonic() - self.t0, 2)
+            rec["lag_s"] = max(rec.get("lag_s", 0.0), round(t - at, 2))
+            try:
+                if action == "inject":
+                    rec["old_pid"] = injector.pids().get(f.target.get("name", ""), 0)
+                    rec["injected_s"], rec["effect"] = t, injector.inject(f)
+                    self.log(f"[{t:7.1f}s] inject {f.id} {f.kind} {f.label}: {rec['effect']}")
+                    if f.kind == "kill":
+                        self.recoveries.append(self._watch_recovery(f, rec, injector))
+                else:
+                    rec["cleared_s"], rec["clear"] = t, injector.clear(f)
+                    self.log(f"[{t:7.1f}s] clear  {f.id} {f.kind} {f.label}: {rec['clear']}")
+                    if f.kind != "kill":
+                        self.recoveries.append(self._watch_recovery(f, rec, injector))
+            except Exception as e:  # noqa: BLE001 - recorded: an injection or a clear that failed
+                rec.setdefault("errors", []).append(f"{action} at {t} s: {type(e).__name__}: {str(e)[:300]}")
+                self.log(f"[{t:7.1f}s] {action} {f.id} {f.kind} {f.label} FAILED: {e}")
 
     def _sleep_until(self, t: float) -> None:
         left = self.t0 + t - time.monotonic()

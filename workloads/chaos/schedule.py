@@ -29,6 +29,7 @@ KINDS: dict[str, tuple[int, float, float]] = {
 CAPACITY = {"osd": 2}   # every other domain: 1
 XIDS = (79, 48)         # 79: off the bus until the node reboots; 48: double-bit error, a GPU reset
 MIN_GAP_S, MAX_GAP_S = 3.0, 8.0
+WHOLE_LINK = 1 / 3      # share of compute link faults that take every cable of the link down
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Inventory:
     xid_servers: list[str] = field(default_factory=list)   # GPU servers not in MIG mode
     links: list[tuple[str, str, int, str]] = field(default_factory=list)   # (a, b, cables, fabric)
     cut_hosts: dict[str, str] = field(default_factory=dict)   # host -> domain it takes down
+    host_daemons: dict[str, list[str]] = field(default_factory=dict)   # host -> the daemons on it
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class PlannedFault:
     def label(self) -> str:
         t = self.target
         if self.kind == "link-down":
-            return f"{t['a']}-{t['b']}#{t['index']}"
+            return f"{t['a']}-{t['b']}#{'all' if t['index'] is None else t['index']}"
         if self.kind == "xid":
             return f"{t['server']} GPU {t['gpu']} Xid {t['xid']}"
         return str(t.get("name") or t.get("osd") or t.get("host"))
@@ -80,11 +82,13 @@ def _candidates(kind: str, inv: Inventory, rng: random.Random) -> tuple[dict[str
         return {"server": server, "gpu": rng.randrange(8), "xid": rng.choice(XIDS)}, f"gpu:{server}"
     if kind == "link-down" and inv.links:
         a, b, cables, fabric = rng.choice(inv.links)
-        return {"a": a, "b": b, "index": rng.randrange(cables), "fabric": fabric}, \
-            "fabric" if fabric == "compute" else "ethernet"
+        # A whole leaf-spine link (every parallel cable) only on the compute fat tree, which has
+        # another spine; the Ethernet segments have one spine, so there it is one cable of many.
+        index = None if fabric == "compute" and rng.random() < WHOLE_LINK else rng.randrange(cables)
+        return {"a": a, "b": b, "index": index, "fabric": fabric}, "fabric" if fabric == "compute" else "ethernet"
     if kind == "cut" and inv.cut_hosts:
         host = rng.choice(sorted(inv.cut_hosts))
-        return {"host": host}, inv.cut_hosts[host]
+        return {"host": host, "daemons": sorted(inv.host_daemons.get(host, []))}, inv.cut_hosts[host]
     return None
 
 
@@ -105,7 +109,7 @@ def plan(seed: int, duration_s: float, inv: Inventory) -> list[PlannedFault]:
             if until - t < KINDS[kind][1] / 2:
                 continue
             overlapping = sum(1 for a, b, d in busy if d == domain and a < until and t < b)
-            if overlapping < CAPACITY.get(domain, 1) and not _same_target(out, kind, target, t):
+            if overlapping < CAPACITY.get(domain, 1) and not _shares_resource(out, kind, target, t):
                 busy.append((t, until, domain))
                 out.append(PlannedFault(f"f{len(out) + 1:03d}", round(t, 3), round(until, 3), kind, target, domain))
                 break
@@ -113,9 +117,24 @@ def plan(seed: int, duration_s: float, inv: Inventory) -> list[PlannedFault]:
     return out
 
 
-def _same_target(out: list[PlannedFault], kind: str, target: dict[str, Any], t: float) -> bool:
-    """An OSD is not stopped while it is still stopped (the domain allows two, not the same one twice)."""
-    return any(f.kind == kind and f.target == target and f.clear_at > t for f in out)
+def resources(kind: str, target: dict[str, Any]) -> set[str]:
+    """What a fault holds while active: a host, a daemon, an OSD, a link."""
+    if kind == "osd-stop":
+        return {f"osd.{target['osd']}"}
+    if kind == "xid":
+        return {target["server"]}
+    if kind == "link-down":
+        return {f"{target['a']}-{target['b']}"}
+    if kind == "cut":
+        return {target["host"], *target.get("daemons", [])}
+    return {target["name"]}
+
+
+def _shares_resource(out: list[PlannedFault], kind: str, target: dict[str, Any], t: float) -> bool:
+    """Two active faults never hold the same thing: an OSD is not stopped twice, nor stopped on a host
+    that is cut off (its start could not reach it), nor killed while either."""
+    mine = resources(kind, target)
+    return any(f.clear_at > t and resources(f.kind, f.target) & mine for f in out)
 
 
 def inventory_from_json(doc: dict[str, Any]) -> Inventory:
