@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 SECTION_TIMEOUT_S = 900
+LOCK_WAIT_S = 1800  # other netns work on a shared machine; in CI the tests run one at a time
 
 # The only README commands that do not run here, each with why. Keep this list short.
 SKIPPED_LINES = {
@@ -161,6 +162,7 @@ def slug(title: str) -> str:
     return "-".join(re.findall(r"[a-z0-9]+", title.lower())[:4])
 
 
+@pytest.mark.timeout(LOCK_WAIT_S + SECTION_TIMEOUT_S + 180)
 @pytest.mark.parametrize("section", SECTIONS, ids=[slug(s.title) for s in SECTIONS])
 def test_readme_section(section: Section, tmp_path: Path) -> None:
     if "docker" in "".join(line for b in section.blocks for line in b.lines):
@@ -173,19 +175,22 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
     (work / "readme.sh").write_text(script(section))
     cmd = ["bash", "readme.sh"]
     if "--network netns" in script(section):
-        cmd = ["flock", NETNS_LOCK, *cmd]
+        cmd = ["flock", "-w", str(LOCK_WAIT_S), NETNS_LOCK, *cmd]
     env = {k: v for k, v in os.environ.items() if k not in ("TWIN_RUN_DIR", "SLURM_CONF")}
     run = RunDir(work / ".twin")
     started = time.time()
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    output = ""
     try:
-        output, _ = proc.communicate(timeout=SECTION_TIMEOUT_S)
+        output, _ = proc.communicate(timeout=LOCK_WAIT_S + SECTION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        output += f"\n(killed after {SECTION_TIMEOUT_S} s)"
+        output = proc.communicate()[0] + f"\n(killed after {LOCK_WAIT_S + SECTION_TIMEOUT_S} s)"
     finally:
+        if proc.poll() is None:  # timed out, or the test was interrupted: nothing of it keeps running
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         if run.running_supervisor() is not None:  # e.g. killed on timeout: the twin does not outlive the test
             subprocess.run([str(REPO / ".venv/bin/twin"), "down", "--run-dir", str(run.path)],
                            capture_output=True, timeout=120)
