@@ -1,4 +1,4 @@
-"""The README is executable: every ```sh block runs, in order, section by section.
+"""The README is executable: every ```sh (and ```python) block runs, in order, section by section.
 
 Each `## ` section's shell blocks run in one bash (`set -e -o pipefail`), so a variable set in one
 block (`S3=$(...)`) is there in the next, against the twin the section itself starts. They run in a
@@ -44,8 +44,9 @@ NOT_LINKED = {".git", ".twin", ".pytest_cache", ".ruff_cache", "__pycache__"}
 
 @dataclass
 class Block:
-    fence: int  # README line of the ```sh fence (1-based)
+    fence: int  # README line of the ```sh or ```python fence (1-based)
     lines: list[str]
+    lang: str = "sh"
 
 
 @dataclass
@@ -56,7 +57,8 @@ class Section:
 
 
 def parse(text: str) -> list[Section]:
-    """The `## ` sections of the README and their ```sh blocks (the title block counts as one)."""
+    """The `## ` sections of the README and their ```sh and ```python blocks (before the first heading:
+    a section of its own)."""
     sections = [Section("(top)", 1)]
     block: Block | None = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -66,16 +68,17 @@ def parse(text: str) -> list[Section]:
                 block = None
             else:
                 block.lines.append(line)
-        elif line.startswith("```sh"):
-            block = Block(n, [])
+        elif line.strip() in ("```sh", "```python"):
+            block = Block(n, [], line.strip()[3:])
         elif line.startswith("## "):
             sections.append(Section(line[3:].strip(), n))
-    assert block is None, f"README.md:{block.fence}: a ```sh block is never closed"
+    assert block is None, f"README.md:{block.fence}: a ``` block is never closed"
     return [s for s in sections if s.blocks]
 
 
 def script(section: Section) -> str:
-    """One bash script whose line N is README line N, so $LINENO names the README line that failed."""
+    """One bash script whose line N is README line N, so $LINENO names the README line that failed.
+    A python block is a here-document to the venv's python on the same lines."""
     last = section.blocks[-1].fence + len(section.blocks[-1].lines)
     out = [""] * (last + 1)
     out[0] = ("echo \"+++ start $(date +%s.%N)\" >&2; set -e -o pipefail; "
@@ -86,6 +89,11 @@ def script(section: Section) -> str:
               f"echo '{LEFT_RUNNING}' >&2; .venv/bin/twin down >&2 || true; fi; exit $rc; }}; trap readme_exit EXIT")
     for b in section.blocks:
         out[b.fence - 1] = f"echo \"+++ README.md:{b.fence} at $SECONDS s\" >&2"
+        if b.lang == "python":
+            out[b.fence - 1] += "; .venv/bin/python - <<'README_PYTHON'"
+            out[b.fence + len(b.lines)] = "README_PYTHON"
+            out[b.fence:b.fence + len(b.lines)] = b.lines
+            continue
         for i, line in enumerate(b.lines):
             skipped = [why for cmd, why in SKIPPED_LINES.items() if line.strip().startswith(cmd + " ")
                        or line.strip() == cmd]
@@ -129,12 +137,14 @@ def test_readme_has_blocks() -> None:
     assert "Starting and stopping a twin" in titles, titles
 
 
-def test_script_lines_are_readme_lines() -> None:
-    text = "# t\n\n```sh\necho a\nmake test\n```\n\n## S\n\n```sh\nfalse\n```\n"
+def test_script_lines_are_readme_lines(tmp_path: Path) -> None:
+    text = ("# t\n\n```sh\necho a\nmake test\n```\n\n## S\n\n```python\nprint('p')\n```\n"
+            "```sh\nfalse\n```\n")
     top, s = parse(text)
     assert script(top).splitlines()[3] == "echo a" and script(top).splitlines()[4].startswith(": skipped")
-    r = subprocess.run(["bash", "-c", script(s)], capture_output=True, text=True)
-    assert r.returncode == 1 and "README.md:11: exited 1" in r.stderr, r.stderr
+    (tmp_path / ".venv").symlink_to(REPO / ".venv")  # not in the checkout: its ./.twin may be a user's twin
+    r = subprocess.run(["bash", "-c", script(s)], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "README.md:14: exited 1" in r.stderr and r.stdout == "p\n", r
 
 
 def test_lustre_estimate_takes_both_sizes(tmp_path: Path) -> None:
