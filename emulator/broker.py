@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from emulator.process import stop_process
 from emulator.procutil import die_with_parent, enter_netns, wait_for_port
 
 
@@ -42,7 +43,7 @@ def start(directory: Path, host: str, port: int, log_file: Path, timeout: float 
     proc = subprocess.Popen([exe, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=open(log_file, "ab"), preexec_fn=lambda: _prepare(netns))
     if not wait_for_port(host, port, timeout):
-        proc.kill()
+        stop_process(proc.pid, 1.0)
         raise BrokerError(f"mosquitto did not listen on {host}:{port} within {timeout:.0f}s; see {log_file}")
     return proc
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from emulator.health import SERVING, check_all
 from emulator.plan import Options, parse_broker_url
-from emulator.process import stop_process, stop_processes
-from emulator.procutil import pid_alive
+from emulator.process import same_process, stop_process, stop_processes
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.store import StoreError, check_store
 from emulator.topology import load_topology
@@ -200,27 +199,17 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
         status = run.read(run.daemons)
     except RunDirError:
         status = {}
-    leftovers = [p for p in [status.get("broker_pid")] + [d["pid"] for d in status.get("daemons", {}).values()]
-                 if p and _is_twin_process(p, run)]
+    records = [(status.get("broker_pid"), status.get("broker_start"))]
+    records += [(d.get("pid"), d.get("start")) for d in status.get("daemons", {}).values()]
+    leftovers = [pid for pid, start in records if same_process(pid, start)]   # not a pid reused since
     stopped += [f"leftover {p}" for p in stop_processes(leftovers, 0)]
     if (run.network / "network.json").exists():   # a network a killed supervisor could not remove
         from emulator.network import clean_network
         removed = clean_network(run.network)
         if removed.get("namespaces"):
             stopped.append(f"{removed['namespaces']} network namespaces")
-    run.supervisor_pid.unlink(missing_ok=True)
+    run.forget_supervisor()
     return stopped
-
-
-def _is_twin_process(pid: int, run: RunDir) -> bool:
-    if not pid_alive(pid):
-        return False
-    try:
-        comm = Path(f"/proc/{pid}/comm").read_text().strip()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return comm.startswith("twin:") or str(run.broker).encode() in cmdline
 
 
 def status(run: RunDir) -> dict[str, Any]:

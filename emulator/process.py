@@ -9,6 +9,7 @@ own sessions, so no process group holds them) it finds in the cgroup it put them
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -20,6 +21,8 @@ from emulator.procutil import pid_alive
 KILL_WAIT_S = 5.0   # after SIGKILL: how long a process may take to be gone (it may be leaving a syscall)
 POLL_S = 0.02
 CGROUP_PARENT = "clustertwin"
+
+log = logging.getLogger(__name__)
 
 
 def start_time(pid: int) -> int | None:
@@ -76,6 +79,8 @@ def stop_processes(pids: Iterable[int], grace: float, *, kill_group: bool = Fals
         _signal(p, signal.SIGTERM, False)
         _signal(p, signal.SIGCONT, False)   # a stopped process acts on SIGTERM only once continued
     left = _wait_gone(running, grace)
+    for p in left if grace else []:
+        log.warning("pid %d did not stop within %.1fs of SIGTERM; killing it", p, grace)
     for p in left:
         _signal(p, signal.SIGKILL, kill_group)
     _wait_gone(left, KILL_WAIT_S)

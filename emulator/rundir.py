@@ -3,8 +3,8 @@
     RUN_DIR/
       config.json      what `twin up` asked for (topology, network, store, broker, clock)
       manifest.json    every daemon's endpoints; written by the supervisor before it starts them
-      daemons.json     the supervisor's live view: pid, restarts, state per daemon
-      supervisor.pid
+      daemons.json     the supervisor's live view: pid and its start time, restarts, state per daemon
+      supervisor.pid   the supervisor's pid; supervisor.start its start time (a reused pid is not it)
       control.sock     the supervisor's control socket (network faults go through it)
       state/           databases (SQLite by default, one per daemon: each owns its tables)
       logs/            one log per daemon, plus the supervisor's and the broker's
@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from emulator.process import same_process, start_time
+
 DEFAULT_RUN_DIR = Path(os.environ.get("TWIN_RUN_DIR", ".twin"))
 
 
@@ -36,6 +38,7 @@ class RunDir:
     manifest = property(lambda self: self.path / "manifest.json")
     daemons = property(lambda self: self.path / "daemons.json")
     supervisor_pid = property(lambda self: self.path / "supervisor.pid")
+    supervisor_start = property(lambda self: self.path / "supervisor.start")
     state = property(lambda self: self.path / "state")
     logs = property(lambda self: self.path / "logs")
     broker = property(lambda self: self.path / "broker")
@@ -62,16 +65,23 @@ class RunDir:
             raise RunDirError(f"{file}: unreadable ({e})") from None
 
     def running_supervisor(self) -> int | None:
-        """The pid of this run directory's live supervisor, or None."""
+        """The pid of this run directory's live supervisor, or None (also when the kernel has given
+        the recorded pid to another process since: its start time differs)."""
         try:
             pid = int(self.supervisor_pid.read_text().strip())
+            start = int(self.supervisor_start.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if b"emulator.supervisor" in cmdline else None
+        return pid if same_process(pid, start) else None
+
+    def record_supervisor(self, pid: int) -> None:
+        """Record the supervisor: its start time first, so a reader that finds the pid finds both."""
+        self.supervisor_start.write_text(f"{start_time(pid)}\n")
+        self.supervisor_pid.write_text(f"{pid}\n")
+
+    def forget_supervisor(self) -> None:
+        self.supervisor_pid.unlink(missing_ok=True)
+        self.supervisor_start.unlink(missing_ok=True)
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:

@@ -28,7 +28,8 @@ from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
 from emulator.network.operator import OPERATOR_ADDRESS
 from emulator.plan import DAEMON_MODULES, NamespaceAddressing, Options, make_plan
-from emulator.procutil import die_with_parent, enter_netns, pid_alive, set_process_name
+from emulator.process import start_time, stop_process, stop_processes
+from emulator.procutil import die_with_parent, enter_netns, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
 from emulator.topology import load_topology
 
@@ -43,6 +44,7 @@ MAX_FAST_RESTARTS = 5
 class Child:
     config: DaemonConfig
     pid: int = 0
+    start: int | None = None     # the pid's start time (/proc/PID/stat), so teardown never signals a reused pid
     started_at: float = 0.0
     restarts: int = 0
     fast_restarts: int = 0
@@ -59,6 +61,7 @@ class Supervisor:
         self.by_pid: dict[int, str] = {}
         self.stopping = False
         self.broker_proc = None
+        self.broker_start: int | None = None
         self.slot = None
         self.network = None
         self.control: ControlServer | None = None
@@ -77,7 +80,7 @@ class Supervisor:
                 code = 1
             finally:
                 os._exit(code)
-        child.pid, child.started_at, child.state = pid, time.time(), "running"
+        child.pid, child.start, child.started_at, child.state = pid, start_time(pid), time.time(), "running"
         self.by_pid[pid] = child.config.name
 
     def _become_daemon(self, cfg: DaemonConfig) -> None:
@@ -115,7 +118,7 @@ class Supervisor:
                 continue  # the broker, or a child from before a restart
             child = self.children[name]
             why = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}")
-            child.last_exit, child.pid = why, 0
+            child.last_exit, child.pid, child.start = why, 0, None
             if self.stopping:
                 child.state = "stopped"
                 continue
@@ -143,11 +146,13 @@ class Supervisor:
     def write_status(self) -> None:
         write_json_atomic(self.run.daemons, {
             "supervisor": os.getpid(),
+            "supervisor_start": start_time(os.getpid()),
             "slot": self.slot.slot if self.slot else None,
             "broker_pid": self.broker_proc.pid if self.broker_proc else None,
+            "broker_start": self.broker_start,
             "updated_at": time.time(),
-            "daemons": {n: {"pid": c.pid, "state": c.state, "restarts": c.restarts, "started_at": c.started_at,
-                            "last_exit": c.last_exit} for n, c in self.children.items()},
+            "daemons": {n: {"pid": c.pid, "start": c.start, "state": c.state, "restarts": c.restarts,
+                            "started_at": c.started_at, "last_exit": c.last_exit} for n, c in self.children.items()},
         })
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -167,6 +172,7 @@ class Supervisor:
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
                                             self.run.logs / "broker.log", netns=plan.broker_netns)
+            self.broker_start = start_time(self.broker_proc.pid)
             log.info("broker listening on %s:%d", plan.broker_host, plan.broker_port)
         self.control = ControlServer(self.run.control_socket, self.command)
         for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
@@ -213,25 +219,14 @@ class Supervisor:
 
     def stop(self) -> None:
         self.stopping = True
+        self.reap()   # what already died is not signalled (its pid may be reused)
+        stop_processes([c.pid for c in self.children.values() if c.pid], STOP_GRACE_S)
         for child in self.children.values():
             if child.pid:
-                os.kill(child.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        while self.by_pid and time.monotonic() < deadline:
-            self.reap()
-            time.sleep(0.02)
-        for pid in list(self.by_pid):
-            log.warning("%s did not stop within %.0fs; killing it", self.by_pid[pid], STOP_GRACE_S)
-            os.kill(pid, signal.SIGKILL)
-        while self.by_pid:
-            self.reap()
-            time.sleep(0.01)
-        if self.broker_proc:
-            self.broker_proc.terminate()
-            try:
-                self.broker_proc.wait(timeout=STOP_GRACE_S)
-            except Exception:
-                self.broker_proc.kill()
+                self.by_pid.pop(child.pid, None)
+                child.pid, child.start, child.state = 0, None, "stopped"
+        if self.broker_proc:   # after the daemons: they publish their last events to it
+            stop_process(self.broker_proc.pid, STOP_GRACE_S, start=self.broker_start)   # reap() may have freed its pid
         self.write_status()
         if self.control is not None:
             self.control.close()
@@ -256,10 +251,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     existing = run.running_supervisor()
-    if existing and existing != os.getpid() and pid_alive(existing):
+    if existing and existing != os.getpid():
         log.error("a supervisor (pid %d) already runs in %s", existing, run.path)
         return 1
-    run.supervisor_pid.write_text(f"{os.getpid()}\n")
+    run.record_supervisor(os.getpid())
     rc = 0
     try:
         sup.start()
@@ -270,7 +265,7 @@ def main(argv: list[str]) -> int:
         rc = 1
     finally:
         sup.stop()
-        run.supervisor_pid.unlink(missing_ok=True)
+        run.forget_supervisor()
     return rc
 
 if __name__ == "__main__":

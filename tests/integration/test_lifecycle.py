@@ -85,6 +85,9 @@ def test_killed_supervisor_takes_its_daemons_with_it(tmp_path: Path) -> None:
     pids = twin_pids(twin.run)
     supervisor = twin.run.running_supervisor()
     assert supervisor and len(pids) == 4   # supervisor, broker, two daemons
+    status = json.loads(twin.run.daemons.read_text())   # each pid beside its start time
+    assert status["broker_start"] == process.start_time(status["broker_pid"])
+    assert all(d["start"] == process.start_time(d["pid"]) for d in status["daemons"].values())
     os.kill(supervisor, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
@@ -113,6 +116,35 @@ def test_up_stops_waiting_for_a_daemon_the_supervisor_gave_up_on(tmp_path: Path)
     with pytest.raises(lifecycle.TwinError, match=r"gpu001 kept crashing at start-up: OSError: \[Errno 98\]"):
         lifecycle.wait_healthy(run, manifest, time.monotonic() + 60, lambda *_: None)
     assert time.monotonic() - started < 60   # it gave up at once, not at the deadline
+
+
+# A process that looks like a twin's (another twin's daemon, say) and has been given a pid this run dir recorded.
+IMPOSTOR = ["python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); from emulator.procutil import "
+            "set_process_name; set_process_name('twin:gpu001'); print('ready', flush=True); import time; "
+            "time.sleep(300)", str(Path(__file__).resolve().parents[2]), "emulator.supervisor"]
+
+
+def test_down_leaves_a_recorded_pid_that_the_kernel_gave_to_another_process(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    run.create()
+    proc = subprocess.Popen(IMPOSTOR, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        wrong = process.start_time(proc.pid) - 1   # the process that had this pid started earlier
+        run.supervisor_pid.write_text(f"{proc.pid}\n")
+        run.supervisor_start.write_text(f"{wrong}\n")
+        run.daemons.write_text(json.dumps({"broker_pid": proc.pid, "broker_start": wrong,
+                                           "daemons": {"gpu001": {"pid": proc.pid, "start": wrong}}}))
+        assert run.running_supervisor() is None
+        assert lifecycle.down(run) == []
+        assert proc.poll() is None   # not signalled
+        run.daemons.write_text(json.dumps({"daemons": {"gpu001": {"pid": proc.pid,
+                                                                  "start": process.start_time(proc.pid)}}}))
+        assert lifecycle.down(run) == [f"leftover {proc.pid}"]   # the recorded process itself is stopped
+        assert proc.wait(5) is not None
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 # -- emulator.process: how every teardown stops what it recorded --------------------------------
