@@ -64,12 +64,6 @@ def _resolve(run_dir: Path, path: str, fsname: str) -> tuple[str, str]:
     fail(f"{path} is not under a Lustre mount of this twin (`twin lustre mount MOUNTPOINT` first)", 22)
 
 
-def _lfs_error(e: OSError, what: str) -> None:
-    print(f"lfs {what}: {e.strerror if e.strerror and not str(e.strerror).startswith('E') else ''}"
-          f"{os.strerror(e.errno)} ({e.strerror})", file=__import__("sys").stderr)
-    raise typer.Exit(e.errno or 1)
-
-
 @app.command()
 def mount(mountpoint: Annotated[str, typer.Argument(help="Where to mount (created if missing; must be empty).")],
           host: Annotated[str | None, typer.Option(help="--network netns: the client node whose storage NIC the "

@@ -34,5 +34,3 @@ class LustreError(Exception):
         """The C library's text for the errno, as `lfs` prints it (e.g. "No such file or directory")."""
         return os.strerror(self.errno)
 
-    def to_oserror(self) -> OSError:
-        return OSError(self.errno, self.message)

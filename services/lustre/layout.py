@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from services.lustre.errors import LustreError
 from services.lustre.ost import OstState
@@ -177,10 +177,6 @@ class Layout:
         size = full_rows * self.stripe_size
         size += min(self.stripe_size, max(0, rest - slot * self.stripe_size))
         return size
-
-    def with_gen(self, gen: int) -> Layout:
-        return replace(self, gen=gen)
-
 
 def resolve(spec: StripeSpec, default: StripeSpec | None = None) -> StripeSpec:
     """The effective request: `spec`, then the directory `default`, then the filesystem default."""

@@ -178,20 +178,6 @@ class MdtState:
         self.used_bytes = max(0, self.used_bytes - self.bytes_per_inode)
 
 
-@dataclass
-class OssState:
-    """An object storage server: the OSTs it serves now, its failover partner, and its NIC.
-
-    `nic_bw`: bytes/s the server's 400 GbE port carries (modelled: ~90 % of line rate).
-    """
-
-    name: str
-    ost_indices: tuple[int, ...]
-    partner: str | None = None
-    up: bool = True
-    nic_bw: float = 45.0e9
-
-
 def target_name(fsname: str, kind: Literal["OST", "MDT"], index: int) -> str:
     """`testfs-OST0000_UUID`: the target UUID `lfs df` prints (index in 4 hex digits)."""
     return f"{fsname}-{kind}{index:04x}_UUID"

@@ -55,10 +55,6 @@ def errno_of(e: grpc.RpcError) -> int:
     return _errno.EIO
 
 
-def error_name(e: grpc.RpcError) -> str:
-    return _errno.errorcode.get(errno_of(e), "EIO")
-
-
 # ---- layouts -------------------------------------------------------------------------------------
 
 def layout_to_pb(layout: Layout) -> pb.LustreLayout:

@@ -22,10 +22,6 @@ SHARD = "shard.bin"
 CHUNK = 1 << 20
 
 
-class CheckpointError(RuntimeError):
-    pass
-
-
 @dataclass(frozen=True)
 class Checkpoint:
     step: int

@@ -333,14 +333,6 @@ class DurableNamespace:
             node = self.ns.lookup(path, cred)
             return dict(self.xattrs.get(node.ino, {}))
 
-    def path_of(self, ino: int) -> str:
-        parts = []
-        while ino != 1:
-            e = self.where[ino]
-            parts.append(e.name)
-            ino = e.parent
-        return "/" + "/".join(reversed(parts))
-
     def close(self) -> None:
         self.engine.dispose()
 
