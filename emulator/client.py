@@ -10,8 +10,20 @@
             events.wait_for(lambda e: e["kind"] == "lease_end")
         assert not node.lease_info(lease.id).active
 
-Calls return the generated protobuf messages (`clustertwin.v1.gpu_node_pb2`); failures raise
-`TwinRpcError` with the gRPC status code and the daemon's message.
+One accessor per service, each a client with documented methods (emulator/sdk/):
+
+    twin.gpu_node("gpu001"), twin.gpu_nodes()   GPU servers (GpuNodeClient)
+    twin.fabric()                               the InfiniBand fabric manager (FabricClient)
+    twin.ceph(), twin.ceph().rbd()              Ceph admin: status, OSDs, PGs, users, OSD faults; RBD
+    twin.s3(access_key, secret_key)             a boto3 S3 client on the gateway
+    twin.lustre()                               Lustre admin: statfs, OSS/OST faults, the client calls
+    twin.network()                              the netns network: link, switch, host, partition faults
+    twin.slurm()                                Slurm: up/down, env, sinfo/squeue
+    twin.faults()                               every subsystem's faults in one list
+
+Calls return the generated protobuf messages (`clustertwin.v1.*_pb2`); failures raise `TwinRpcError`
+with the gRPC status code and the daemon's message. A service the twin does not run is a
+`RunDirError` (or `KeyError` for an unknown daemon name) that says how to start it.
 """
 
 from __future__ import annotations
@@ -20,143 +32,25 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import grpc
 import paho.mqtt.client as mqtt
 
-from clustertwin.v1 import gpu_node_pb2 as pb
-from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator import bus, lifecycle
 from emulator.errors import TwinRpcError
 from emulator.fabric_client import FabricClient
-from emulator.rundir import RunDir
+from emulator.rundir import RunDir, RunDirError
+from emulator.sdk.ceph import CephAdmin
+from emulator.sdk.faults import FaultsClient
+from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
+from emulator.sdk.network import NetworkClient
+from emulator.sdk.s3 import s3_client
+from emulator.sdk.slurm import SlurmClient
 
-__all__ = ["EventSubscription", "FabricClient", "GpuNodeClient", "Twin", "TwinRpcError"]
-
-FAULT_KINDS = {
-    "xid": pb.FAULT_KIND_XID,
-    "thermal": pb.FAULT_KIND_THERMAL_SLOWDOWN,
-    "ecc-sbe": pb.FAULT_KIND_ECC_SBE,
-    "ecc-dbe": pb.FAULT_KIND_ECC_DBE,
-    "nvlink-down": pb.FAULT_KIND_NVLINK_DOWN,
-}
-
-
-class GpuNodeClient:
-    """One emulated HGX H100 server."""
-
-    def __init__(self, name: str, address: str, timeout: float = 10.0) -> None:
-        self.name, self.address, self.timeout = name, address, timeout
-        self._channel = grpc.insecure_channel(address)
-        self._stub = pb_grpc.GpuNodeStub(self._channel)
-
-    def _call(self, method: str, request: Any) -> Any:
-        try:
-            return getattr(self._stub, method)(request, timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise TwinRpcError(self.name, e.code(), e.details() or "") from None
-
-    def close(self) -> None:
-        self._channel.close()
-
-    # queries
-    def node(self) -> pb.NodeInfo:
-        return self._call("GetNode", pb.GetNodeRequest())
-
-    def gpus(self) -> list[pb.GpuInfo]:
-        return list(self._call("ListGpus", pb.ListGpusRequest()).gpus)
-
-    def gpu(self, index: int) -> pb.GpuInfo:
-        return self._call("GetGpu", pb.GpuRequest(gpu=index))
-
-    def topology(self) -> pb.TopologyMatrix:
-        return self._call("GetTopology", pb.GetNodeRequest())
-
-    def kernel_log(self) -> list[str]:
-        return list(self._call("KernelLog", pb.KernelLogRequest()).lines)
-
-    # MIG
-    def set_mig(self, gpu: int, enabled: bool) -> pb.GpuInfo:
-        return self._call("SetMigMode", pb.SetMigModeRequest(gpu=gpu, enabled=enabled))
-
-    def mig_profiles(self, gpu: int) -> list[pb.MigProfile]:
-        return list(self._call("ListMigProfiles", pb.GpuRequest(gpu=gpu)).profiles)
-
-    def gpu_instances(self, gpu: int) -> list[pb.GpuInstance]:
-        return list(self._call("ListGpuInstances", pb.GpuRequest(gpu=gpu)).instances)
-
-    def create_gpu_instance(self, gpu: int, profile: str, placement: int | None = None,
-                            default_compute_instance: bool = True) -> pb.GpuInstance:
-        return self._call("CreateGpuInstance", pb.CreateGpuInstanceRequest(
-            gpu=gpu, profile=profile, has_placement=placement is not None, placement_start=placement or 0,
-            default_compute_instance=default_compute_instance))
-
-    def destroy_gpu_instance(self, gpu: int, gi_id: int) -> None:
-        self._call("DestroyGpuInstance", pb.DestroyGpuInstanceRequest(gpu=gpu, gi_id=gi_id))
-
-    def create_compute_instance(self, gpu: int, gi_id: int, slices: int) -> pb.ComputeInstance:
-        return self._call("CreateComputeInstance", pb.CreateComputeInstanceRequest(gpu=gpu, gi_id=gi_id, slices=slices))
-
-    def destroy_compute_instance(self, gpu: int, gi_id: int, ci_id: int) -> None:
-        self._call("DestroyComputeInstance", pb.DestroyComputeInstanceRequest(gpu=gpu, gi_id=gi_id, ci_id=ci_id))
-
-    # leases
-    def lease(self, job_id: str, count: int = 0, gpus: list[int] | None = None, mig_profile: str = "",
-              utilization: int = 0) -> pb.Lease:
-        return self._call("AcquireLease", pb.LeaseRequest(job_id=job_id, count=count, gpus=gpus or [],
-                                                          mig_profile=mig_profile, utilization=utilization))
-
-    def release(self, lease_id: str) -> pb.Lease:
-        return self._call("ReleaseLease", pb.LeaseId(lease_id=lease_id))
-
-    def leases(self, include_ended: bool = False) -> list[pb.Lease]:
-        return list(self._call("ListLeases", pb.ListLeasesRequest(include_ended=include_ended)).leases)
-
-    def lease_info(self, lease_id: str) -> pb.Lease:
-        for lease in self.leases(include_ended=True):
-            if lease.id == lease_id:
-                return lease
-        raise TwinRpcError(self.name, grpc.StatusCode.NOT_FOUND, f"no lease {lease_id!r}")
-
-    def report_load(self, lease_id: str, utilization: int) -> pb.Lease:
-        return self._call("ReportLoad", pb.ReportLoadRequest(lease_id=lease_id, utilization=utilization))
-
-    # faults
-    def inject_fault(self, kind: str, gpu: int, xid: int = 0, link: int = 0, count: int = 0,
-                     lease_id: str = "") -> pb.Fault:
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; choose one of {', '.join(FAULT_KINDS)}")
-        return self._call("InjectFault", pb.InjectFaultRequest(kind=FAULT_KINDS[kind], gpu=gpu, xid=xid, link=link,
-                                                               count=count, lease_id=lease_id))
-
-    def inject_xid(self, gpu: int, xid: int, lease_id: str = "") -> pb.Fault:
-        return self.inject_fault("xid", gpu, xid=xid, lease_id=lease_id)
-
-    def clear_fault(self, fault_id: str) -> pb.Fault:
-        return self._call("ClearFault", pb.FaultId(fault_id=fault_id))
-
-    def faults(self, include_cleared: bool = False) -> list[pb.Fault]:
-        return list(self._call("ListFaults", pb.ListFaultsRequest(include_cleared=include_cleared)).faults)
-
-    def reset_gpu(self, gpu: int) -> pb.GpuInfo:
-        return self._call("ResetGpu", pb.GpuRequest(gpu=gpu))
-
-    def reboot(self) -> pb.NodeInfo:
-        return self._call("RebootNode", pb.GetNodeRequest())
-
-    def stop_fabric_manager(self) -> pb.NodeInfo:
-        return self._call("StopFabricManager", pb.GetNodeRequest())
-
-    def start_fabric_manager(self) -> pb.NodeInfo:
-        return self._call("StartFabricManager", pb.GetNodeRequest())
-
-    def watch_events(self, after_seq: int = 0, replay: bool = True) -> Iterator[pb.Event]:
-        """Events from the daemon's gRPC stream; iterate, and call .cancel() on it to stop."""
-        return self._stub.WatchEvents(pb.WatchEventsRequest(after_seq=after_seq, replay=replay))
-
+__all__ = ["FAULT_KINDS", "CephAdmin", "EventSubscription", "FabricClient", "FaultsClient", "GpuNodeClient",
+           "NetworkClient", "SlurmClient", "Twin", "TwinRpcError"]
 
 class EventSubscription:
     """MQTT subscription to a twin's bus; messages arrive as dicts with their topic under '_topic'."""
@@ -267,8 +161,9 @@ class Twin:
         return [d for d in self.manifest["daemons"] if kind is None or d["kind"] == kind]
 
     @property
-    def gpu_nodes(self) -> list[str]:
-        return [d["name"] for d in self.daemons("gpu_node")]
+    def gpu_nodes(self) -> NodeNames:
+        """The GPU servers' names (a list); called, `twin.gpu_nodes()`, their clients."""
+        return NodeNames((d["name"] for d in self.daemons("gpu_node")), self.gpu_node)
 
     def daemon(self, name: str) -> dict[str, Any]:
         for d in self.manifest["daemons"]:
@@ -292,6 +187,37 @@ class Twin:
             raise KeyError(f"twin {self.name!r} runs no fabric manager: start it with `twin up --fabric`")
         return FabricClient(found[0]["grpc"], found[0]["name"])
 
+    def ceph(self, timeout: float = 60.0) -> CephAdmin:
+        """Ceph's admin client (a twin started with --ceph); `.rbd()` for RBD images."""
+        return CephAdmin(self.run.path, timeout=timeout, manifest=self.manifest)
+
+    def s3(self, access_key: str, secret_key: str, **options: Any) -> Any:
+        """A boto3 S3 client on the twin's gateway (keys of a user made with `ceph().user_create`).
+        Under `--network netns` the gateway is on the storage plane: the client works only in a
+        process inside one of the twin's host namespaces."""
+        gateways = self.daemons("ceph_rgw")
+        if not gateways:
+            raise RunDirError(f"twin {self.name!r} runs no S3 gateway: start it with `twin up --ceph`")
+        return s3_client(gateways[0]["s3"], access_key, secret_key, **options)
+
+    def lustre(self) -> Any:
+        """Lustre's admin client, `emulator.sdk.lustre.LustreAdmin` (a twin started with --lustre)."""
+        from emulator.sdk.lustre import LustreAdmin  # loads the Lustre client only when asked for
+
+        return LustreAdmin(self.run, self.manifest)
+
+    def network(self) -> NetworkClient:
+        """The emulated network's control (a twin started with --network netns)."""
+        return NetworkClient(self.run, self.manifest)
+
+    def slurm(self) -> SlurmClient:
+        """The twin's Slurm: start, stop and query it."""
+        return SlurmClient(self.run)
+
+    def faults(self) -> FaultsClient:
+        """Faults across GPU servers, Ceph, the network and Lustre."""
+        return FaultsClient(self)
+
     def status(self) -> dict[str, Any]:
         return lifecycle.status(self.run)
 
@@ -303,3 +229,15 @@ class Twin:
 
     def topic(self, *parts: str) -> str:
         return "/".join([bus.prefix(self.name), *parts])
+
+
+class NodeNames(list):
+    """GPU-server names, as `Twin.gpu_nodes` always gave them; calling the list gives their clients
+    (`twin.gpu_nodes()`), so that both old and new callers read naturally."""
+
+    def __init__(self, names: Iterable[str], client: Callable[[str], GpuNodeClient]) -> None:
+        super().__init__(names)
+        self._client = client
+
+    def __call__(self) -> list[GpuNodeClient]:
+        return [self._client(name) for name in self]

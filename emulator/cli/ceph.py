@@ -17,20 +17,18 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 from pathlib import Path
 from typing import Annotated, Any
 
-import grpc
 import typer
 from rich.table import Table
 
 from clustertwin.v1 import ceph_pb2 as pb
-from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.cli import rbd
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
-from emulator.errors import TwinRpcError
-from emulator.rundir import RunDir, RunDirError
+from emulator.sdk.ceph import CephAdmin
+
+__all__ = ["CephAdmin", "admin", "app"]   # CephAdmin lives in the SDK (emulator.sdk.ceph); named here for old callers
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 osd_app = typer.Typer(no_args_is_help=True, help="OSDs: tree, map changes and faults.")
@@ -43,63 +41,7 @@ app.add_typer(user_app, name="user")
 app.add_typer(health_app, name="health")
 
 
-def _add_rbd() -> None:
-    from emulator.cli import rbd
-    app.add_typer(rbd.app, name="rbd", help="RBD images (rbd create/ls/info/resize/snap/clone/rm).")
-
-
-_add_rbd()
-
-OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
-
-
-class CephAdmin:
-    """The twin's Ceph from outside: the monitor's CephMon service and the OSD daemons, by the manifest."""
-
-    def __init__(self, run_dir: Path, timeout: float = 60.0) -> None:
-        self.run = RunDir(run_dir)
-        self.manifest = self.run.read(self.run.manifest)
-        self.daemons = {d["name"]: d for d in self.manifest["daemons"]}
-        mons = [d for d in self.manifest["daemons"] if d["kind"] == "ceph_mon"]
-        if not mons:
-            raise RunDirError(f"the twin in {self.run.path} runs no Ceph: start it with `twin up --ceph`")
-        self.mon_address = mons[0]["grpc"]
-        self.timeout = timeout
-        self.channel = grpc.insecure_channel(self.mon_address, options=OPTIONS)
-        self.mon = pb_grpc.CephMonStub(self.channel)
-
-    def call(self, method: str, request: Any, target: str = "ceph-mon", stub: Any = None) -> Any:
-        try:
-            return getattr(stub or self.mon, method)(request, timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise TwinRpcError(target, e.code(), e.details() or "") from None
-
-    def osd_entry(self, osd: int) -> dict[str, Any]:
-        d = self.daemons.get(f"osd.{osd}")
-        if d is None:
-            ids = sorted(x["osd"] for x in self.daemons.values() if x["kind"] == "ceph_osd")
-            raise KeyError(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
-        return d
-
-    def osd(self, osd: int, method: str, request: Any) -> Any:
-        d = self.osd_entry(osd)
-        with grpc.insecure_channel(d["grpc"], options=OPTIONS) as ch:
-            return self.call(method, request, d["name"], pb_grpc.CephOsdStub(ch))
-
-    def pid(self, name: str) -> int:
-        daemons = self.run.read(self.run.daemons).get("daemons", {})
-        pid = daemons.get(name, {}).get("pid", 0)
-        if not pid:
-            raise RunDirError(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})")
-        return int(pid)
-
-    def kill(self, name: str) -> int:
-        pid = self.pid(name)
-        os.kill(pid, signal.SIGKILL)
-        return pid
-
-    def s3_endpoint(self) -> str:
-        return next(d["s3"] for d in self.manifest["daemons"] if d["kind"] == "ceph_rgw")
+app.add_typer(rbd.app, name="rbd", help="RBD images (rbd create/ls/info/resize/snap/clone/rm).")
 
 
 def admin(run_dir: Path) -> CephAdmin:
@@ -113,7 +55,7 @@ def status(run_dir: RunDirOption = DEFAULT,
     """`ceph -s`: health, daemons, OSDs up/in, pools, objects, usage and PG states."""
     a = admin(run_dir)
     with user_errors():
-        r = a.call("Status", pb.StatusRequest())
+        r = a.status()
     if as_json:
         print(json.dumps({"health": r.health, "osds": r.osds, "osds_up": r.osds_up, "osds_in": r.osds_in,
                           "epoch": r.epoch, "pg_states": dict(r.pg_states), "objects": r.objects,
@@ -129,7 +71,7 @@ def health(ctx: typer.Context, run_dir: RunDirOption = DEFAULT) -> None:
         return
     a = admin(run_dir)
     with user_errors():
-        text = a.call("HealthDetail", pb.StatusRequest()).text
+        text = a.health_detail()
     print(text.splitlines()[0])
 
 
@@ -138,7 +80,7 @@ def health_detail(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph health detail`: every check with the OSDs, PGs and objects it concerns."""
     a = admin(run_dir)
     with user_errors():
-        print(a.call("HealthDetail", pb.StatusRequest()).text, end="")
+        print(a.health_detail(), end="")
 
 
 @app.command()
@@ -146,7 +88,7 @@ def df(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph df`: per pool, what clients stored and the raw bytes it uses."""
     a = admin(run_dir)
     with user_errors():
-        print(a.call("Df", pb.StatusRequest()).text, end="")
+        print(a.df(), end="")
 
 
 # -- osd ------------------------------------------------------------------------------------------
@@ -159,13 +101,13 @@ def osd_tree(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph osd tree`."""
     a = admin(run_dir)
     with user_errors():
-        print(a.call("OsdTree", pb.OsdTreeRequest()).text, end="")
+        print(a.osd_tree().text, end="")
 
 
 def _osd_command(run_dir: Path, osd: int, command: str) -> None:
     a = admin(run_dir)
     with user_errors():
-        print(a.call("OsdCommand", pb.OsdCommandRequest(osd=osd, command=command)).message)
+        print(a.osd_command(osd, command))
 
 
 @osd_app.command("out")
@@ -199,7 +141,7 @@ def osd_kill(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
 def _fault(run_dir: Path, osd: int, **fields: Any) -> pb.OsdStat:
     a = admin(run_dir)
     with user_errors():
-        return a.osd(osd, "SetFault", pb.SetFaultRequest(**fields))
+        return a.set_osd_fault(osd, **fields)
 
 
 @osd_app.command("stop")
@@ -241,7 +183,7 @@ def osd_corrupt(
         fail("say which object: --object NAME (`twin ceph pg ls` and the gateway name them)")
     a = admin(run_dir)
     with user_errors():
-        r = a.call("CorruptChunk", pb.CorruptChunkRequest(pool=pool, object=obj, osd=osd, offset=offset))
+        r = a.corrupt(obj, pool, osd, offset)
     console.print(f"corrupted shard {r.shard} of {obj!r} (pg {r.pg}) on osd.{r.osd}", highlight=False)
 
 
@@ -252,7 +194,7 @@ def pg_ls(pool: Annotated[str, typer.Option(help="Only this pool.")] = "", run_d
     """`ceph pg ls`: every PG, its state, up and acting sets."""
     a = admin(run_dir)
     with user_errors():
-        rows = a.call("Pgs", pb.PgsRequest(pool=pool)).pgs
+        rows = a.pgs(pool)
     table = Table("PG", "OBJECTS", "BYTES", "STATE", "UP", "ACTING", box=None)
     for p in rows:
         table.add_row(p.pgid, str(p.objects), str(p.bytes), p.state, f"[{','.join(map(str, p.up))}]",
@@ -263,7 +205,7 @@ def pg_ls(pool: Annotated[str, typer.Option(help="Only this pool.")] = "", run_d
 def _scrub(run_dir: Path, pgid: str, repair: bool) -> None:
     a = admin(run_dir)
     with user_errors():
-        r = a.call("Scrub", pb.ScrubRequest(pg=pgid, repair=repair))
+        r = a.scrub(pgid, repair)
     for e in r.errors:
         print(f"pg {e.pg}: {e.object} shard {e.shard} on osd.{e.osd}: {e.problem}")
     verb = "repaired" if repair else "deep-scrubbed"
@@ -308,15 +250,9 @@ def user_create(
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """`radosgw-admin user create`: prints the user as radosgw-admin does (JSON)."""
-    if not uid:
-        fail("no user id specified (--uid)")
-    if not display_name:
-        fail("no display name specified (--display-name)")
     a = admin(run_dir)
     with user_errors():
-        u = a.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
-            uid=uid, display_name=display_name, email=email, tenant=tenant, access_key=access_key,
-            secret_key=secret)))
+        u = a.user_create(uid, display_name, email=email, tenant=tenant, access_key=access_key, secret_key=secret)
     print(json.dumps(_user_json(u), indent=4))
 
 
@@ -325,5 +261,5 @@ def user_list(run_dir: RunDirOption = DEFAULT) -> None:
     """`radosgw-admin user list`."""
     a = admin(run_dir)
     with user_errors():
-        users = a.call("UserList", pb.UserListRequest()).users
+        users = a.users()
     print(json.dumps([f"{u.tenant}${u.uid}" if u.tenant else u.uid for u in users], indent=4))

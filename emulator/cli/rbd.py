@@ -20,66 +20,22 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import grpc
 import typer
 
 from clustertwin.v1 import ceph_pb2 as pb
-from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.cli.common import DEFAULT, RunDirOption, fail, user_errors
 from emulator.errors import TwinRpcError
+from emulator.sdk.ceph import CephAdmin, RbdClient
+
+__all__ = ["RbdClient", "app", "rbd_client"]   # RbdClient lives in the SDK (emulator.sdk.ceph)
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 snap_app = typer.Typer(no_args_is_help=True, help="Snapshots: create, ls, rollback, rm, protect, unprotect.")
 app.add_typer(snap_app, name="snap")
 
-IO_PIECE = 16 << 20
 _UNITS = {"": 1 << 20, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
-
-
-class RbdClient:
-    """The monitor's CephRbd service; write/read split big buffers into ≤ 16 MiB calls."""
-
-    def __init__(self, address: str, timeout: float = 120.0) -> None:
-        self.channel = grpc.insecure_channel(address, options=[("grpc.max_receive_message_length", 64 << 20),
-                                                               ("grpc.max_send_message_length", 64 << 20)])
-        self.stub = pb_grpc.CephRbdStub(self.channel)
-        self.timeout = timeout
-
-    def call(self, method: str, request: Any) -> Any:
-        try:
-            return getattr(self.stub, method)(request, timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise TwinRpcError("ceph-mon", e.code(), e.details() or "") from None
-
-    def create(self, pool: str, name: str, size: int) -> pb.RbdImage:
-        return self.call("Create", pb.RbdCreateRequest(pool=pool, name=name, size=size))
-
-    def remove(self, pool: str, name: str) -> None:
-        self.call("Remove", pb.RbdImageRef(pool=pool, name=name))
-
-    def write(self, pool: str, name: str, offset: int, data: bytes) -> int:
-        mv = memoryview(data)
-        for off in range(0, len(data), IO_PIECE):
-            self.call("Write", pb.RbdWriteRequest(pool=pool, name=name, offset=offset + off,
-                                                  data=bytes(mv[off: off + IO_PIECE])))
-        return len(data)
-
-    def read(self, pool: str, name: str, offset: int, length: int, snap: str = "") -> bytes:
-        out = bytearray()
-        while len(out) < length:
-            n = min(IO_PIECE, length - len(out))
-            got = self.call("Read", pb.RbdReadRequest(pool=pool, name=name, offset=offset + len(out), length=n,
-                                                      snap=snap)).data
-            out += got
-            if len(got) < n:
-                break
-        return bytes(out)
-
-
-def rbd_client(admin: Any) -> RbdClient:
-    return RbdClient(admin.mon_address)
 
 
 def parse_size(text: str) -> int:
@@ -122,9 +78,12 @@ def rbd_errors() -> Iterator[None]:
 
 
 def client(run_dir: Path) -> RbdClient:
-    from emulator.cli.ceph import admin
-    a = admin(run_dir)
-    return RbdClient(a.mon_address)
+    with user_errors():
+        return CephAdmin(run_dir).rbd()
+
+
+def rbd_client(admin: CephAdmin) -> RbdClient:
+    return admin.rbd()
 
 
 SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size with a unit: 10G, 512M (bare number: MiB).")]
@@ -154,17 +113,17 @@ def ls(pool: Annotated[str, typer.Argument(help="Pool.")] = "rbd",
     """`rbd ls`: the images of a pool."""
     c = client(run_dir)
     with rbd_errors():
-        names = list(c.call("List", pb.RbdListRequest(pool=pool)).names)
+        names = c.list(pool)
         if not long:
             for n in names:
                 print(n)
             return
         rows = [("NAME", "SIZE", "PARENT", "FMT", "PROT", "LOCK")]
         for n in names:
-            info = c.call("Info", pb.RbdImageRef(pool=pool, name=n))
+            info = c.info(pool, n)
             parent = f"{info.parent.pool}/{info.parent.image}@{info.parent.snap}" if info.HasField("parent") else ""
             rows.append((n, human(info.size), parent, "2", "", ""))
-            for s in c.call("SnapList", pb.RbdImageRef(pool=pool, name=n)).snaps:
+            for s in c.snaps(pool, n):
                 rows.append((f"{n}@{s.name}", human(s.size), parent, "2", "yes" if s.protected else "", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
     for r in rows:
@@ -197,7 +156,7 @@ def info(image: Spec, run_dir: RunDirOption = DEFAULT) -> None:
     pool, name, _ = spec(image)
     c = client(run_dir)
     with rbd_errors():
-        print(info_text(c.call("Info", pb.RbdImageRef(pool=pool, name=name))), end="")
+        print(info_text(c.info(pool, name)), end="")
 
 
 @app.command("resize")
@@ -210,7 +169,7 @@ def resize(image: Spec, size: SizeOpt,
         nbytes = parse_size(size)
     c = client(run_dir)
     with rbd_errors():
-        c.call("Resize", pb.RbdResizeRequest(pool=pool, name=name, size=nbytes, allow_shrink=allow_shrink))
+        c.resize(pool, name, nbytes, allow_shrink)
     _progress("Resizing image")
 
 
@@ -233,7 +192,7 @@ def clone(parent: SnapSpec, child: Spec, run_dir: RunDirOption = DEFAULT) -> Non
     cpool, cname, _ = spec(child)
     c = client(run_dir)
     with rbd_errors():
-        c.call("Clone", pb.RbdCloneRequest(parent_pool=ppool, parent=pname, snap=psnap, pool=cpool, name=cname))
+        c.clone(ppool, pname, psnap, cpool, cname)
 
 
 @app.command("import")
@@ -256,10 +215,9 @@ def export(image: Spec, path: Annotated[Path, typer.Argument(help="File to write
     pool, name, snap = spec(image)
     c = client(run_dir)
     with rbd_errors():
-        size = c.call("Info", pb.RbdImageRef(pool=pool, name=name)).size
+        size = c.info(pool, name).size
         if snap:
-            size = next((s.size for s in c.call("SnapList", pb.RbdImageRef(pool=pool, name=name)).snaps
-                         if s.name == snap), size)
+            size = next((s.size for s in c.snaps(pool, name) if s.name == snap), size)
         path.write_bytes(c.read(pool, name, 0, size, snap))
     _progress("Exporting image")
 
@@ -270,7 +228,7 @@ def _snap(image: str, method: str, progress: str | None, run_dir: Path) -> None:
         fail("rbd: snapshot name was not specified")
     c = client(run_dir)
     with rbd_errors():
-        c.call(method, pb.RbdSnapRef(pool=pool, image=name, snap=snap))
+        c.snap(method, pool, name, snap)
     if progress:
         _progress(progress)
 
@@ -311,7 +269,7 @@ def snap_ls(image: Spec, run_dir: RunDirOption = DEFAULT) -> None:
     pool, name, _ = spec(image)
     c = client(run_dir)
     with rbd_errors():
-        snaps = c.call("SnapList", pb.RbdImageRef(pool=pool, name=name)).snaps
+        snaps = c.snaps(pool, name)
     if not snaps:
         return
     rows = [("SNAPID", "NAME", "SIZE", "PROTECTED", "TIMESTAMP")]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from emulator.client import GpuNodeClient
+from emulator.sdk.gpu_node import GpuNodeClient
 from services.slurm.config import GPU_TYPE, mig_type
 
 GresCounts = list[tuple[str, int]]  # [(gres type, count)], in the order first seen

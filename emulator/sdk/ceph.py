@@ -1,0 +1,265 @@
+"""Client of the twin's Ceph (`twin up --ceph`): `Twin.ceph()`, what `twin ceph` and `twin fault ... osd.N` use.
+
+    ceph = Twin.connect(run_dir).ceph()
+    ceph.status().health                        # "HEALTH_OK"; .text is `ceph -s`
+    ceph.osd_command(4, "out")                  # ceph osd out 4
+    f = ceph.inject_osd_fault(4, "slow", factor=10)
+    ceph.clear_osd_fault(f.id)
+    ceph.user_create("alice", "Alice", access_key=AK, secret_key=SK)
+    ceph.rbd().create("rbd", "disk1", 1 << 30)
+
+The monitor (`clustertwin.v1.CephMon`, `CephRbd`) and the OSD daemons (`CephOsd`) are found
+through the manifest. Calls return the generated messages (`clustertwin.v1.ceph_pb2`); a refusal
+raises `TwinRpcError`, a bad argument `ValueError` or `KeyError`, before anything changes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from clustertwin.v1 import ceph_pb2 as pb
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.errors import TwinRpcError
+from emulator.rundir import RunDir, RunDirError
+
+OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
+IO_PIECE = 16 << 20   # RBD reads and writes go in calls of at most this many bytes
+OSD_FAULT_KINDS = ("stop", "kill", "slow", "corrupt", "out")
+DATA_POOL = "default.rgw.buckets.data"
+
+
+def _call(stub: Any, method: str, request: Any, target: str, timeout: float) -> Any:
+    try:
+        return getattr(stub, method)(request, timeout=timeout)
+    except grpc.RpcError as e:
+        raise TwinRpcError(target, e.code(), e.details() or "") from None
+
+
+class RbdClient:
+    """The monitor's CephRbd service; write/read split big buffers into calls of at most 16 MiB."""
+
+    def __init__(self, address: str, timeout: float = 120.0) -> None:
+        self.channel = grpc.insecure_channel(address, options=[("grpc.max_receive_message_length", 64 << 20),
+                                                               ("grpc.max_send_message_length", 64 << 20)])
+        self.stub = pb_grpc.CephRbdStub(self.channel)
+        self.timeout = timeout
+
+    def call(self, method: str, request: Any) -> Any:
+        return _call(self.stub, method, request, "ceph-mon", self.timeout)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def create(self, pool: str, name: str, size: int) -> pb.RbdImage:
+        return self.call("Create", pb.RbdCreateRequest(pool=pool, name=name, size=size))
+
+    def list(self, pool: str = "rbd") -> list[str]:
+        return list(self.call("List", pb.RbdListRequest(pool=pool)).names)
+
+    def info(self, pool: str, name: str) -> pb.RbdImage:
+        return self.call("Info", pb.RbdImageRef(pool=pool, name=name))
+
+    def resize(self, pool: str, name: str, size: int, allow_shrink: bool = False) -> None:
+        self.call("Resize", pb.RbdResizeRequest(pool=pool, name=name, size=size, allow_shrink=allow_shrink))
+
+    def remove(self, pool: str, name: str) -> None:
+        self.call("Remove", pb.RbdImageRef(pool=pool, name=name))
+
+    def snaps(self, pool: str, name: str) -> list[pb.RbdSnap]:
+        return list(self.call("SnapList", pb.RbdImageRef(pool=pool, name=name)).snaps)
+
+    def snap(self, method: str, pool: str, image: str, snap: str) -> Any:
+        """SnapCreate, SnapRollback, SnapRemove, SnapProtect or SnapUnprotect."""
+        return self.call(method, pb.RbdSnapRef(pool=pool, image=image, snap=snap))
+
+    def clone(self, parent_pool: str, parent: str, snap: str, pool: str, name: str) -> pb.RbdImage:
+        return self.call("Clone", pb.RbdCloneRequest(parent_pool=parent_pool, parent=parent, snap=snap, pool=pool,
+                                                     name=name))
+
+    def write(self, pool: str, name: str, offset: int, data: bytes) -> int:
+        mv = memoryview(data)
+        for off in range(0, len(data), IO_PIECE):
+            self.call("Write", pb.RbdWriteRequest(pool=pool, name=name, offset=offset + off,
+                                                  data=bytes(mv[off: off + IO_PIECE])))
+        return len(data)
+
+    def read(self, pool: str, name: str, offset: int, length: int, snap: str = "") -> bytes:
+        out = bytearray()
+        while len(out) < length:
+            n = min(IO_PIECE, length - len(out))
+            got = self.call("Read", pb.RbdReadRequest(pool=pool, name=name, offset=offset + len(out), length=n,
+                                                      snap=snap)).data
+            out += got
+            if len(got) < n:
+                break
+        return bytes(out)
+
+
+class CephAdmin:
+    """The twin's Ceph from outside: the monitor's CephMon service and the OSD daemons, by the manifest."""
+
+    def __init__(self, run_dir: Path | str, timeout: float = 60.0, manifest: dict[str, Any] | None = None) -> None:
+        self.run = RunDir(run_dir)
+        self.manifest = manifest if manifest is not None else self.run.read(self.run.manifest)
+        self.daemons = {d["name"]: d for d in self.manifest["daemons"]}
+        mons = [d for d in self.manifest["daemons"] if d["kind"] == "ceph_mon"]
+        if not mons:
+            raise RunDirError(f"the twin in {self.run.path} runs no Ceph: start it with `twin up --ceph`")
+        self.mon_address = mons[0]["grpc"]
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel(self.mon_address, options=OPTIONS)
+        self.mon = pb_grpc.CephMonStub(self.channel)
+
+    def call(self, method: str, request: Any, target: str = "ceph-mon", stub: Any = None) -> Any:
+        """Any CephMon method by name (or another stub's, e.g. an OSD's)."""
+        return _call(stub or self.mon, method, request, target, self.timeout)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def rbd(self) -> RbdClient:
+        return RbdClient(self.mon_address)
+
+    def s3_endpoint(self) -> str:
+        return next(d["s3"] for d in self.manifest["daemons"] if d["kind"] == "ceph_rgw")
+
+    # cluster state
+    def status(self) -> pb.StatusReply:
+        """`ceph -s`: health, OSDs up/in, PG states, usage (`.text` is what `ceph -s` prints)."""
+        return self.call("Status", pb.StatusRequest())
+
+    def health_detail(self) -> str:
+        return self.call("HealthDetail", pb.StatusRequest()).text
+
+    def df(self) -> str:
+        return self.call("Df", pb.StatusRequest()).text
+
+    def osd_tree(self) -> pb.OsdTreeReply:
+        return self.call("OsdTree", pb.OsdTreeRequest())
+
+    def pgs(self, pool: str = "", obj: str = "") -> list[pb.PgInfo]:
+        return list(self.call("Pgs", pb.PgsRequest(pool=pool, object=obj)).pgs)
+
+    def scrub(self, pgid: str = "", repair: bool = False) -> pb.ScrubReply:
+        """Deep-scrub (or repair) one PG, or every PG with objects."""
+        return self.call("Scrub", pb.ScrubRequest(pg=pgid, repair=repair))
+
+    # OSDs
+    def osd_entry(self, osd: int) -> dict[str, Any]:
+        d = self.daemons.get(f"osd.{osd}")
+        if d is None:
+            ids = sorted(x["osd"] for x in self.daemons.values() if x["kind"] == "ceph_osd")
+            raise KeyError(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
+        return d
+
+    def osd(self, osd: int, method: str, request: Any) -> Any:
+        """A CephOsd method on one OSD daemon."""
+        d = self.osd_entry(osd)
+        with grpc.insecure_channel(d["grpc"], options=OPTIONS) as ch:
+            return self.call(method, request, d["name"], pb_grpc.CephOsdStub(ch))
+
+    def osd_command(self, osd: int, command: str) -> str:
+        """`ceph osd out|in|down ID`; returns the monitor's message."""
+        return self.call("OsdCommand", pb.OsdCommandRequest(osd=osd, command=command)).message
+
+    def set_osd_fault(self, osd: int, **fields: Any) -> pb.OsdStat:
+        """The OSD daemon's own fault state: stopped=True|False, slow_factor=F (1 heals)."""
+        return self.osd(osd, "SetFault", pb.SetFaultRequest(**fields))
+
+    def corrupt(self, obj: str, pool: str = DATA_POOL, osd: int = -1, offset: int = 0) -> pb.CorruptChunkReply:
+        """Flip one byte of a stored chunk (osd -1: shard 0's)."""
+        return self.call("CorruptChunk", pb.CorruptChunkRequest(pool=pool, object=obj, osd=osd, offset=offset))
+
+    def pid(self, name: str) -> int:
+        daemons = self.run.read(self.run.daemons).get("daemons", {})
+        pid = daemons.get(name, {}).get("pid", 0)
+        if not pid:
+            raise RunDirError(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})")
+        return int(pid)
+
+    def kill(self, name: str) -> int:
+        """SIGKILL a Ceph daemon by the supervisor's record of its pid; the supervisor restarts it."""
+        pid = self.pid(name)
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    # RGW users
+    def user_create(self, uid: str, display_name: str, email: str = "", tenant: str = "", access_key: str = "",
+                    secret_key: str = "") -> pb.RgwUser:
+        """`radosgw-admin user create` (keys generated when not given)."""
+        if not uid:
+            raise ValueError("no user id specified (--uid)")
+        if not display_name:
+            raise ValueError("no display name specified (--display-name)")
+        return self.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
+            uid=uid, display_name=display_name, email=email, tenant=tenant, access_key=access_key,
+            secret_key=secret_key)))
+
+    def users(self) -> list[pb.RgwUser]:
+        return list(self.call("UserList", pb.UserListRequest()).users)
+
+    # the fault log (what `twin fault inject|clear|list osd.N` does)
+    def inject_osd_fault(self, osd: int, kind: str, factor: float = 0.0, obj: str = "",
+                         pool: str = DATA_POOL) -> pb.CephFault:
+        """Apply an OSD fault (stop, kill, slow, out, corrupt), then record it on the monitor, which
+        keeps it for `twin fault list` and publishes it (events/ceph/fault, retained faults/ceph/<id>)."""
+        if kind not in OSD_FAULT_KINDS:
+            raise ValueError(f"an OSD fault needs --kind {'|'.join(OSD_FAULT_KINDS)}"
+                             + (f", not {kind!r}" if kind else ""))
+        if kind == "slow" and not factor > 1:
+            raise ValueError("--kind slow needs --factor F with F > 1 (1 is a healthy disk)")
+        if kind == "corrupt" and not obj:
+            raise ValueError("--kind corrupt needs --object NAME "
+                             "(a RADOS object: `twin ceph pg ls`, the gateway's names)")
+        name = self.osd_entry(osd)["name"]
+        if kind == "stop":
+            self.set_osd_fault(osd, stopped=True)
+            effect = "stopped: marked down at once, refuses I/O, stays down until cleared"
+        elif kind == "kill":
+            effect = f"killed (pid {self.kill(name)}) with SIGKILL; the supervisor restarts it"
+        elif kind == "slow":
+            st = self.set_osd_fault(osd, slow_factor=factor)
+            effect = f"slow disk: every chunk call takes {st.slow_factor:g}x the {st.model.device_class} model"
+        elif kind == "out":
+            effect = self.osd_command(osd, "out").strip()
+        else:
+            r = self.corrupt(obj, pool, osd)
+            effect = f"corrupted shard {r.shard} of {obj!r} (pg {r.pg})"
+        return self.record_fault(pb.CephFault(kind=kind, osd=osd, factor=factor, pool=pool if kind == "corrupt" else "",
+                                              object=obj, effect=effect))
+
+    def record_fault(self, fault: pb.CephFault) -> pb.CephFault:
+        """Record a fault already applied (the monitor gives it its id and publishes it)."""
+        return self.call("RecordFault", pb.FaultRecordRequest(fault=fault))
+
+    def clear_osd_fault(self, fault_id: str, osd: int | None = None) -> pb.CephFault:
+        """Undo an OSD fault (start, heal, mark in, repair the PG; a kill is over once restarted) and
+        mark it cleared. `osd`: refuse the id unless it is that OSD's."""
+        f = {f.id: f for f in self.osd_faults(include_cleared=True)}.get(fault_id)
+        if f is None or (osd is not None and f.osd != osd):
+            raise KeyError(f"no fault {fault_id!r}" + (f" on osd.{osd}" if osd is not None else "")
+                           + " (see `twin fault list`)")
+        if f.active:
+            if f.kind == "stop":
+                self.set_osd_fault(f.osd, stopped=False)
+            elif f.kind == "slow":
+                self.set_osd_fault(f.osd, slow_factor=1.0)
+            elif f.kind == "out":
+                self.osd_command(f.osd, "in")
+            elif f.kind == "corrupt":
+                self.scrub(self.pgs(f.pool, f.object)[0].pgid, repair=True)
+        return self.call("ClearFault", pb.FaultClearRequest(id=fault_id))
+
+    def osd_faults(self, include_cleared: bool = False) -> list[pb.CephFault]:
+        return list(self.call("ListFaults", pb.FaultListRequest(include_cleared=include_cleared)).faults)
+
+    def __enter__(self) -> CephAdmin:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
