@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from bench import procstat
+from bench.report import report
 from bench.rpc_latency import measure_latency
 from emulator import lifecycle
 from emulator.client import Twin
@@ -177,12 +178,6 @@ def netns_rows(repeats: int) -> list[tuple[str, str, str, bool]]:
          n["network_gib"] <= 3),
         ("leaf-spine link down -> routes updated", f"{n['reroute_s']:.2f} s", "<= 1 s", n["reroute_s"] <= 1),
     ]
-
-
-def report(rows: list[tuple[str, str, str, bool]]) -> None:
-    width = max(len(r[0]) for r in rows)
-    for name, value, target, ok in rows:
-        print(f"  {name:<{width}}  {value:<40} target {target:<12} {'ok' if ok else 'MISSED'}", flush=True)
 
 
 def loopback_rows(repeats: int) -> list[tuple[str, str, str, bool]]:

@@ -446,7 +446,7 @@ def main() -> None:
     ap.add_argument("--big-objects", type=int, default=3)
     ap.add_argument("--client-procs", type=int, default=4)
     args = ap.parse_args()
-    from bench.__main__ import report
+    from bench.report import report
 
     report(run(args.seconds, args.repeats, args.big_objects, args.client_procs))
 

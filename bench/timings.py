@@ -180,7 +180,7 @@ def rows(repeats: int = 3) -> list[Row]:
 
 
 def main() -> None:
-    from bench.__main__ import report
+    from bench.report import report
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)

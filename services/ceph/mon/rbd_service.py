@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 
@@ -20,16 +20,28 @@ from services.ceph.errors import CephError, PgUnavailable
 from services.ceph.rbd.cluster_io import ClusterObjectIo
 from services.ceph.rbd.image import Rbd
 
-if TYPE_CHECKING:
-    from services.ceph.mon.daemon import MonDaemon
-
 T = TypeVar("T")
 MAX_IO = 32 << 20
 DEFAULT_POOL = "rbd"
 RETRY_S = 0.05
 
 
-def make_rbd(d: MonDaemon) -> Rbd:
+class ObjectHost(Protocol):
+    """What RBD needs of the monitor (services/ceph/mon/daemon.py's MonDaemon): the cluster map, object
+    I/O, its clock and its lock. Named here so that this module does not import the daemon that serves it."""
+
+    cluster: Any
+    clock: Any
+
+    def put_object(self, pool: str, name: str, data: bytes) -> str: ...
+    def get_object(self, pool: str, name: str) -> tuple[bytes, str]: ...
+    def remove_object(self, pool: str, name: str) -> bool: ...
+    def put_objects(self, pool: str, items: list[tuple[str, bytes]]) -> None: ...
+    def get_objects(self, pool: str, names: list[str]) -> dict[str, bytes]: ...
+    def locked(self, fn: Callable[[], T]) -> T: ...
+
+
+def make_rbd(d: ObjectHost) -> Rbd:
     io = ClusterObjectIo(d.cluster, put=d.put_object, get=lambda pool, name: d.get_object(pool, name)[0],
                          remove=d.remove_object, put_many=d.put_objects, get_many=d.get_objects)
     return Rbd(io, now=d.clock.now)
@@ -50,7 +62,7 @@ def snap_msg(s: dict[str, Any]) -> pb.RbdSnap:
 
 
 class RbdServicer(pb_grpc.CephRbdServicer):
-    def __init__(self, d: MonDaemon, op_timeout: float = 30.0) -> None:
+    def __init__(self, d: ObjectHost, op_timeout: float = 30.0) -> None:
         self.d = d
         self.rbd = make_rbd(d)
         self.op_timeout = op_timeout
