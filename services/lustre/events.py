@@ -11,10 +11,11 @@ Kinds (node = the daemon that saw it):
     mds_failover    {"mdt", "to", "from"}       the standby MDS became active
     ost_full        {"ost"}                     an OST is full: new layouts avoid it
     ost_full_clear  {"ost"}                     it has room again
-Every payload also has "time", "node" (the MDS or OSS daemon that saw it: mds01, oss02), "kind" and a
-human "message". What `twin lustre fault` does shows as: oss-kill -> oss_down (then oss_failover from
-the partner), oss-start -> oss_up (then oss_failback), ost-full -> ost_full, ost-clear ->
-ost_full_clear, mds-kill -> mds_failover (from the standby that takes over).
+Every payload also has "time" (the twin clock, emulator/clock.py, as every service's events), "node"
+(the MDS or OSS daemon that saw it: mds01, oss02), "kind" and a human "message". What `twin lustre
+fault` does shows as: oss-kill -> oss_down (then oss_failover from the partner), oss-start -> oss_up
+(then oss_failback), ost-full -> ost_full, ost-clear -> ost_full_clear, mds-kill -> mds_failover (from
+the standby that takes over).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("lustre.events")
 
 
 class EventPublisher:
-    def __init__(self, twin: str, node: str, host: str | None, port: int | None) -> None:
-        self.twin, self.node = twin, node
+    def __init__(self, twin: str, node: str, host: str | None, port: int | None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.twin, self.node, self.clock = twin, node, clock
         self.client = None
         self.lock = threading.Lock()
         if not host or not port:
@@ -48,7 +51,7 @@ class EventPublisher:
     def publish(self, kind: str, message: str, **fields: Any) -> None:
         from emulator import bus
 
-        payload = {"time": time.time(), "node": self.node, "kind": kind, "message": message, **fields}
+        payload = {"time": self.clock(), "node": self.node, "kind": kind, "message": message, **fields}
         log.info("event %s: %s", kind, message)
         if self.client is not None:
             with self.lock:

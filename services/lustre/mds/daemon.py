@@ -53,6 +53,13 @@ log = logging.getLogger("lustre.mds")
 
 SERVICE_NAME = "clustertwin.v1.LustreMds"
 
+# Inode times (atime, mtime, ctime: what stat shows through the FUSE client) are the machine's real
+# time, not the twin clock: under --clock-scale twin times lie in the future for every program that
+# compares them with the time it reads itself (make, find -newer, rsync, tar's "time stamp in the
+# future"), and utimens(UTIME_NOW) means the caller's now. What the twin reports of itself, its events,
+# uses the twin clock (cfg.clock).
+inode_time = time.time
+
 
 def cred_of(msg: pb.LustreCred) -> Cred:
     return Cred(msg.uid, msg.gid, tuple(msg.groups))
@@ -103,12 +110,12 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     def Create(self, request, context):  # noqa: N802
         spec = spec_from_pb(request.spec) if request.has_spec else None
         return self._call(context, lambda ns: attr_of(ns.create(
-            request.path, time.time(), request.mode or 0o644, cred_of(request.cred), spec, request.delay_layout,
+            request.path, inode_time(), request.mode or 0o644, cred_of(request.cred), spec, request.delay_layout,
             request.exclusive)))
 
     def Mkdir(self, request, context):  # noqa: N802
         spec = spec_from_pb(request.spec) if request.has_spec else None
-        return self._call(context, lambda ns: attr_of(ns.mkdir(request.path, time.time(), request.mode or 0o755,
+        return self._call(context, lambda ns: attr_of(ns.mkdir(request.path, inode_time(), request.mode or 0o755,
                                                                cred_of(request.cred), spec)))
 
     def _removed(self, freed: list[StripeObject]) -> pb.LustreRemovedReply:
@@ -116,15 +123,15 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         return pb.LustreRemovedReply(freed=[pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed])
 
     def Unlink(self, request, context):  # noqa: N802
-        return self._call(context, lambda ns: self._removed(ns.unlink(request.path, time.time(),
+        return self._call(context, lambda ns: self._removed(ns.unlink(request.path, inode_time(),
                                                                       cred_of(request.cred))))
 
     def Rmdir(self, request, context):  # noqa: N802
-        return self._call(context, lambda ns: (ns.rmdir(request.path, time.time(), cred_of(request.cred)),
+        return self._call(context, lambda ns: (ns.rmdir(request.path, inode_time(), cred_of(request.cred)),
                                                pb.LustreRemovedReply())[1])
 
     def Rename(self, request, context):  # noqa: N802
-        return self._call(context, lambda ns: self._removed(ns.rename(request.src, request.dst, time.time(),
+        return self._call(context, lambda ns: self._removed(ns.rename(request.src, request.dst, inode_time(),
                                                                       cred_of(request.cred))))
 
     def Readdir(self, request, context):  # noqa: N802
@@ -135,12 +142,12 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     def Setattr(self, request, context):  # noqa: N802
         r = request
         kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
-        return self._call(context, lambda ns: attr_of(ns.setattr(r.path, time.time(), cred_of(r.cred),
+        return self._call(context, lambda ns: attr_of(ns.setattr(r.path, inode_time(), cred_of(r.cred),
                                                                  grow_only=r.grow_only, **kw)))
 
     def Setstripe(self, request, context):  # noqa: N802
         return self._call(context, lambda ns: attr_of(ns.setstripe(request.path, spec_from_pb(request.spec),
-                                                                   time.time(), cred_of(request.cred))))
+                                                                   inode_time(), cred_of(request.cred))))
 
     def Statfs(self, request, context):  # noqa: N802
         ns = self._ns(context)
@@ -163,11 +170,11 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     def Setxattr(self, request, context):  # noqa: N802
         return self._call(context, lambda ns: (ns.set_xattr(request.path, request.name, request.value,
-                                                            request.flags, time.time(), cred_of(request.cred)),
+                                                            request.flags, inode_time(), cred_of(request.cred)),
                                                pb.LustreXattrReply())[1])
 
     def Removexattr(self, request, context):  # noqa: N802
-        return self._call(context, lambda ns: (ns.remove_xattr(request.path, request.name, time.time(),
+        return self._call(context, lambda ns: (ns.remove_xattr(request.path, request.name, inode_time(),
                                                                cred_of(request.cred)), pb.LustreXattrReply())[1])
 
     def Find(self, request, context):  # noqa: N802
@@ -199,7 +206,7 @@ class MdsDaemon:
         self.channels: dict[str, tuple[grpc.Channel, pb_grpc.LustreOssStub]] = {}
         self.interval = float(cfg.extra.get("statfs_interval", 1.0))
         self.lock_fd: int | None = None
-        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port)
+        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port, cfg.clock.now)
 
     def stub(self, address: str) -> pb_grpc.LustreOssStub:
         if address not in self.channels:
@@ -236,7 +243,7 @@ class MdsDaemon:
         spec = self.cfg.spec
         osts = [OstState(o["index"], o["oss"], o["capacity_bytes"]) for o in spec["osts"]]
         mdt = MdtState(spec["mdt"].get("index", 0), spec["mdt"]["capacity_bytes"])
-        ns = DurableNamespace(self.cfg.store_url, self.fsname, osts, mdt, time.time())
+        ns = DurableNamespace(self.cfg.store_url, self.fsname, osts, mdt, inode_time())
         self.poll(ns)
         self.ns = ns
         log.info("%s active for %s-MDT%04x (%d inodes)", self.cfg.name, self.fsname, mdt.index, ns.inode_count())

@@ -215,7 +215,7 @@ class OssDaemon:
         self.data_dir = Path(spec.get("data_dir") or first.parent)
         self.stores: dict[int, ObjectStore] = {}
         self.scale = nvme_scale(cfg)
-        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port)
+        self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port, cfg.clock.now)
         self.down = False
         self.started = time.monotonic()
 
