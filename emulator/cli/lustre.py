@@ -249,12 +249,20 @@ def _daemons(run_dir: Path) -> tuple[dict, dict]:
     return manifest, daemons
 
 
-def _kill(daemons: dict, name: str) -> int:
+def _running_pid(daemons: dict, name: str) -> int:
+    """The daemon's pid from daemons.json, if that pid is still the process recorded (its start time)."""
+    from emulator.process import same_process
+
+    d = daemons.get(name, {})
+    pid = int(d.get("pid") or 0)
+    if not same_process(pid, d.get("start")):   # not running, or its pid is another process's by now
+        fail(f"{name} is not running (state {d.get('state', 'unknown')})", 1)
+    return pid
+
+
+def _kill(pid: int) -> int:
     import signal
 
-    pid = int(daemons.get(name, {}).get("pid") or 0)
-    if not pid:
-        fail(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})", 1)
     os.kill(pid, signal.SIGKILL)
     return pid
 
@@ -269,10 +277,11 @@ def oss_kill(name: Annotated[str, typer.Argument(help="The OSS, e.g. oss01.")],
     oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
     if name not in oss:
         fail(f"no OSS named {name!r}: this twin's are {', '.join(sorted(oss))}", 2)
+    pid = _running_pid(daemons, name)   # before the marker: a refused fault changes nothing
     marker = fault_marker(manifest["lustre"]["data_dir"], name)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text("oss-kill\n")
-    pid = _kill(daemons, name)
+    _kill(pid)
     osts = ", ".join(f"OST{i:04x}" for i in oss[name]["osts"])
     partner = oss[name].get("partner")
     then = (f"{partner} takes over {osts} (I/O to them blocks until it has)" if partner else
@@ -314,7 +323,7 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
     if active is None:
         fail("no active MDS answers (a failover may be under way)", 1)
     standby = [d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_mds" and d is not active]
-    pid = _kill(daemons, active["name"])
+    pid = _kill(_running_pid(daemons, active["name"]))
     print(f"killed the active MDS {active['name']} (pid {pid}); "
           + (f"{standby[0]} takes over" if standby else "no standby: metadata calls block until it restarts"))
 
