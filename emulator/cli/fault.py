@@ -1,4 +1,5 @@
-"""`twin fault ...`: inject, clear and list faults on the emulated GPU servers and Ceph OSDs.
+"""`twin fault ...`: inject, clear and list faults on the emulated GPU servers and Ceph OSDs
+(`list` also shows the network's and Lustre's, which `twin net fault` and `twin lustre fault` make).
 
     twin fault inject gpu001 --gpu 3 --xid 79
     twin fault inject osd.4 --kind stop|kill|out
@@ -22,6 +23,7 @@ from clustertwin.v1 import gpu_node_pb2 as pb
 from emulator.cli import ceph_faults
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, fail, user_errors
 from emulator.client import FAULT_KINDS
+from emulator.network.errors import NetworkError
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 
@@ -89,4 +91,12 @@ def list_faults(run_dir: RunDirOption = DEFAULT,
             for f in ceph_faults.faults(run_dir, cleared):
                 if not osds or f"osd.{f.osd}" in osds:
                     table.add_row(f"osd.{f.osd}", f.id, f.kind, "-", "-", str(f.active), f.effect)
+        if not node:   # the network's (netns) and Lustre's faults, through the SDK
+            everywhere = twin.faults()
+            try:
+                others = [*everywhere.network(cleared), *everywhere.lustre()]
+            except NetworkError as e:
+                fail(str(e))
+            for f in others:
+                table.add_row(f.target, f.id, f.kind, "-", "-", str(f.active), f.effect)
     console.print(table)

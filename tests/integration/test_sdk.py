@@ -151,6 +151,7 @@ def test_lustre_admin_and_its_faults(twin: Twin) -> None:
         pid = lu.kill_oss(oss)
         listed = [x for x in twin.faults().list() if x.subsystem == "lustre"]
         assert [(x.target, x.kind) for x in listed] == [(oss, "oss-kill")]
+        assert f"{oss}-down" in cli(twin, "fault", "list")      # `twin fault list` shows Lustre's faults too
         lu.start_oss(oss)
         assert not twin.faults().lustre()
         wait_for(f"{oss} serving again", lambda: {d["name"]: d for d in twin.status()["daemons"]}[oss]["pid"]
