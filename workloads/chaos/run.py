@@ -25,6 +25,7 @@ TOPOLOGY = "rack"
 RECOVERY_WAIT_S = 120.0     # after the run, for Ceph to be clean, Slurm idle, jobs done
 FAULT_RECOVERY_WAIT_S = 90.0
 DOWN_TARGET_S = 15.0
+READBACK_WAIT_S = 900.0     # each of the S3 and Lustre read-backs (a 10-minute run wrote ~5000 files)
 AK, SK = "CHAOSWORKLOAD0000001", "chaosworkloadsecret00000000000000000001"
 S3_HOST, LUSTRE_HOSTS = "gpu002", ("gpu001", "gpu002")
 LEASE_SERVERS = ("gpu001", "gpu002", "gpu003")
@@ -153,6 +154,8 @@ class Thrasher:
         injector = Injector(self.twin)
         self.recoveries: list[threading.Thread] = []
         self.records = [self._record(f) for f in self.plan]
+        self.slots = {f.domain: threading.BoundedSemaphore(schedule.CAPACITY.get(f.domain, 1)) for f in self.plan}
+        self.held = {r: threading.Lock() for f in self.plan for r in schedule.resources(f.kind, f.target)}
         drivers = [threading.Thread(target=self._drive, args=(f, rec, injector), name=f"fault-{f.id}", daemon=True)
                    for f, rec in zip(self.plan, self.records, strict=True)]
         for d in drivers:
@@ -178,7 +181,22 @@ class Thrasher:
 
     def _drive(self, f: schedule.PlannedFault, rec: dict[str, Any], injector: Injector) -> None:
         """One fault, in its own thread: injected at its time, then cleared at its time, so that a slow
-        call for another fault (a whole link's eight ports re-swept one by one) holds up none but its own."""
+        call for another fault (a whole link's eight ports re-swept one by one) holds up none but its own.
+        It takes its domain's slot and its resources first and gives them back once cleared, so what the
+        plan keeps apart stays apart when a clear runs late (the next fault is late instead: `lag_s`)."""
+        locks = [self.held[r] for r in sorted(schedule.resources(f.kind, f.target))]
+        self._sleep_until(f.at)
+        self.slots[f.domain].acquire()
+        for lock in locks:
+            lock.acquire()
+        try:
+            self._inject_and_clear(f, rec, injector)
+        finally:
+            for lock in locks:
+                lock.release()
+            self.slots[f.domain].release()
+
+    def _inject_and_clear(self, f: schedule.PlannedFault, rec: dict[str, Any], injector: Injector) -> None:
         for action, at in (("inject", f.at), ("clear", f.clear_at)):
             self._sleep_until(at)
             t = round(time.monotonic() - self.t0, 2)
@@ -292,7 +310,7 @@ class Thrasher:
         out: dict[str, Any] = {"complete": True}
         for name, proc, path in (("s3", p, s3_result), ("lustre", q, lu_result)):
             try:
-                proc.wait(300)
+                proc.wait(READBACK_WAIT_S)
                 out[name] = json.loads(path.read_text())
             except (subprocess.TimeoutExpired, OSError, ValueError) as e:
                 os.killpg(proc.pid, signal.SIGKILL)

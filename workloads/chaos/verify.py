@@ -155,12 +155,14 @@ def leftovers(prefix: str | None, pids: dict[int, str], mountpoints: list[str], 
         tables = [t for t in _lines(["nft", "list", "tables"]) if prefix in t or "clustertwin" in t]
         if tables:
             left["nftables"] = tables
-    routes = [r for r in _lines(["ip", "-4", "route", "show"]) if r.split()[-1:] and
-              any(r.startswith(f"10.{o}.") or f" 10.{o}." in r for o in (100, 101, 102, 103))]
-    routes += [r for r in _lines(["ip", "-4", "route", "show", "type", "unreachable"])
-               if any(f"10.{o}." in r for o in (100, 101, 102, 103))]
-    if routes:
-        left["routes"] = sorted(set(routes))
+        # Routes to the planes: the operator port's and the unreachable ones that keep plane traffic
+        # on the machine (only one netns twin runs at a time, so any left now are this twin's).
+        routes = [r for r in _lines(["ip", "-4", "route", "show"]) if f" {prefix}-" in r + " "
+                  or any(r.startswith(f"10.{o}.") for o in (100, 101, 102, 103))]
+        routes += [r for r in _lines(["ip", "-4", "route", "show", "type", "unreachable"])
+                   if any(f"10.{o}." in r for o in (100, 101, 102, 103))]
+        if routes:
+            left["routes"] = sorted(set(routes))
     mounts = [ln.split()[1] for ln in Path("/proc/mounts").read_text().splitlines()
               if ln.split()[1] in mountpoints or ln.split()[1].startswith(str(run_path))]
     if mounts:
