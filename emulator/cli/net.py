@@ -287,11 +287,18 @@ def flap(a: Annotated[str, typer.Argument(help="One end.")], b: Annotated[str, t
         target.net.check_link(a, b, index)  # validate before the first change
     except NetworkError as e:
         fail(str(e))
+    found = _fabric_cables(run_dir, [(a, b, index)])   # a compute cable flaps in the fabric too
     for i in range(times):
         start = time.monotonic()
-        raised, _ = target.run(lambda n: n.link_down(a, b, index))
+        if found:
+            raised, _ = _through_fabric(target, found, False, f"flap {a} {b}")
+        else:
+            raised, _ = target.run(lambda n: n.link_down(a, b, index))
         time.sleep(max(0.0, period / 2 - (time.monotonic() - start)))
-        _, cleared = target.run(lambda n: n.link_up(a, b, index))
+        if found:
+            _through_fabric(target, found, True, f"flap {a} {b}")
+        else:
+            target.run(lambda n: n.link_up(a, b, index))
         console.print(f"flap {i + 1}/{times}: " + ", ".join(f.id for f in raised) + " down, up again",
                       highlight=False)
         if i + 1 < times:

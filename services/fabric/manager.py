@@ -475,7 +475,7 @@ class FabricManager:
             step = "fabric: read back the port states and LFTs"
             at_ends = {n for end in ends for n, _ in (end, self.plan.peer(*end) or end)}
             switches = sorted(n for n in at_ends if self.plan.nodes[n].kind == SWITCH)
-            state = await asyncio.to_thread(self.subnet.refresh, self.state, switches)
+            state = await asyncio.to_thread(self._read_back, switches, timeout)
             if plane is not None:
                 step = "network: install OpenSM's routes in the compute plane"
                 await asyncio.to_thread(plane.install, state, ends, True)
@@ -497,6 +497,33 @@ class FabricManager:
             else:
                 outcome = "rolled back, nothing changed"
             raise SubnetError(f"{step} failed: {e} ({outcome})") from None
+
+    def _read_back(self, switches: list[str], timeout: float, attempts: int = 3) -> FabricState:
+        """The fabric after a change, with the LFTs of `switches` read again. A re-sweep that began
+        before the last of several cable changes (a trap from the first starts one) leaves tables
+        that still send some LIDs out of a port that is now down, or that cannot be read at all
+        from the diags' host: then OpenSM is asked for another sweep and the tables read again.
+        SubnetError when they still are after `attempts` reads (a fabric split in two, say)."""
+        problem = ""
+        for attempt in range(attempts):
+            if attempt:
+                self.subnet.resweep(timeout)
+            try:
+                state = self.subnet.refresh(self.state, switches)
+            except SubnetError as e:
+                problem = str(e)
+                continue
+            stale = []
+            for name in switches:
+                guid = self.plan.nodes[name].guid
+                for lid, port in state.lfts.get(guid, {}).items():
+                    p = state.ports.get((guid, port))
+                    if port and (p is None or not p.active):
+                        stale.append((name, lid, port))
+            if not stale:
+                return state
+            problem = f"{len(stale)} forwarding-table entries still use ports that are down"
+        raise SubnetError(f"{problem} (read {attempts} times, after a re-sweep each time)")
 
     async def _read_everything(self) -> None:
         """Read every switch's table again after a change; a table that differs from what was

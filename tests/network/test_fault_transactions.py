@@ -172,3 +172,18 @@ def test_clear_by_id_undoes_every_fault_kind(twin: Twin, net: Network, name: str
 
     again = twin_cmd(twin, "net", "fault", "clear", fault["id"])   # nothing left to clear: an error
     assert again.returncode != 0 and "cleared already" in " ".join(again.stderr.split())
+
+
+def test_a_compute_cable_flaps_in_the_fabric_too(twin: Twin, net: Network) -> None:
+    """`flap` on a compute cable takes it down and up in ibsim as well (OpenSM re-sweeps each
+    time), not only its veth; it ends up everywhere, with every flap in the fault log."""
+    sweeps = fabric_health(twin).get("sweeps", 0)
+    logged = len(active_faults(twin, include_cleared=True))
+    done = twin_cmd(twin, "net", "fault", "flap", "ib-leaf02", "ib-spine02", "--index", "1",
+                    "--times", "2", "--period", "0.4")
+    assert done.returncode == 0, done.stderr
+    assert fabric_health(twin).get("sweeps", 0) >= sweeps + 4
+    assert down_fabric_ports(twin) == set() and active_faults(twin) == []
+    assert len(active_faults(twin, include_cleared=True)) == logged + 2
+    (link,) = [lk.id for lk in net.plan.links_between("ib-leaf02", "ib-spine02") if lk.index == 1]
+    assert all(admin_up(net, ns, ifname) for ns, ifname in veth_ends(net, [link]))
