@@ -1,16 +1,20 @@
 """Errors the Ceph models raise. Each names what was asked for and why it cannot be done.
 
-Codes are gRPC status names (as in the GPU-node model) so the coming servicers map them one to one;
-the S3 gateway maps them to S3 error codes (e.g. UNAVAILABLE → 503 SlowDown/ServiceUnavailable).
+Codes are gRPC status names (as in the GPU-node model), mapped both ways here and nowhere else: a
+servicer aborts with `e.grpc_status`, a client of a Ceph daemon raises `CephError.from_rpc(e)`. The S3
+gateway maps them to S3 error codes (rgw/store.py: UNAVAILABLE → 503 ServiceUnavailable, after waiting).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
+
+import grpc
 
 ErrorCode = Literal[
     "NOT_FOUND", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAVAILABLE", "DATA_LOSS", "ALREADY_EXISTS"
 ]
+CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 
 
 class CephError(Exception):
@@ -20,6 +24,19 @@ class CephError(Exception):
         super().__init__(f"{code}: {message}")
         self.code: ErrorCode = code
         self.message = message
+
+    @property
+    def grpc_status(self) -> grpc.StatusCode:
+        """The status a servicer aborts the call with."""
+        return grpc.StatusCode[self.code]
+
+    @classmethod
+    def from_rpc(cls, e: grpc.RpcError, what: str = "") -> CephError:
+        """A failed call to a Ceph daemon as the error it raised there (`what: ` before its message); a
+        status no Ceph model raises (a deadline, the daemon gone) is UNAVAILABLE: the backend is away."""
+        name = e.code().name  # type: ignore[attr-defined]
+        details = e.details() or name  # type: ignore[attr-defined]
+        return cls(name if name in CODES else "UNAVAILABLE", f"{what}: {details}" if what else details)  # type: ignore[arg-type]
 
 
 class InsufficientChunks(CephError):

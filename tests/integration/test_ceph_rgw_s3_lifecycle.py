@@ -80,10 +80,10 @@ def test_expiration_by_prefix_tags_and_size(gateway: tuple[Gateway, RunningServe
                              "ObjectSizeGreaterThan": 1024}}, Expiration={"Days": 1}),
         {**rule("off", {"Prefix": "curated/"}, Expiration={"Days": 1}), "Status": "Disabled"}]})
     everything = ["curated/b", "raw/a", "tmp/big", "tmp/kept", "tmp/small"]
-    assert lifecycle.run(gw, time.time() + 0.5 * DAY, DAY)["lc-exp"].expired == []  # not yet a day old
+    assert lifecycle.run(gw.store, time.time() + 0.5 * DAY, DAY)["lc-exp"].expired == []  # not yet a day old
     assert keys(s3, "lc-exp") == everything
-    assert lifecycle.run(gw, time.time() + 1.5 * DAY, DAY)["lc-exp"].expired == ["tmp/big"]
-    assert lifecycle.run(gw, time.time() + 3.5 * DAY, DAY)["lc-exp"].expired == ["raw/a"]
+    assert lifecycle.run(gw.store, time.time() + 1.5 * DAY, DAY)["lc-exp"].expired == ["tmp/big"]
+    assert lifecycle.run(gw.store, time.time() + 3.5 * DAY, DAY)["lc-exp"].expired == ["raw/a"]
     assert keys(s3, "lc-exp") == ["curated/b", "tmp/kept", "tmp/small"]  # the disabled rule did nothing
 
 
@@ -100,13 +100,13 @@ def test_versions_markers_and_uploads(gateway: tuple[Gateway, RunningServer], s3
              AbortIncompleteMultipartUpload={"DaysAfterInitiation": 1}),
         rule("dm", {"Prefix": ""}, Expiration={"ExpiredObjectDeleteMarker": True})]})
 
-    done = lifecycle.run(gw, time.time() + 2.5 * DAY, DAY)["lc-ver"]
+    done = lifecycle.run(gw.store, time.time() + 2.5 * DAY, DAY)["lc-ver"]
     assert done.noncurrent == [("ckpt", old)] and done.aborted == [up] and done.expired == []
     versions = s3.list_object_versions(Bucket="lc-ver")
     assert [v["VersionId"] for v in versions["Versions"]] == [new]
     assert "Uploads" not in s3.list_multipart_uploads(Bucket="lc-ver")
 
-    done = lifecycle.run(gw, time.time() + 5.5 * DAY, DAY)["lc-ver"]  # versioned: expiry is a delete marker
+    done = lifecycle.run(gw.store, time.time() + 5.5 * DAY, DAY)["lc-ver"]  # versioned: expiry is a delete marker
     assert done.expired == ["ckpt"]
     versions = s3.list_object_versions(Bucket="lc-ver")
     assert [v["VersionId"] for v in versions["Versions"]] == [new] and len(versions["DeleteMarkers"]) == 1
@@ -114,7 +114,7 @@ def test_versions_markers_and_uploads(gateway: tuple[Gateway, RunningServer], s3
         s3.get_object(Bucket="lc-ver", Key="ckpt")
     assert code(e) == "NoSuchKey"
 
-    done = lifecycle.run(gw, time.time() + 8 * DAY, DAY)["lc-ver"]  # the version, then the lone marker
+    done = lifecycle.run(gw.store, time.time() + 8 * DAY, DAY)["lc-ver"]  # the version, then the lone marker
     assert done.noncurrent == [("ckpt", new)] and done.markers == ["ckpt"]
     assert "Versions" not in s3.list_object_versions(Bucket="lc-ver")
     assert "DeleteMarkers" not in s3.list_object_versions(Bucket="lc-ver")
@@ -130,7 +130,7 @@ def test_noncurrent_rules_keep_to_their_prefix(gateway: tuple[Gateway, RunningSe
         s3.put_object(Bucket="lc-scope", Key=key, Body=b"2")
     s3.put_bucket_lifecycle_configuration(Bucket="lc-scope", LifecycleConfiguration={"Rules": [
         rule("nc", {"Prefix": "tmp/"}, NoncurrentVersionExpiration={"NoncurrentDays": 1})]})
-    done = lifecycle.run(gw, time.time() + 3 * DAY, DAY)["lc-scope"]
+    done = lifecycle.run(gw.store, time.time() + 3 * DAY, DAY)["lc-scope"]
     assert {k for k, _ in done.noncurrent} == {"tmp/y"} and len(done.noncurrent) == 2  # the marker and v1
     listed = s3.list_object_versions(Bucket="lc-scope")
     assert sorted(v["Key"] for v in listed["Versions"]) == ["keep/x", "keep/x", "tmp/y"]

@@ -7,7 +7,7 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from services.ceph.rgw import versioning
+from services.ceph.rgw import bucket_index
 from services.ceph.rgw.cluster_setup import DATA_POOL
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer
@@ -29,8 +29,8 @@ def test_versioning_enabled_suspended(gateway: tuple[Gateway, RunningServer], s3
     v2 = s3.put_object(Bucket="ver", Key="k", Body=b"two")["VersionId"]
     assert v1 != v2 and len(v1) == 32
     # RGW's instance-id table: letters, digits, "-" and "." (never "_"); an id may start with "-".
-    ids = "".join(versioning.new_version_id() for _ in range(200))
-    assert set(ids) == set(versioning.ID_CHARS) and "_" not in ids + v1 + v2
+    ids = "".join(bucket_index.new_version_id() for _ in range(200))
+    assert set(ids) == set(bucket_index.ID_CHARS) and "_" not in ids + v1 + v2
     assert s3.get_object(Bucket="ver", Key="k")["Body"].read() == b"two"
     assert s3.get_object(Bucket="ver", Key="k", VersionId=v1)["Body"].read() == b"one"
     assert s3.get_object(Bucket="ver", Key="k", VersionId="null")["Body"].read() == b"pre"

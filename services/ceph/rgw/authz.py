@@ -18,17 +18,15 @@ addresses make it meaningful).
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from services.ceph.rgw import acl, policy, s3_xml
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.s3_errors import S3Error
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import ANONYMOUS, User
 from services.ceph.rgw.wire import Request, Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 OWNER_ALWAYS = frozenset({"s3:GetBucketPolicy", "s3:PutBucketPolicy", "s3:DeleteBucketPolicy"})
 # The permission an ACL must grant for an action: on the bucket, or on the object version.
@@ -45,13 +43,19 @@ OBJECT_PERMISSION = {
     "s3:GetObjectTagging": "READ", "s3:GetObjectVersionTagging": "READ",
 }
 _LIST_ACTIONS = ("s3:ListBucket", "s3:ListBucketVersions")
+_current = threading.local()  # the request this thread serves, and its query: what policy conditions read
+
+
+def serving(req: Request, query: dict[str, str]) -> None:
+    """Name the request this thread serves from now on (the gateway does, before it authorizes it)."""
+    _current.request, _current.query = req, query
 
 
 def denied(resource: str) -> S3Error:
     return S3Error("AccessDenied", "Access Denied", resource)
 
 
-def authorize(gw: Gateway, user: User, action: str, name: str, key: str | None = None,
+def authorize(store: Store, user: User, action: str, name: str, key: str | None = None,
               version_id: str | None = None) -> Bucket | None:
     """Refuse (403 AccessDenied) unless `user` may do `action` on bucket `name` (and `key`);
     returns the bucket (NoSuchBucket if it does not exist), None for service-level actions."""
@@ -62,7 +66,7 @@ def authorize(gw: Gateway, user: User, action: str, name: str, key: str | None =
         return None
     where = f"/{name}" + (f"/{key}" if key is not None else "")
     try:
-        b = gw.bucket(user, name)
+        b = store.bucket(user, name)
     except S3Error:
         if anonymous:  # an anonymous caller learns nothing of which buckets exist
             raise denied(where) from None
@@ -70,22 +74,22 @@ def authorize(gw: Gateway, user: User, action: str, name: str, key: str | None =
     owner = not anonymous and b.owner.id == user.id
     if b.policy is not None:
         who = policy.Requester("" if anonymous else user.uid, user.tenant)
-        verdict = b.policy.evaluate(who, action, policy.resource(b.name, key), context(gw, user, action))
+        verdict = b.policy.evaluate(who, action, policy.resource(b.name, key), context(store, user, action))
         if verdict == "Deny" and not (owner and action in OWNER_ALWAYS):
             raise denied(where)
         if verdict == "Allow":
             return b
-    if _acl_allows(gw, user, b, action, key, version_id):
+    if _acl_allows(store, user, b, action, key, version_id):
         return b
     raise denied(where)
 
 
-def _acl_allows(gw: Gateway, user: User, b: Bucket, action: str, key: str | None, version_id: str | None) -> bool:
+def _acl_allows(store: Store, user: User, b: Bucket, action: str, key: str | None, version_id: str | None) -> bool:
     anonymous = user is ANONYMOUS
     requester = "" if anonymous else user.id
     perm = OBJECT_PERMISSION.get(action)
     if perm is not None and key is not None:
-        with gw.lock:
+        with store.lock:
             e = b.latest(key) if version_id is None else b.version(key, version_id)
         if e is not None and not e.delete_marker:
             return acl.allows(e.owner, e.acl, requester, not anonymous, perm)
@@ -97,10 +101,10 @@ def _acl_allows(gw: Gateway, user: User, b: Bucket, action: str, key: str | None
     return not anonymous and b.owner.id == user.id
 
 
-def context(gw: Gateway, user: User, action: str) -> dict[str, list[str]]:
+def context(store: Store, user: User, action: str) -> dict[str, list[str]]:
     """The condition keys of the request being served (lower-case names)."""
-    req: Request | None = getattr(gw.current, "request", None)
-    now = gw.wall()
+    req: Request | None = getattr(_current, "request", None)
+    now = store.wall()
     ctx: dict[str, list[str]] = {
         "aws:currenttime": [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")],
         "aws:epochtime": [str(int(now))],
@@ -111,7 +115,7 @@ def context(gw: Gateway, user: User, action: str) -> dict[str, list[str]]:
         ctx["aws:userid"] = [user.id]
     if req is None:
         return ctx
-    h, q = req.headers, gw.current.query
+    h, q = req.headers, _current.query
     ctx["aws:securetransport"] = ["true" if req.secure else "false"]
     if req.remote:
         ctx["aws:sourceip"] = [req.remote]
@@ -144,11 +148,11 @@ def context(gw: Gateway, user: User, action: str) -> dict[str, list[str]]:
 # -- ?policy -------------------------------------------------------------------------------------
 
 
-def bucket_policy(gw: Gateway, req: Request, b: Bucket) -> Response:
+def bucket_policy(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         doc = policy.parse(req.body, b.name, b.tenant)  # MalformedPolicy before anything changes
-        gw._put(gw.index_pool, meta_name(b.tenant, b.name, "policy"), doc.text.encode())
-        with gw.lock:
+        store.put_meta(b, "policy", doc.text.encode())
+        with store.lock:
             b.policy = doc
         return Response(204)
     if req.method == "GET":
@@ -156,8 +160,8 @@ def bucket_policy(gw: Gateway, req: Request, b: Bucket) -> Response:
             raise S3Error("NoSuchBucketPolicy", "the bucket policy does not exist", f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/json")], b.policy.text.encode())
     if req.method == "DELETE":
-        gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, "policy"))])
-        with gw.lock:
+        store.drop_meta(b, "policy")
+        with store.lock:
             b.policy = None
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?policy")
@@ -166,42 +170,35 @@ def bucket_policy(gw: Gateway, req: Request, b: Bucket) -> Response:
 # -- ?acl ----------------------------------------------------------------------------------------
 
 
-def _display(gw: Gateway, ids: list[str]) -> dict[str, str]:
-    return {u.id: u.display_name for u in gw.users.all() if u.id in ids}
+def _display(store: Store, ids: list[str]) -> dict[str, str]:
+    return {u.id: u.display_name for u in store.users.all() if u.id in ids}
 
 
-def bucket_acl(gw: Gateway, req: Request, b: Bucket) -> Response:
+def bucket_acl(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, b.owner.id, b.owner.id, for_object=False)
-        gw._put(gw.index_pool, meta_name(b.tenant, b.name, "acl"), json.dumps(grants).encode())
-        with gw.lock:
+        store.put_meta(b, "acl", json.dumps(grants).encode())
+        with store.lock:
             b.acl = grants
         return Response(200)
     if req.method == "GET":
         ids = [g.removeprefix("id:") for g, _ in b.acl]
-        body = acl.to_xml(s3_xml.Owner(b.owner.id, b.owner.display_name), b.acl, _display(gw, ids))
+        body = acl.to_xml(s3_xml.Owner(b.owner.id, b.owner.display_name), b.acl, _display(store, ids))
         return Response(200, [("Content-Type", "application/xml")], body)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?acl")
 
 
-def object_acl(gw: Gateway, req: Request, b: Bucket, key: str, version_id: str | None) -> Response:
-    e: ObjectEntry = gw.lookup(b, key, version_id)
+def object_acl(store: Store, req: Request, b: Bucket, key: str, version_id: str | None) -> Response:
+    e: ObjectEntry = store.lookup(b, key, version_id)
     vh = [("x-amz-version-id", e.version_id)] if b.versioning else []
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, e.owner, b.owner.id, for_object=True)
-        gw._put(gw.index_pool, gw._index_name(b, e), json.dumps({**e.__dict__, "acl": grants}).encode())
-        with gw.lock:  # the index entry first: a refused write changes nothing
-            e.acl = grants
+        store.update(b, e, acl=grants)  # the index entry first: a refused write changes nothing
         return Response(200, vh)
     if req.method == "GET":
         ids = [e.owner, *(g.removeprefix("id:") for g, _ in e.acl)]
-        names = _display(gw, ids)
+        names = _display(store, ids)
         body = acl.to_xml(s3_xml.Owner(e.owner, names.get(e.owner, e.owner)), e.acl, names)
         return Response(200, [("Content-Type", "application/xml"), *vh], body)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?acl")
 
-
-def drop_bucket_meta(gw: Gateway, b: Bucket) -> None:
-    """What a deleted bucket leaves in the index pool besides its record."""
-    attrs = ("versioning", "policy", "acl", "tagging", "lifecycle")
-    gw.remove_later([(gw.index_pool, meta_name(b.tenant, b.name, attr)) for attr in attrs])

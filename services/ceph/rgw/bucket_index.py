@@ -1,18 +1,31 @@
 """A bucket's index as the gateway keeps it in memory: object versions and the sorted key lists that
-listings page through. RGW keeps the same in the omap of `.dir.<marker>` objects in the index pool;
-the gateway writes one index-pool RADOS object per entry so the index pool sees the same traffic."""
+listings page through, its lifecycle rules, and the multipart uploads in progress. RGW keeps the same
+in the omap of `.dir.<marker>` objects in the index pool; the gateway writes one index-pool RADOS
+object per entry so the index pool sees the same traffic (store.py writes them)."""
 
 from __future__ import annotations
 
 import bisect
+import secrets
+import string
+import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from services.ceph.rgw.policy import Policy
 from services.ceph.rgw.users import User
 
-if TYPE_CHECKING:
-    from services.ceph.rgw.lifecycle import Rule
+# RGW's gen_rand_alphanumeric_no_underscore table: an id may start with "-", so the AWS CLI
+# needs `--version-id=ID` for such ids against real RGW too.
+ID_CHARS = string.ascii_letters + string.digits + "-."
+
+
+def new_version_id() -> str:
+    """32 characters like RGW's instance ids; sorting them means nothing, the history order does."""
+    return "".join(secrets.choice(ID_CHARS) for _ in range(32))
+
+
+def valid_id(version_id: str) -> bool:
+    return version_id == "null" or (len(version_id) == 32 and all(c in ID_CHARS for c in version_id))
 
 
 def meta_name(tenant: str, bucket: str, attr: str = "") -> str:
@@ -38,6 +51,60 @@ class ObjectEntry:
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
     tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
     parts: list[int] = field(default_factory=list)  # a multipart upload's part sizes, in order; [] otherwise
+
+
+@dataclass
+class Rule:
+    """A bucket lifecycle rule: its filter and actions (lifecycle.py parses and applies them)."""
+
+    id: str
+    enabled: bool
+    prefix: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+    size_gt: int | None = None
+    size_lt: int | None = None
+    days: int | None = None  # Expiration
+    date: float | None = None  # Expiration, epoch seconds of a midnight UTC
+    expired_marker: bool = False  # Expiration/ExpiredObjectDeleteMarker
+    noncurrent_days: int | None = None
+    abort_days: int | None = None
+
+    def matches_version(self, e: ObjectEntry) -> bool:
+        """A delete marker has no tags or size: the prefix alone decides for it."""
+        return e.key.startswith(self.prefix) if e.delete_marker else self.matches(e)
+
+    def matches(self, e: ObjectEntry) -> bool:
+        return (e.key.startswith(self.prefix) and all(e.tags.get(k) == v for k, v in self.tags.items())
+                and (self.size_gt is None or e.size > self.size_gt)
+                and (self.size_lt is None or e.size < self.size_lt))
+
+
+@dataclass
+class Part:
+    """One uploaded part of a multipart upload (multipart.py): its data-pool RADOS objects."""
+
+    number: int
+    etag: str  # hex MD5
+    size: int
+    mtime: float
+    pieces: list[tuple[str, int]]
+    checksum: str = ""  # base64, of the upload's checksum algorithm; "" when the upload has none
+
+
+@dataclass
+class Upload:
+    """A multipart upload in progress; its `.meta` record in the index pool lets a restarted gateway resume it."""
+
+    upload_id: str
+    key: str
+    owner: User
+    initiated: float
+    attrs: dict[str, str]
+    parts: dict[int, Part] = field(default_factory=dict)
+    acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
+    checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
+    tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
+    saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
 
 @dataclass

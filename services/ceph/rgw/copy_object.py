@@ -12,7 +12,6 @@ one copy S3 refuses, as it would change nothing. The ETag is the source's, as RG
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from services.ceph.rgw import acl, authz, conditional, s3_xml, tagging
@@ -20,11 +19,9 @@ from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 MAX_COPY = 5 << 30  # larger objects need UploadPartCopy
 
@@ -45,17 +42,17 @@ def parse_source(value: str) -> tuple[str, str, str | None]:
     return bucket, key, vid
 
 
-def _source(gw: Gateway, user: User, headers: dict[str, str]) -> tuple[str, str, ObjectEntry]:
+def _source(store: Store, user: User, headers: dict[str, str]) -> tuple[str, str, ObjectEntry]:
     bucket, key, vid = parse_source(headers["x-amz-copy-source"])
-    authz.authorize(gw, user, "s3:GetObjectVersion" if vid else "s3:GetObject", bucket, key, vid)
-    e = gw.lookup(gw.bucket(user, bucket), key, vid)
+    authz.authorize(store, user, "s3:GetObjectVersion" if vid else "s3:GetObject", bucket, key, vid)
+    e = store.lookup(store.bucket(user, bucket), key, vid)
     conditional.check(headers, e.etag, e.mtime, prefix="x-amz-copy-source-")
     return bucket, key, e
 
 
-def read_source(gw: Gateway, user: User, headers: dict[str, str], ranged: bool) -> tuple[bytes, str]:
+def read_source(store: Store, user: User, headers: dict[str, str], ranged: bool) -> tuple[bytes, str]:
     """The bytes an UploadPartCopy takes (all, or `x-amz-copy-source-range: bytes=a-b`) and the source ETag."""
-    _, _, e = _source(gw, user, headers)
+    _, _, e = _source(store, user, headers)
     first, length = 0, e.size
     rng = headers.get("x-amz-copy-source-range", "")
     if ranged and rng:
@@ -65,7 +62,7 @@ def read_source(gw: Gateway, user: User, headers: dict[str, str], ranged: bool) 
                           "where first and last are the zero-based offsets of the first and last bytes to copy",
                           ArgumentName="x-amz-copy-source-range", ArgumentValue=rng)
         first, length = r[0], r[1] - r[0] + 1
-    return gw.read_data(e.pieces, first, length), e.etag
+    return store.read_data(e.pieces, first, length), e.etag
 
 
 def _directive(headers: dict[str, str], name: str) -> str:
@@ -76,29 +73,29 @@ def _directive(headers: dict[str, str], name: str) -> str:
     return directive
 
 
-def copy_object(gw: Gateway, user: User, name: str, key: str, headers: dict[str, str]) -> Response:
+def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str, str]) -> Response:
     check_key(key)
-    dst = gw.bucket(user, name)
-    src_bucket, src_key, e = _source(gw, user, headers)
+    dst = store.bucket(user, name)
+    src_bucket, src_key, e = _source(store, user, headers)
     directive = _directive(headers, "x-amz-metadata-directive")
     tags = dict(e.tags) if _directive(headers, "x-amz-tagging-directive") == "COPY" else \
         tagging.from_header(headers.get("x-amz-tagging", ""))
     if e.size > MAX_COPY:
         raise S3Error("InvalidRequest", "the specified copy source is larger than the maximum allowable size for a "
                       "copy source: 5368709120")
-    same = (gw.bucket(user, src_bucket) is dst and src_key == key)
+    same = (store.bucket(user, src_bucket) is dst and src_key == key)
     if same and directive == "COPY":
         raise S3Error("InvalidRequest", "This copy request is illegal because it is trying to copy an object to "
                       "itself without changing the object's metadata, storage class, website redirect location or "
                       "encryption attributes.")
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
     grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
-    data = gw.read_data(e.pieces, 0, e.size)
-    tag = gw.new_tag()
-    pieces = gw.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
-    entry = ObjectEntry(key, e.size, e.etag, gw.wall(), user.id, pieces, attrs, acl=grants,
+    data = store.read_data(e.pieces, 0, e.size)
+    tag = store.new_tag()
+    pieces = store.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
+    entry = ObjectEntry(key, e.size, e.etag, store.wall(), user.id, pieces, attrs, acl=grants,
                         checksums=dict(e.checksums), tags=tags)  # same bytes, same checksums
-    vh = gw.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
+    vh = store.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
     hdrs = [("Content-Type", "application/xml"), *vh]
     if dst.versioning or e.version_id != "null":
         hdrs.append(("x-amz-copy-source-version-id", e.version_id))

@@ -29,7 +29,7 @@ DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale
     extra["zone"]         RGW zone name (default "default")
     extra["users_file"]   JSON/YAML users to create at start-up (optional)
 
-Concurrency: `DaemonGateway` makes its RADOS calls without the gateway's lock (the lock guards the
+Concurrency: the daemon's gateway makes its RADOS calls without the store's lock (the lock guards the
 pure Cluster model, which this daemon does not have; the monitor orders concurrent object I/O
 itself), and requests run on a 32-thread pool instead of asyncio's default (cpu + 4).
 """
@@ -37,7 +37,6 @@ itself), and requests run on a 32-thread pool instead of asyncio's default (cpu 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import sys
@@ -68,7 +67,6 @@ HTTP_THREADS = 32
 DATA_POOL = "default.rgw.buckets.data"
 INDEX_POOL = "default.rgw.buckets.index"
 CALL_TIMEOUT_S = 60.0
-_CODES = {"NOT_FOUND", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "DATA_LOSS", "ALREADY_EXISTS", "UNAVAILABLE"}
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
 
 
@@ -84,9 +82,7 @@ class MonCluster:
         try:
             return getattr(self.stub, method)(request, timeout=self.timeout)
         except grpc.RpcError as e:
-            name = e.code().name
-            code = name if name in _CODES else "UNAVAILABLE"   # deadline, monitor gone: the backend is unavailable
-            raise CephError(code, e.details() or name) from None  # type: ignore[arg-type]
+            raise CephError.from_rpc(e) from None  # a deadline, the monitor gone: UNAVAILABLE
 
     def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
         data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
@@ -104,14 +100,8 @@ class MonCluster:
     def users(self) -> list[pb.RgwUser]:
         return list(self._call("UserList", pb.UserListRequest()).users)
 
-
-class DaemonGateway(Gateway):
-    """The gateway over the monitor: RADOS calls need no gateway lock (MonCluster is thread-safe and
-    the monitor serialises what must be), so concurrent requests overlap their I/O. Same blocking
-    semantics as `Gateway._rados`: UNAVAILABLE is retried until `op_timeout`, then 503."""
-
-    def _rados_guard(self) -> contextlib.AbstractContextManager[object]:
-        return contextlib.nullcontext()
+    def create_user(self, user: pb.RgwUser) -> None:
+        self._call("UserCreate", pb.UserCreateRequest(user=user))
 
 
 class MonUsers(Users):
@@ -177,7 +167,7 @@ def seed_users(cluster: MonCluster, path: str | None) -> int:
         if u["access_key"] in have:
             continue
         try:
-            cluster._call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(**u)))
+            cluster.create_user(pb.RgwUser(**u))
             made += 1
         except CephError as e:
             if e.code != "ALREADY_EXISTS":
@@ -200,9 +190,10 @@ async def _serve(cfg: DaemonConfig) -> None:
             if made:
                 log.info("created %d RGW users from %s", made, x["users_file"])
             users = await asyncio.to_thread(MonUsers, cluster)
-            gw = DaemonGateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
-                         op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now)
-            restored, uploads = await asyncio.to_thread(restore, gw, cluster, users)
+            # RADOS calls need no store lock: MonCluster is thread-safe and the monitor serialises what must be
+            gw = Gateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
+                         op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now, rados_lock=False)
+            restored, uploads = await asyncio.to_thread(restore, gw.store, cluster, users)
             break
         except CephError as e:
             log.info("waiting for the monitor at %s: %s", x["mon"], e.message)
@@ -237,7 +228,7 @@ async def _lifecycle_passes(gw: Gateway, day: float, stop: asyncio.Event) -> Non
         except TimeoutError:
             pass
         try:
-            done = await asyncio.to_thread(lifecycle.run, gw, time.time(), day)
+            done = await asyncio.to_thread(lifecycle.run, gw.store, time.time(), day)
         except Exception as e:  # noqa: BLE001 - the monitor away, a PG inactive: the next pass tries again
             log.warning("lifecycle pass failed: %s", e)
             continue

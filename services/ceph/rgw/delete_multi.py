@@ -7,23 +7,20 @@ SDKs, an x-amz-checksum-* that the authenticator has already verified), as S3 re
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
 
-from services.ceph.rgw import authz, s3_xml
+from services.ceph.rgw import authz, objects, s3_xml
 from services.ceph.rgw.entity import check_md5
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 MAX_KEYS = 1000
 
 
-def delete_objects(gw: Gateway, user: User, name: str, headers: dict[str, str], body: bytes) -> Response:
-    gw.bucket(user, name)
+def delete_objects(store: Store, user: User, name: str, headers: dict[str, str], body: bytes) -> Response:
+    store.bucket(user, name)
     if "content-md5" not in headers and not any(h.startswith("x-amz-checksum-") and h != "x-amz-checksum-algorithm"
                                                 for h in headers):
         raise S3Error("InvalidRequest", "Missing required header for this request: Content-MD5")
@@ -40,8 +37,8 @@ def delete_objects(gw: Gateway, user: User, name: str, headers: dict[str, str], 
             raise S3Error("MalformedXML", "each Object needs a Key")
         vid = o.findtext("VersionId")
         try:
-            authz.authorize(gw, user, "s3:DeleteObjectVersion" if vid else "s3:DeleteObject", name, key, vid)
-            resp = gw.delete_object(user, name, key, vid)
+            authz.authorize(store, user, "s3:DeleteObjectVersion" if vid else "s3:DeleteObject", name, key, vid)
+            resp = objects.delete_object(store, user, name, key, vid)
         except S3Error as e:
             out.append(f"<Error>{el('Key', key)}{el('VersionId', vid) if vid else ''}{el('Code', e.code)}"
                        f"{el('Message', e.message)}</Error>")

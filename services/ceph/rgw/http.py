@@ -24,9 +24,10 @@ from pathlib import Path
 from services.ceph.memtune import tune_malloc
 from services.ceph.rgw import received
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
-from services.ceph.rgw.gateway import Gateway, Request, Response
+from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.received import ReceivedBody
 from services.ceph.rgw.users import Users
+from services.ceph.rgw.wire import Request, Response
 
 log = logging.getLogger("rgw.http")
 MAX_HEADER = 64 << 10

@@ -16,44 +16,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-from services.ceph.rgw import s3_xml
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, meta_name
+from services.ceph.rgw import multipart, objects, s3_xml
+from services.ceph.rgw.bucket_index import Bucket, Rule
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.wire import Request, Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 DAY = 86400.0
 MAX_RULES = 1000
-
-
-@dataclass
-class Rule:
-    id: str
-    enabled: bool
-    prefix: str = ""
-    tags: dict[str, str] = field(default_factory=dict)
-    size_gt: int | None = None
-    size_lt: int | None = None
-    days: int | None = None  # Expiration
-    date: float | None = None  # Expiration, epoch seconds of a midnight UTC
-    expired_marker: bool = False  # Expiration/ExpiredObjectDeleteMarker
-    noncurrent_days: int | None = None
-    abort_days: int | None = None
-
-    def matches_version(self, e: ObjectEntry) -> bool:
-        """A delete marker has no tags or size: the prefix alone decides for it."""
-        return e.key.startswith(self.prefix) if e.delete_marker else self.matches(e)
-
-    def matches(self, e: ObjectEntry) -> bool:
-        return (e.key.startswith(self.prefix) and all(e.tags.get(k) == v for k, v in self.tags.items())
-                and (self.size_gt is None or e.size > self.size_gt)
-                and (self.size_lt is None or e.size < self.size_lt))
 
 
 def _bad(message: str) -> S3Error:
@@ -178,13 +151,12 @@ def to_xml(rules: list[Rule]) -> bytes:
     return s3_xml.document("LifecycleConfiguration", out)
 
 
-def bucket_lifecycle(gw: Gateway, req: Request, b: Bucket) -> Response:
+def bucket_lifecycle(store: Store, req: Request, b: Bucket) -> Response:
     """`?lifecycle` on a bucket: PUT replaces its rules, GET returns them, DELETE drops them."""
-    name = meta_name(b.tenant, b.name, "lifecycle")
     if req.method == "PUT":
         rules = parse(req.body)  # refused before anything changes
-        gw._put(gw.index_pool, name, req.body)
-        with gw.lock:
+        store.put_meta(b, "lifecycle", req.body)
+        with store.lock:
             b.lifecycle = rules
         return Response(200)
     if req.method == "GET":
@@ -193,8 +165,8 @@ def bucket_lifecycle(gw: Gateway, req: Request, b: Bucket) -> Response:
                           f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/xml")], to_xml(b.lifecycle))
     if req.method == "DELETE":
-        gw.remove_later([(gw.index_pool, name)])
-        with gw.lock:
+        store.drop_meta(b, "lifecycle")
+        with store.lock:
             b.lifecycle = []
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?lifecycle")
@@ -214,13 +186,13 @@ class PassResult:
     aborted: list[str] = field(default_factory=list)  # upload ids
 
 
-def run_bucket(gw: Gateway, b: Bucket, now: float, day: float = DAY) -> PassResult:
+def run_bucket(store: Store, b: Bucket, now: float, day: float = DAY) -> PassResult:
     """One lifecycle pass over bucket `b` at wall time `now`."""
     done = PassResult()
     rules = [r for r in b.lifecycle if r.enabled]
     if not rules:
         return done
-    with gw.lock:
+    with store.lock:
         histories = {k: list(v) for k, v in b.versions.items()}
     for key, history in histories.items():
         current = history[0]
@@ -229,41 +201,41 @@ def run_bucket(gw: Gateway, b: Bucket, now: float, day: float = DAY) -> PassResu
                 continue
             if (r.days is not None and _reached(current.mtime, r.days, now, day)) or (
                     r.date is not None and now >= r.date):
-                gw.delete_object(b.owner, b.name, key)
+                objects.delete_object(store, b.owner, b.name, key)
                 done.expired.append(key)
                 break
         if done.expired and done.expired[-1] == key:
             continue  # its versions became noncurrent just now, and a new marker is not a lone old one
-        with gw.lock:
+        with store.lock:
             history = list(b.versions.get(key, []))
         for newer, old in zip(history, history[1:], strict=False):
             for r in rules:
                 if (r.noncurrent_days is not None and r.matches_version(old)
                         and _reached(newer.mtime, r.noncurrent_days, now, day)):
-                    gw.delete_object(b.owner, b.name, key, old.version_id)
+                    objects.delete_object(store, b.owner, b.name, key, old.version_id)
                     done.noncurrent.append((key, old.version_id))
                     break
-        with gw.lock:
+        with store.lock:
             history = list(b.versions.get(key, []))
         if len(history) == 1 and history[0].delete_marker and any(
                 r.expired_marker and r.matches_version(history[0]) for r in rules):
-            gw.delete_object(b.owner, b.name, key, history[0].version_id)
+            objects.delete_object(store, b.owner, b.name, key, history[0].version_id)
             done.markers.append(key)
-    with gw.lock:
-        uploads = list(gw.multipart._of(b).values())
+    with store.lock:
+        uploads = list(store.uploads_of(b).values())
     for up in uploads:
         if any(r.abort_days is not None and up.key.startswith(r.prefix)
                and _reached(up.initiated, r.abort_days, now, day) for r in rules):
             try:
-                gw.multipart.abort(b, up.key, up.upload_id)
+                multipart.Multipart(store).abort(b, up.key, up.upload_id)
                 done.aborted.append(up.upload_id)
             except S3Error:
                 pass  # completed or aborted by its client meanwhile
     return done
 
 
-def run(gw: Gateway, now: float, day: float = DAY) -> dict[str, PassResult]:
+def run(store: Store, now: float, day: float = DAY) -> dict[str, PassResult]:
     """A lifecycle pass over every bucket with a configuration; bucket name → what it did."""
-    with gw.lock:
-        buckets = [b for b in gw.buckets.values() if b.lifecycle]
-    return {b.name: run_bucket(gw, b, now, day) for b in buckets}
+    with store.lock:
+        buckets = [b for b in store.buckets.values() if b.lifecycle]
+    return {b.name: run_bucket(store, b, now, day) for b in buckets}

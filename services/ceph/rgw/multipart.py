@@ -20,49 +20,20 @@ import base64
 import hashlib
 import json
 import secrets
-import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from services.ceph.rgw import acl, checksums, copy_object, s3_xml, tagging
-from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
+from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Request, Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
 MAX_PARTS = 10_000
 MAX_LIST = 1000
-
-
-@dataclass
-class Part:
-    number: int
-    etag: str  # hex MD5
-    size: int
-    mtime: float
-    pieces: list[tuple[str, int]]
-    checksum: str = ""  # base64, of the upload's checksum algorithm; "" when the upload has none
-
-
-@dataclass
-class Upload:
-    upload_id: str
-    key: str
-    owner: User
-    initiated: float
-    attrs: dict[str, str]
-    parts: dict[int, Part] = field(default_factory=dict)
-    acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
-    checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
-    tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
-    saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
 
 def _no_such_upload(upload_id: str) -> S3Error:
@@ -96,12 +67,11 @@ def _int_arg(q: dict[str, str], name: str, default: int) -> int:
 
 
 class Multipart:
-    def __init__(self, gw: Gateway) -> None:
-        self.gw = gw
-        self.uploads: dict[tuple[str, str], dict[str, Upload]] = {}  # (tenant, bucket) → upload id → upload
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
     def _of(self, b: Bucket) -> dict[str, Upload]:
-        return self.uploads.setdefault((b.tenant, b.name), {})
+        return self.store.uploads_of(b)
 
     def _upload(self, b: Bucket, key: str, upload_id: str) -> Upload:
         up = self._of(b).get(upload_id)
@@ -109,11 +79,8 @@ class Multipart:
             raise _no_such_upload(upload_id)
         return up
 
-    def pending(self, b: Bucket) -> int:
-        return len(self._of(b))
-
     def dispatch(self, req: Request, user: User, name: str, key: str, q: dict[str, str]) -> Response:
-        b = self.gw.bucket(user, name)
+        b = self.store.bucket(user, name)
         m = req.method
         if m == "POST" and "uploads" in q:
             return self.create(b, user, key, req.headers)
@@ -125,7 +92,7 @@ class Multipart:
                               ArgumentName="partNumber", ArgumentValue=n)
             up = self._upload(b, key, upload_id)
             if "x-amz-copy-source" in req.headers:
-                data, src_etag = copy_object.read_source(self.gw, user, req.headers, ranged=True)
+                data, src_etag = copy_object.read_source(self.store, user, req.headers, ranged=True)
                 part = self._put_part(b, up, int(n), data, {}, {})
                 cks = el(_checksum_element(up.checksum_algorithm), part.checksum) if part.checksum else ""
                 body = s3_xml.document("CopyPartResult", el("LastModified", s3_xml.iso8601(part.mtime))
@@ -147,11 +114,11 @@ class Multipart:
         check_key(key)
         algorithm = _checksum_algorithm(headers)
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
-        up = Upload(upload_id, key, user, self.gw.wall(), object_attrs(headers),
+        up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
                     acl=acl.from_headers(headers, b.owner.id) or [], checksum_algorithm=algorithm,
                     tags=tagging.from_header(headers.get("x-amz-tagging", "")))
         self._save(b, up)
-        with self.gw.lock:
+        with self.store.lock:
             self._of(b)[upload_id] = up
         body = s3_xml.document("InitiateMultipartUploadResult",
                                el("Bucket", b.name) + el("Key", key) + el("UploadId", upload_id))
@@ -162,12 +129,12 @@ class Multipart:
         """The upload's `.meta` record (RGW keeps it next to the parts; here in the index pool), from
         which a restarted gateway restores the upload. Written in turn, so the last one has every part."""
         with up.saving:
-            with self.gw.lock:
+            with self.store.lock:
                 record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
                           "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
                           "tags": up.tags,
                           "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
-            self.gw._put(self.gw.index_pool, _meta_name(b, up), json.dumps(record).encode())
+            self.store.put(self.store.index_pool, _meta_name(b, up), json.dumps(record).encode())
 
     def restore(self, b: Bucket, record: dict, owner: User, listed: set[str], name: str) -> bool:
         """Take back an upload from its `.meta` record (restore.py). One whose parts an object
@@ -175,11 +142,11 @@ class Multipart:
         parts = {int(n): Part(int(n), etag, size, mtime, [tuple(p) for p in pieces], checksum)
                  for n, (etag, size, mtime, pieces, checksum) in record["parts"].items()}
         if any(piece in listed for p in parts.values() for piece, _ in p.pieces):
-            self.gw.remove_later([(self.gw.index_pool, name)])
+            self.store.remove_later([(self.store.index_pool, name)])
             return False
         up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
                     record["acl"], record["checksum_algorithm"], record["tags"])
-        with self.gw.lock:
+        with self.store.lock:
             self._of(b)[up.upload_id] = up
         return True
 
@@ -190,18 +157,18 @@ class Multipart:
             raise S3Error("EntityTooLarge", "a part is limited to 5 GiB")
         checksum = _part_checksum(up, data, sent)
         tag = f"{up.upload_id}.{secrets.token_hex(4)}"  # a re-sent part never overwrites the one it replaces
-        etag, pieces = self.gw.write_data_md5(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
+        etag, pieces = self.store.write_data_md5(f"{b.marker}__multipart_{up.key}.{tag}.{n}",
                                               f"{b.marker}__shadow_{up.key}.{tag}.{n}", data, headers)
-        part = Part(n, etag, len(data), self.gw.wall(), pieces, checksum)
-        with self.gw.lock:
+        part = Part(n, etag, len(data), self.store.wall(), pieces, checksum)
+        with self.store.lock:
             if self._of(b).get(up.upload_id) is not up:  # aborted or completed meanwhile
-                self.gw.free([_as_entry(part)])
+                self.store.free([_as_entry(part)])
                 raise _no_such_upload(up.upload_id)
             old = up.parts.get(n)
             up.parts[n] = part
         self._save(b, up)
         if old is not None:
-            self.gw.free([_as_entry(old)])
+            self.store.free([_as_entry(old)])
         return part
 
     def complete(self, b: Bucket, key: str, upload_id: str, body: bytes) -> Response:
@@ -222,7 +189,7 @@ class Multipart:
         if not wanted:
             raise S3Error("MalformedXML", "the XML you provided was not well-formed or did not validate against "
                           "our published schema: no parts")
-        with self.gw.lock:
+        with self.store.lock:
             nums = [n for n, _, _ in wanted]
             if any(a >= c for a, c in zip(nums, nums[1:], strict=False)):
                 raise S3Error("InvalidPartOrder", "the list of parts was not in ascending order; parts must be "
@@ -244,20 +211,20 @@ class Multipart:
         digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts)).hexdigest()
         etag = f"{digest}-{len(parts)}"
         composite = _composite(algorithm, parts)
-        head = f"{b.marker}__:{self.gw.new_tag()}_{key}"
+        head = f"{b.marker}__:{self.store.new_tag()}_{key}"
         try:
-            self.gw._put(self.gw.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
+            self.store.put(self.store.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
-            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.gw.wall(), up.owner.id, pieces,
+            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
                                 parts=[p.size for p in parts])
-            vh = self.gw.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
+            vh = self.store.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
-            with self.gw.lock:
+            with self.store.lock:
                 self._of(b)[upload_id] = up  # still complete-able or abortable
             raise
         named = {p.number for p in parts}
-        self.gw.free([_as_entry(p) for n, p in up.parts.items() if n not in named])
+        self.store.free([_as_entry(p) for n, p in up.parts.items() if n not in named])
         self._drop_meta(b, up)
         body = s3_xml.document("CompleteMultipartUploadResult",
                                el("Location", f"/{b.name}/{key}") + el("Bucket", b.name) + el("Key", key)
@@ -268,13 +235,13 @@ class Multipart:
         return _resp(200, body, vh)
 
     def _drop_meta(self, b: Bucket, up: Upload) -> None:
-        self.gw.remove_later([(self.gw.index_pool, _meta_name(b, up))])
+        self.store.remove_later([(self.store.index_pool, _meta_name(b, up))])
 
     def abort(self, b: Bucket, key: str, upload_id: str) -> Response:
-        with self.gw.lock:
+        with self.store.lock:
             up = self._upload(b, key, upload_id)
             del self._of(b)[upload_id]
-        self.gw.free([_as_entry(p) for p in up.parts.values()])
+        self.store.free([_as_entry(p) for p in up.parts.values()])
         self._drop_meta(b, up)
         return _resp(204, b"")
 
@@ -302,7 +269,7 @@ class Multipart:
         prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
         key_marker, id_marker = q.get("key-marker", ""), q.get("upload-id-marker", "")
         max_uploads = min(_int_arg(q, "max-uploads", MAX_LIST), MAX_LIST)
-        with self.gw.lock:
+        with self.store.lock:
             ups = sorted(self._of(b).values(), key=lambda u: (u.key, u.initiated, u.upload_id))
         items: list[Upload | str] = []
         truncated = False

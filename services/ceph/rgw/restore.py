@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from services.ceph.rgw import lifecycle, policy
+from services.ceph.rgw import lifecycle, multipart, policy
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
-from services.ceph.rgw.gateway import Gateway
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
 
 
@@ -32,9 +32,10 @@ def _owner(users: _Owners, user_id: str) -> User:
     return User(uid, uid, "", "", tenant)
 
 
-def restore(gw: Gateway, cluster: IndexReader, users: _Owners) -> tuple[int, int]:
-    """Fill `gw` from the index pool; returns (object versions, multipart uploads) restored."""
-    pool = gw.index_pool
+def restore(store: Store, cluster: IndexReader, users: _Owners) -> tuple[int, int]:
+    """Fill `store` from the index pool; returns (object versions, multipart uploads) restored."""
+    pool = store.index_pool
+    uploading = multipart.Multipart(store)
     records: list[str] = []
     attrs: dict[str, dict[str, bytes]] = {}  # bucket record name → attribute → value
     for m in cluster.list_objects(pool, ".bucket.meta."):
@@ -60,11 +61,11 @@ def restore(gw: Gateway, cluster: IndexReader, users: _Owners) -> tuple[int, int
             entries.append(ObjectEntry(**d))
         for e in sorted(entries, key=lambda e: e.mtime):
             b.install(e)
-        gw.buckets[(b.tenant, b.name)] = b
+        store.buckets[(b.tenant, b.name)] = b
         versions += len(entries)
         listed = {piece for e in entries for piece, _ in e.pieces}
         for row in cluster.list_objects(pool, f"{b.marker}__multipart_"):
             if row.name.endswith(".meta"):
                 up = json.loads(cluster.get(pool, row.name))
-                uploads += gw.multipart.restore(b, up, _owner(users, up["owner"]), listed, row.name)
+                uploads += uploading.restore(b, up, _owner(users, up["owner"]), listed, row.name)
     return versions, uploads

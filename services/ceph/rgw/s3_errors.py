@@ -1,8 +1,11 @@
-"""S3 error responses: the code, HTTP status and XML body RGW sends (rgw_common.cc's error table)."""
+"""S3 error responses: the code, HTTP status and XML body RGW sends (rgw_common.cc's error table).
+Every refusal in the gateway is an `S3Error`, and `S3Error.response` is the one place it becomes HTTP."""
 
 from __future__ import annotations
 
 from xml.sax.saxutils import escape
+
+from services.ceph.rgw.wire import Response
 
 # code → HTTP status, as RGW maps them
 STATUS: dict[str, int] = {
@@ -63,9 +66,26 @@ class S3Error(Exception):
         self.extra = extra
         self.headers: list[tuple[str, str]] = []  # sent with the error (x-amz-delete-marker, ...)
 
+    @classmethod
+    def of(cls, exc: Exception) -> S3Error:
+        """`exc` as the S3 error the client gets: a bug is an InternalError, never a dropped connection."""
+        return exc if isinstance(exc, S3Error) else cls("InternalError", f"{type(exc).__name__}: {exc}")
+
     @property
     def status(self) -> int:
         return STATUS.get(self.code, 500)
+
+    def response(self, request_id: str, path: str, head: bool = False) -> Response:
+        """The HTTP response: status, the error's headers, the XML body (none for a HEAD, whose
+        Content-Length is still the body's); `path` is the resource when the error names none."""
+        self.resource = self.resource or path
+        size = self.extra.pop("size", None)  # InvalidRange: the object's size, sent as Content-Range
+        body = self.xml(request_id)
+        resp = Response(self.status, [("Content-Type", "application/xml"), *self.headers], b"" if head else body,
+                        len(body))
+        if size is not None:
+            resp.headers.append(("Content-Range", f"bytes */{size}"))
+        return resp
 
     def xml(self, request_id: str) -> bytes:
         # element names with a hyphen (X-Amz-Expires) come in as keyword arguments with an underscore

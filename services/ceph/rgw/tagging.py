@@ -8,17 +8,14 @@ changes nothing.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from services.ceph.rgw import s3_xml
-from services.ceph.rgw.bucket_index import Bucket, meta_name
+from services.ceph.rgw.bucket_index import Bucket
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
+from services.ceph.rgw.store import Store
 from services.ceph.rgw.wire import Request, Response
-
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
 
 MAX_OBJECT_TAGS = 10
 MAX_BUCKET_TAGS = 50
@@ -71,27 +68,24 @@ def count_header(tags: dict[str, str]) -> list[tuple[str, str]]:
     return [("x-amz-tagging-count", str(len(tags)))] if tags else []
 
 
-def object_tagging(gw: Gateway, req: Request, b: Bucket, key: str, version_id: str | None) -> Response:
+def object_tagging(store: Store, req: Request, b: Bucket, key: str, version_id: str | None) -> Response:
     """`?tagging` on an object version: PUT replaces its tag set, DELETE empties it, GET returns it."""
-    e = gw.lookup(b, key, version_id)
+    e = store.lookup(b, key, version_id)
     vh = [("x-amz-version-id", e.version_id)] if b.versioning else []
     if req.method in ("PUT", "DELETE"):
         tags = from_xml(req.body) if req.method == "PUT" else {}
-        gw._put(gw.index_pool, gw._index_name(b, e), json.dumps({**e.__dict__, "tags": tags}).encode())
-        with gw.lock:  # the index entry first: a refused write changes nothing
-            e.tags = tags
+        store.update(b, e, tags=tags)  # the index entry first: a refused write changes nothing
         return Response(200 if req.method == "PUT" else 204, vh)
     if req.method == "GET":
         return Response(200, [("Content-Type", "application/xml"), *vh], to_xml(e.tags))
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?tagging")
 
 
-def bucket_tagging(gw: Gateway, req: Request, b: Bucket) -> Response:
-    name = meta_name(b.tenant, b.name, "tagging")
+def bucket_tagging(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         tags = from_xml(req.body, for_bucket=True)
-        gw._put(gw.index_pool, name, json.dumps(tags).encode())
-        with gw.lock:
+        store.put_meta(b, "tagging", json.dumps(tags).encode())
+        with store.lock:
             b.tags = tags
         return Response(200)
     if req.method == "GET":
@@ -99,8 +93,8 @@ def bucket_tagging(gw: Gateway, req: Request, b: Bucket) -> Response:
             raise S3Error("NoSuchTagSet", "There is no tag set", f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/xml")], to_xml(b.tags))
     if req.method == "DELETE":
-        gw.remove_later([(gw.index_pool, name)])
-        with gw.lock:
+        store.drop_meta(b, "tagging")
+        with store.lock:
             b.tags = {}
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?tagging")

@@ -1,40 +1,23 @@
-"""Bucket versioning: the configuration document, version ids, and ListObjectVersions.
+"""Bucket versioning: the `?versioning` configuration document, and ListObjectVersions.
 
 A bucket starts unversioned; once Enabled it can only be Suspended, never unversioned again (S3
 accepts no other Status). Enabled: every write and every plain DELETE (a delete marker) makes a
 new version with a fresh id. Suspended: they make the "null" version, replacing the previous
-null one; older versions stay. Where versions live is `bucket_index.Bucket`.
+null one; older versions stay. Where versions live, and their ids, is `bucket_index`.
 """
 
 from __future__ import annotations
 
 import bisect
-import secrets
-import string
-from typing import TYPE_CHECKING
 
 from services.ceph.rgw import s3_xml
 from services.ceph.rgw.bucket_index import Bucket
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
-from services.ceph.rgw.wire import Response
+from services.ceph.rgw.store import Store
+from services.ceph.rgw.wire import Request, Response
 
-if TYPE_CHECKING:
-    from services.ceph.rgw.gateway import Gateway
-
-# RGW's gen_rand_alphanumeric_no_underscore table: an id may start with "-", so the AWS CLI
-# needs `--version-id=ID` for such ids against real RGW too.
-ID_CHARS = string.ascii_letters + string.digits + "-."
 MAX_LIST = 1000
-
-
-def new_version_id() -> str:
-    """32 characters like RGW's instance ids; sorting them means nothing, the history order does."""
-    return "".join(secrets.choice(ID_CHARS) for _ in range(32))
-
-
-def valid_id(version_id: str) -> bool:
-    return version_id == "null" or (len(version_id) == 32 and all(c in ID_CHARS for c in version_id))
 
 
 def parse_config(body: bytes) -> str:
@@ -52,7 +35,20 @@ def config_xml(status: str) -> bytes:
     return s3_xml.document("VersioningConfiguration", el("Status", status) if status else "")
 
 
-def list_versions(gw: Gateway, b: Bucket, q: dict[str, str]) -> Response:
+def bucket_versioning(store: Store, req: Request, b: Bucket) -> Response:
+    """`?versioning` on a bucket: PUT sets its status, GET returns it."""
+    if req.method == "PUT":
+        status = parse_config(req.body)
+        store.put_meta(b, "versioning", status.encode())
+        with store.lock:
+            b.versioning = status
+        return Response(200)
+    if req.method == "GET":
+        return Response(200, [("Content-Type", "application/xml")], config_xml(b.versioning))
+    raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?versioning")
+
+
+def list_versions(store: Store, b: Bucket, q: dict[str, str]) -> Response:
     prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
     key_marker, id_marker = q.get("key-marker", ""), q.get("version-id-marker", "")
     try:
@@ -68,7 +64,7 @@ def list_versions(gw: Gateway, b: Bucket, q: dict[str, str]) -> Response:
     count = 0
     truncated = False
     next_key = next_id = ""
-    with gw.lock:
+    with store.lock:
         start = bisect.bisect_left(b.version_keys, max(key_marker, prefix))
         for key in b.version_keys[start:]:
             if not key.startswith(prefix):

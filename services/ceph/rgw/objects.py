@@ -1,0 +1,117 @@
+"""Objects: PutObject, GetObject/HeadObject (whole, a Range, or one part of a multipart upload) and
+DeleteObject, over the store's striped data and versioned index (store.py)."""
+
+from __future__ import annotations
+
+from itertools import chain
+
+from services.ceph.rgw import acl, conditional, s3_xml, tagging
+from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
+from services.ceph.rgw.entity import check_key, object_attrs, parse_range
+from services.ceph.rgw.multipart import MAX_PARTS
+from services.ceph.rgw.s3_errors import S3Error
+from services.ceph.rgw.store import Store
+from services.ceph.rgw.users import User
+from services.ceph.rgw.wire import Response
+
+MAX_PUT = 5 << 30  # S3's single PUT limit
+
+
+def put_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], body: bytes,
+               checksums: dict[str, str] | None = None) -> Response:
+    b = store.bucket(user, name)
+    check_key(key)
+    if len(body) > MAX_PUT:
+        raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
+    attrs = object_attrs(headers)
+    grants = acl.from_headers(headers, b.owner.id) or []
+    tags = tagging.from_header(headers.get("x-amz-tagging", ""))
+    tag = store.new_tag()
+    etag, pieces = store.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
+    entry = ObjectEntry(key, len(body), etag, store.wall(), user.id, pieces, attrs, acl=grants,
+                        checksums=dict(checksums or {}), tags=tags)
+    vh = store.commit(b, entry)  # on failure it frees the data unless the entry may have landed
+    return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
+
+def get_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], head: bool,
+               version_id: str | None = None, part_number: str | None = None) -> Response:
+    """GET/HEAD of an object version, whole, a `Range`, or one part of a multipart upload
+    (`partNumber`: the bytes that part had; an object not uploaded in parts is one part)."""
+    if part_number is not None and "range" in headers:
+        raise S3Error("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+    b = store.bucket(user, name)
+    e = store.lookup(b, key, version_id)
+    hdrs = [("ETag", f'"{e.etag}"'), ("Last-Modified", s3_xml.http_date(e.mtime)), ("Accept-Ranges", "bytes")]
+    if b.versioning:
+        hdrs.append(("x-amz-version-id", e.version_id))
+    try:
+        conditional.check(headers, e.etag, e.mtime)
+    except conditional.NotModified:
+        raise _NotModified(hdrs) from None
+    hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
+    first, last = 0, e.size - 1
+    status = 200
+    r = parse_range(headers.get("range", ""), e.size) if part_number is None else _part_range(e, part_number)
+    if part_number is not None and e.parts:
+        hdrs.append(("x-amz-mp-parts-count", str(len(e.parts))))
+    if r is not None:
+        first, last = r
+        status = 206
+        hdrs.append(("Content-Range", f"bytes {first}-{last}/{e.size}"))
+    length = max(last - first + 1, 0)
+    if r is None and headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+        hdrs += list(e.checksums.items())  # as stored at upload (RGW's x-amz-content-checksum attr)
+    if head:
+        return Response(status, hdrs, b"", length)
+    # Streamed as RGW does: the first stripe is read before the status is sent (so that a failure
+    # there is an S3 error), each next one while the one before it goes out. A stripe that fails
+    # later ends the connection short of Content-Length, which clients report as an error.
+    parts = store.iter_parts(e.pieces, first, length)
+    head_part = next(parts, None)
+    if head_part is None or len(head_part) == length:  # all in one RADOS object (a small object)
+        return Response(status, hdrs, length=length, parts=[] if head_part is None else [head_part])
+    return Response(status, hdrs, length=length, parts=chain([head_part], parts))
+
+def delete_object(store: Store, user: User, name: str, key: str, version_id: str | None = None) -> Response:
+    """S3 DELETE: a named version is removed for good; otherwise an unversioned bucket drops the
+    object, a versioned one gains a delete marker (the "null" one when versioning is suspended)."""
+    b = store.bucket(user, name)
+    hdrs = []
+    if version_id is not None:
+        e = b.version(key, version_id)
+        if e is None:
+            if not valid_id(version_id):
+                raise S3Error("InvalidArgument", "invalid version id specified", ArgumentName="versionId",
+                              ArgumentValue=version_id)
+            return Response(204, [("x-amz-version-id", version_id)])
+        store.drop_version(b, e)
+        hdrs.append(("x-amz-version-id", e.version_id))
+        if e.delete_marker:
+            hdrs.append(("x-amz-delete-marker", "true"))
+    elif not b.versioning:
+        e = b.latest(key)
+        if e is not None:
+            store.drop_version(b, e)
+    else:
+        dm = ObjectEntry(key, 0, "", store.wall(), user.id, [], {}, delete_marker=True)
+        hdrs = store.commit(b, dm) + [("x-amz-delete-marker", "true")]
+    return Response(204, hdrs)
+
+
+
+def _part_range(e: ObjectEntry, part_number: str) -> tuple[int, int] | None:
+    if not part_number.isdigit() or not 1 <= int(part_number) <= MAX_PARTS:
+        raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
+                      ArgumentName="partNumber", ArgumentValue=part_number)
+    sizes, n = e.parts or [e.size], int(part_number)
+    if n > len(sizes):  # RGW's answer (S3 says InvalidPartNumber, 416)
+        raise S3Error("InvalidPart", "the requested part number is not satisfiable", PartNumber=part_number)
+    first = sum(sizes[: n - 1])
+    return (first, first + sizes[n - 1] - 1) if sizes[n - 1] else None
+
+
+
+class _NotModified(conditional.NotModified):
+    def __init__(self, headers: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.headers = headers
