@@ -15,8 +15,6 @@ raises `TwinRpcError`, a bad argument `ValueError` or `KeyError`, before anythin
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.errors import TwinRpcError
 from emulator.rundir import RunDir, RunDirError
+from emulator.sdk import daemons
 
 OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
 IO_PIECE = 16 << 20   # RBD reads and writes go in calls of at most this many bytes
@@ -176,17 +175,12 @@ class CephAdmin:
         return self.call("CorruptChunk", pb.CorruptChunkRequest(pool=pool, object=obj, osd=osd, offset=offset))
 
     def pid(self, name: str) -> int:
-        daemons = self.run.read(self.run.daemons).get("daemons", {})
-        pid = daemons.get(name, {}).get("pid", 0)
-        if not pid:
-            raise RunDirError(f"{name} is not running (state {daemons.get(name, {}).get('state', 'unknown')})")
-        return int(pid)
+        """A Ceph daemon's pid while the supervisor's record of it still holds (RunDirError if not)."""
+        return daemons.running_pid(self.run, name)
 
     def kill(self, name: str) -> int:
         """SIGKILL a Ceph daemon by the supervisor's record of its pid; the supervisor restarts it."""
-        pid = self.pid(name)
-        os.kill(pid, signal.SIGKILL)
-        return pid
+        return daemons.kill(self.run, name)
 
     # RGW users
     def user_create(self, uid: str, display_name: str, email: str = "", tenant: str = "", access_key: str = "",

@@ -19,6 +19,7 @@ import signal
 from typing import Any
 
 from emulator.rundir import RunDir, RunDirError
+from emulator.sdk import daemons
 
 
 class LustreAdmin:
@@ -57,10 +58,7 @@ class LustreAdmin:
     def kill_oss(self, oss: str) -> int:
         """Kill an OSS and keep it down (its partner takes over its OSTs); returns the pid killed."""
         marker = self._marker(oss)
-        daemons = self.run.read(self.run.daemons).get("daemons", {})
-        pid = int(daemons.get(oss, {}).get("pid") or 0)
-        if not pid:
-            raise RunDirError(f"{oss} is not running (state {daemons.get(oss, {}).get('state', 'unknown')})")
+        pid = daemons.running_pid(self.run, oss)   # before the marker: a refused fault changes nothing
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("oss-kill\n")   # first: the supervisor's restart finds it and stays down
         os.kill(pid, signal.SIGKILL)

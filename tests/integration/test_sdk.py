@@ -7,18 +7,23 @@ again in a fraction of a second of wall time.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
+from emulator import process
 from emulator.cli.main import app
 from emulator.client import Twin, TwinRpcError
 from emulator.rundir import RunDirError
 from services.fabric.subnet import missing_tools as fabric_missing
+from services.lustre.oss.daemon import fault_marker
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from tests.conftest import assert_nothing_left, skip_reason, twin_pids
 
@@ -189,3 +194,30 @@ def test_slurm_up_query_down(twin: Twin) -> None:
     assert slurm.squeue("-h").returncode == 0
     assert slurm.down() and slurm.running() is None
     assert slurm.down() == []
+
+
+def test_a_reused_pid_is_never_killed(tmp_path: Path) -> None:
+    """The OSD kill and Lustre's oss-kill signal a daemon only while daemons.json's pid is still that
+    daemon (its recorded start time); a refused oss-kill leaves no marker keeping the OSS down."""
+    data = tmp_path / "lustre"
+    manifest = {"twin": "t", "broker": {}, "daemons": [
+        {"name": "ceph-mon", "kind": "ceph_mon", "grpc": "127.0.0.1:1"},
+        {"name": "osd.3", "kind": "ceph_osd", "osd": 3, "grpc": "127.0.0.1:1"},
+        {"name": "oss01", "kind": "lustre_oss", "osts": [0], "partner": ""}],
+        "lustre": {"data_dir": str(data), "fsname": "lustre", "mds": ["127.0.0.1:1"],
+                   "osts": [{"index": 0, "servers": ["127.0.0.1:1"]}]}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    other = subprocess.Popen(["sleep", "300"])   # holds the pid the daemons once had
+    try:
+        wrong = process.start_time(other.pid) - 1
+        (tmp_path / "daemons.json").write_text(json.dumps({"daemons": {
+            name: {"pid": other.pid, "start": wrong, "state": "running"} for name in ("osd.3", "oss01")}}))
+        twin = Twin.connect(tmp_path)
+        with pytest.raises(RunDirError, match="osd.3 is not running"):
+            twin.ceph().inject_osd_fault(3, "kill")
+        with pytest.raises(RunDirError, match="oss01 is not running"), twin.lustre() as lu:
+            lu.kill_oss("oss01")
+        assert other.poll() is None and not fault_marker(data, "oss01").exists()
+    finally:
+        other.kill()
+        other.wait()
