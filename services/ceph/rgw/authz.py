@@ -151,18 +151,14 @@ def context(store: Store, user: User, action: str) -> dict[str, list[str]]:
 def bucket_policy(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         doc = policy.parse(req.body, b.name, b.tenant)  # MalformedPolicy before anything changes
-        store.put_meta(b, "policy", doc.text.encode())
-        with store.lock:
-            b.policy = doc
+        store.configure(b, "policy", doc, doc.text.encode())
         return Response(204)
     if req.method == "GET":
         if b.policy is None:
             raise S3Error("NoSuchBucketPolicy", "the bucket policy does not exist", f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/json")], b.policy.text.encode())
     if req.method == "DELETE":
-        store.drop_meta(b, "policy")
-        with store.lock:
-            b.policy = None
+        store.configure(b, "policy", None, None)
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?policy")
 
@@ -177,9 +173,7 @@ def _display(store: Store, ids: list[str]) -> dict[str, str]:
 def bucket_acl(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, b.owner.id, b.owner.id, for_object=False)
-        store.put_meta(b, "acl", json.dumps(grants).encode())
-        with store.lock:
-            b.acl = grants
+        store.configure(b, "acl", grants, json.dumps(grants).encode())
         return Response(200)
     if req.method == "GET":
         ids = [g.removeprefix("id:") for g, _ in b.acl]

@@ -47,8 +47,7 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
                          "created": b.created}).encode()
     store.put(store.index_pool, meta_name(user.tenant, name), record)
     if grants:
-        store.put_meta(b, "acl", json.dumps(grants).encode())
-        b.acl = grants
+        store.configure(b, "acl", grants, json.dumps(grants).encode())
     with store.lock:
         store.buckets[(user.tenant, name)] = b
     return Response(200, [("Location", f"/{name}")])

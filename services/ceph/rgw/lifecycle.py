@@ -155,9 +155,7 @@ def bucket_lifecycle(store: Store, req: Request, b: Bucket) -> Response:
     """`?lifecycle` on a bucket: PUT replaces its rules, GET returns them, DELETE drops them."""
     if req.method == "PUT":
         rules = parse(req.body)  # refused before anything changes
-        store.put_meta(b, "lifecycle", req.body)
-        with store.lock:
-            b.lifecycle = rules
+        store.configure(b, "lifecycle", rules, req.body)
         return Response(200)
     if req.method == "GET":
         if not b.lifecycle:
@@ -165,9 +163,7 @@ def bucket_lifecycle(store: Store, req: Request, b: Bucket) -> Response:
                           f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/xml")], to_xml(b.lifecycle))
     if req.method == "DELETE":
-        store.drop_meta(b, "lifecycle")
-        with store.lock:
-            b.lifecycle = []
+        store.configure(b, "lifecycle", [], None)
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?lifecycle")
 

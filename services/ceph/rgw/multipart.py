@@ -59,6 +59,14 @@ def _checksum_algorithm(headers: dict[str, str]) -> str:
     return algorithm
 
 
+def part_number(value: str) -> int:
+    """A `partNumber` query argument: 1 to 10,000."""
+    if not value.isdigit() or not 1 <= int(value) <= MAX_PARTS:
+        raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
+                      ArgumentName="partNumber", ArgumentValue=value)
+    return int(value)
+
+
 def _int_arg(q: dict[str, str], name: str, default: int) -> int:
     try:
         return int(q.get(name, default))
@@ -86,19 +94,16 @@ class Multipart:
             return self.create(b, user, key, req.headers)
         upload_id = q.get("uploadId", "")
         if m == "PUT" and "partNumber" in q:
-            n = q["partNumber"]
-            if not n.isdigit() or not 1 <= int(n) <= MAX_PARTS:
-                raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
-                              ArgumentName="partNumber", ArgumentValue=n)
+            n = part_number(q["partNumber"])
             up = self._upload(b, key, upload_id)
             if "x-amz-copy-source" in req.headers:
                 data, src_etag = copy_object.read_source(self.store, user, req.headers, ranged=True)
-                part = self._put_part(b, up, int(n), data, {}, {})
+                part = self._put_part(b, up, n, data, {}, {})
                 cks = el(_checksum_element(up.checksum_algorithm), part.checksum) if part.checksum else ""
                 body = s3_xml.document("CopyPartResult", el("LastModified", s3_xml.iso8601(part.mtime))
                                        + el("ETag", f'"{part.etag}"') + cks)
                 return _resp(200, body)
-            part = self._put_part(b, up, int(n), req.body, req.headers, req.checksums)
+            part = self._put_part(b, up, n, req.body, req.headers, req.checksums)
             name = f"x-amz-checksum-{up.checksum_algorithm}"
             computed = [(name, part.checksum)] if part.checksum and name not in req.checksums else []
             return _resp(200, b"", [("ETag", f'"{part.etag}"'), *computed])

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from itertools import chain
 
-from services.ceph.rgw import acl, conditional, s3_xml, tagging
+from services.ceph.rgw import acl, conditional, multipart, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
-from services.ceph.rgw.multipart import MAX_PARTS
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
@@ -100,10 +99,7 @@ def delete_object(store: Store, user: User, name: str, key: str, version_id: str
 
 
 def _part_range(e: ObjectEntry, part_number: str) -> tuple[int, int] | None:
-    if not part_number.isdigit() or not 1 <= int(part_number) <= MAX_PARTS:
-        raise S3Error("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive",
-                      ArgumentName="partNumber", ArgumentValue=part_number)
-    sizes, n = e.parts or [e.size], int(part_number)
+    sizes, n = e.parts or [e.size], multipart.part_number(part_number)
     if n > len(sizes):  # RGW's answer (S3 says InvalidPartNumber, 416)
         raise S3Error("InvalidPart", "the requested part number is not satisfiable", PartNumber=part_number)
     first = sum(sizes[: n - 1])

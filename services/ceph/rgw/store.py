@@ -35,6 +35,7 @@ from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
 
 T = TypeVar("T")
+_FIELDS = {"tagging": "tags"}  # the `Bucket` field of a bucket attribute, where its name is not the attribute's
 HEAD_SIZE = 4 << 20  # rgw_max_chunk_size
 STRIPE_SIZE = 4 << 20  # rgw_obj_stripe_size
 
@@ -107,10 +108,16 @@ class Store:
 
     # -- bucket attributes in the index pool -------------------------------------------------
 
-    def put_meta(self, b: Bucket, attr: str, data: bytes) -> None:
-        """Write one of a bucket's attributes (versioning, acl, policy, tagging, lifecycle) to the
-        index pool; the caller changes the in-memory bucket after, so a refused write changes nothing."""
-        self.put(self.index_pool, meta_name(b.tenant, b.name, attr), data)
+    def configure(self, b: Bucket, attr: str, value: object, record: bytes | None) -> None:
+        """Set one of a bucket's configurations (versioning, acl, policy, tagging, lifecycle) to `value`:
+        its index-pool object first (`record`; None removes it), then the in-memory bucket, so a refused
+        write changes nothing."""
+        if record is None:
+            self.drop_meta(b, attr)
+        else:
+            self.put(self.index_pool, meta_name(b.tenant, b.name, attr), record)
+        with self.lock:
+            setattr(b, _FIELDS.get(attr, attr), value)
 
     def drop_meta(self, b: Bucket, *attrs: str) -> None:
         self.remove_later([(self.index_pool, meta_name(b.tenant, b.name, attr)) for attr in attrs])

@@ -84,17 +84,13 @@ def object_tagging(store: Store, req: Request, b: Bucket, key: str, version_id: 
 def bucket_tagging(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         tags = from_xml(req.body, for_bucket=True)
-        store.put_meta(b, "tagging", json.dumps(tags).encode())
-        with store.lock:
-            b.tags = tags
+        store.configure(b, "tagging", tags, json.dumps(tags).encode())
         return Response(200)
     if req.method == "GET":
         if not b.tags:
             raise S3Error("NoSuchTagSet", "There is no tag set", f"/{b.name}", BucketName=b.name)
         return Response(200, [("Content-Type", "application/xml")], to_xml(b.tags))
     if req.method == "DELETE":
-        store.drop_meta(b, "tagging")
-        with store.lock:
-            b.tags = {}
+        store.configure(b, "tagging", {}, None)
         return Response(204)
     raise S3Error("MethodNotAllowed", f"{req.method} is not allowed on ?tagging")

@@ -39,9 +39,7 @@ def bucket_versioning(store: Store, req: Request, b: Bucket) -> Response:
     """`?versioning` on a bucket: PUT sets its status, GET returns it."""
     if req.method == "PUT":
         status = parse_config(req.body)
-        store.put_meta(b, "versioning", status.encode())
-        with store.lock:
-            b.versioning = status
+        store.configure(b, "versioning", status, status.encode())
         return Response(200)
     if req.method == "GET":
         return Response(200, [("Content-Type", "application/xml")], config_xml(b.versioning))
