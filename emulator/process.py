@@ -157,6 +157,16 @@ class Cgroup:
             if not left or time.monotonic() >= end:
                 return pids
 
+    def kill_except(self, keep: Iterable[int], timeout: float = KILL_WAIT_S) -> list[int]:
+        """SIGKILL every process in the cgroup but `keep` (a service's own daemons), and wait for them;
+        returns the pids killed."""
+        keep = set(keep)
+        victims = [p for p in self.pids() if p not in keep]
+        for p in victims:
+            _signal(p, signal.SIGKILL, False)
+        _wait_gone(victims, timeout)
+        return victims
+
     def remove(self) -> None:
         """Remove the (empty) cgroup; a cgroup still holding processes stays."""
         try:

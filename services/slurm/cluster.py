@@ -266,6 +266,10 @@ class SlurmCluster:
                     time.sleep(POLL)
             except subprocess.TimeoutExpired:
                 pass
+        if self.cgroup is not None:
+            # Steps still running now are ours to end: a slurmstepd that cannot report its end
+            # (netns: seen to hold its slurmd's SIGTERM ~15 s) would otherwise delay the stop.
+            self.cgroup.kill_except(self.pids)
         # slurmd first (they may still be killing steps), slurmctld, munged last.
         order = sorted(self.procs, key=lambda k: (k == "munged", k == "slurmctld"))
         stop_processes([self.procs[k].pid for k in order], timeout)

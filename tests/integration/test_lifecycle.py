@@ -208,3 +208,24 @@ def test_a_cgroup_holds_what_its_processes_spawn_in_new_sessions(tmp_path: Path)
         cgroup.kill()
         cgroup.remove()
     assert not cgroup.path.exists()
+
+
+@pytest.mark.skipif(process.cgroup2_mount() is None, reason="no writable cgroup v2 hierarchy")
+def test_a_cgroup_ends_a_services_stragglers_but_keeps_its_daemons() -> None:
+    # Slurm's stop ends leftover job steps first, so a slurmstepd cannot hold its slurmd's SIGTERM.
+    cgroup = process.Cgroup.create(f"test-keep-{os.getpid()}")
+    assert cgroup is not None
+    daemon = subprocess.Popen(cgroup.wrap(["sleep", "300"]))
+    step = subprocess.Popen(cgroup.wrap(["sleep", "300"]))
+    try:
+        end = time.monotonic() + 10
+        while sorted(cgroup.pids()) != sorted([daemon.pid, step.pid]) and time.monotonic() < end:
+            time.sleep(0.02)
+        assert cgroup.kill_except([daemon.pid]) == [step.pid]
+        assert not pid_alive(step.pid)   # killed and reaped
+        assert pid_alive(daemon.pid) and cgroup.pids() == [daemon.pid]
+    finally:
+        cgroup.kill()
+        daemon.wait(10)
+        step.wait(10)
+        cgroup.remove()
