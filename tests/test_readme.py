@@ -34,6 +34,8 @@ LOCK_WAIT_S = 1800  # other netns work on a shared machine; in CI the tests run 
 # The only README commands that do not run here, each with why. Keep this list short.
 SKIPPED_LINES = {
     "make test": "it runs the whole suite, which this test is part of",
+    "make chaos": "a 10-minute run; tests/chaos/test_chaos.py runs the 2-minute command below it",
+    ".venv/bin/twin chaos": "tests/chaos/test_chaos.py runs this seed and length, with its checks",
 }
 
 LEFT_RUNNING = "+++ the section left its twin running: twin down"
