@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -99,7 +100,7 @@ def script(section: Section) -> str:
         for i, line in enumerate(b.lines):
             skipped = [why for cmd, why in SKIPPED_LINES.items() if line.strip().startswith(cmd + " ")
                        or line.strip() == cmd]
-            out[b.fence + i] = f": skipped, {skipped[0]}" if skipped else line
+            out[b.fence + i] = f": skipped, {shlex.quote(skipped[0])}" if skipped else line
     return "\n".join(out) + "\n"
 
 
