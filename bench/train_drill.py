@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from emulator.client import Twin  # noqa: E402
-from services.drill import report_html  # noqa: E402
-from services.drill import runner as drill_runner  # noqa: E402
-from services.drill.spec import parse  # noqa: E402
+from workloads.drill import report_html  # noqa: E402
+from workloads.drill import runner as drill_runner  # noqa: E402
+from workloads.drill.spec import parse  # noqa: E402
 
 DRILL = {
     "name": "bench_su1024", "topology": "su-1024",

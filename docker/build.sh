@@ -7,7 +7,7 @@
 #
 # The build context is streamed as a tar of only what the image needs (no .venv, .git, run dirs),
 # so an unchanged tree hits the layer cache for every step and a rebuild takes seconds; an edit
-# under emulator/ or services/ rebuilds only the project layer, a pin change the dependency layer.
+# under emulator/, services/ or workloads/ rebuilds only the project layer, a pin change the dependency layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,7 @@ mkdir -p "$extra/docker"
 old=$(docker image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 start=$(date +%s)
 tar -c --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
-    pyproject.toml requirements.lock emulator services protos/gen topologies \
+    pyproject.toml requirements.lock emulator services workloads protos/gen topologies \
     docker/Dockerfile docker/twin-serve.py -C "$extra" docker |
     DOCKER_BUILDKIT=0 docker build -q ${NO_CACHE:+--no-cache} --network host -f docker/Dockerfile \
         --build-arg BASE_IMAGE="$BASE_IMAGE" ${PIP_INDEX_URL:+--build-arg PIP_INDEX_URL="$PIP_INDEX_URL"} \

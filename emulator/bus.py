@@ -30,7 +30,7 @@ Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
         {"ost"}, ost_active {"ost", "oss"}; ost_full, ost_full_clear {"ost"}; mds_failover {"mdt",
         "to", "from"}. `twin lustre fault` oss-kill/oss-start/ost-full/ost-clear/mds-kill each
         show as one of them (oss_down, oss_up, ost_full, ost_full_clear, mds_failover).
-    PREFIX/train/<job id>/<kind>          a training workload (`twin train`, services/train): kinds
+    PREFIX/train/<job id>/<kind>          a training workload (`twin train`, workloads/train): kinds
         start, progress (QoS 0, each step), checkpoint, failed, completed; every time in them is
         modelled ("modelled": true), never measured.
     PREFIX/status/<node>                  QoS 1, retained: "online", or "offline" (also the

@@ -14,10 +14,10 @@ from typing import Annotated
 import typer
 
 from emulator.cli.common import console, err_console, fail, user_errors
-from services.drill import report_html
-from services.drill import runner as drill_runner
-from services.drill.spec import DrillError, load
-from services.train.runner import TrainError
+from workloads.drill import report_html
+from workloads.drill import runner as drill_runner
+from workloads.drill.spec import DrillError, load
+from workloads.train.runner import TrainError
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 

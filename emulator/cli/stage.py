@@ -1,5 +1,5 @@
 """`twin stage s3://BUCKET/PREFIX /MOUNT/PATH`: copy a dataset from the twin's Ceph S3 gateway into its
-Lustre mount (services/stage/job.py: parallel workers, per-object checksums, resume, retries)."""
+Lustre mount (workloads/stage/job.py: parallel workers, per-object checksums, resume, retries)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def stage(
     from botocore.exceptions import BotoCoreError, ClientError
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    from services.stage.job import StageError, StageJob
+    from workloads.stage.job import StageError, StageJob
 
     bucket, prefix = _parse_url(src)
     manifest = None

@@ -1,4 +1,4 @@
-"""`twin train`: the seed's 3D-parallel training job on the twin's GPU servers (services/train).
+"""`twin train`: the seed's 3D-parallel training job on the twin's GPU servers (workloads/train).
 
 Exit status: 0 when it completes, 1 when it fails as a real job fails (a fatal Xid on one of its
 GPUs, its fabric paths lost: the reason is printed), 2 on bad input (nothing leased or written),
@@ -20,8 +20,8 @@ from typing import Annotated
 import typer
 
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, err_console, fail, user_errors
-from services.train.config import TrainConfig, TrainConfigError
-from services.train.runner import TrainError, TrainJob
+from workloads.train.config import TrainConfig, TrainConfigError
+from workloads.train.runner import TrainError, TrainJob
 
 TERMINATED = 143  # 128 + SIGTERM, as a shell reports a job killed by it
 

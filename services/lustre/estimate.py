@@ -19,7 +19,7 @@ The model (every figure a parameter with a modelled default, FIDELITY.md):
     a full OST is avoided by new files (writes) and still read.
 
 `checkpoint_write_seconds(nbytes, stripe_count, live_state)` is the hook for the training workload
-(services/train's `storage=` callable takes bytes -> seconds:
+(workloads/train's `storage=` callable takes bytes -> seconds:
 `storage=functools.partial(checkpoint_write_seconds, stripe_count=4, live_state=state)` or
 `storage=storage_model(4, state)`).
 """
@@ -216,7 +216,7 @@ def checkpoint_write_seconds(nbytes: int, stripe_count: int = 4, live_state: Liv
 
 def storage_model(stripe_count: int = 4, live_state: LiveState | None = None,
                   model: ClusterModel | None = None, nodes: int | None = None) -> Callable[[int], float]:
-    """A `bytes -> seconds` callable for services/train's `storage=` hook."""
+    """A `bytes -> seconds` callable for workloads/train's `storage=` hook."""
     return lambda nbytes: checkpoint_write_seconds(nbytes, stripe_count, live_state, model, nodes)
 
 

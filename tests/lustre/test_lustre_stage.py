@@ -20,7 +20,7 @@ from botocore.config import Config
 
 from services.lustre.client.core import LustreClient
 from services.lustre.client.mount import is_mounted
-from services.stage.job import JOURNAL
+from workloads.stage.job import JOURNAL
 
 ROOT = Path(__file__).resolve().parents[2]
 TWIN = str(ROOT / ".venv" / "bin" / "twin")

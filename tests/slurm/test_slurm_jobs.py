@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from services.drill.spec import DrillError, parse
 from services.slurm import jobs
+from workloads.drill.spec import DrillError, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,9 @@ import pytest
 
 from emulator.client import Twin
 from services.slurm import jobs, lifecycle
-from services.train import checkpoint_store
 from tests.conftest import assert_nothing_left, twin_pids
 from tests.slurm.conftest import needs_slurm, wait_for
+from workloads.train import checkpoint_store
 
 pytestmark = needs_slurm
 

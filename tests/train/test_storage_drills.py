@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from services.drill.spec import DrillError, parse
-from services.train import checkpoint_store
 from tests.train.test_drill import DRILLS, drill
+from workloads.drill.spec import DrillError, parse
+from workloads.train import checkpoint_store
 
 FUSE = os.geteuid() == 0 and Path("/dev/fuse").exists() and bool(shutil.which("fusermount3"))
 needs_fuse = pytest.mark.skipif(not FUSE, reason="needs root, /dev/fuse and fusermount3 (the Lustre mount)")
@@ -83,8 +83,8 @@ def test_checkpoint_midway_hook_fires_half_way(tmp_path: Path) -> None:
 
 
 def test_dataset_read_per_step_and_an_io_error_fails_the_job(tmp_path: Path) -> None:
-    from services.train.config import TrainConfig
-    from services.train.runner import Hooks, TrainJob
+    from workloads.train.config import TrainConfig
+    from workloads.train.runner import Hooks, TrainJob
 
     data = tmp_path / "data"
     data.mkdir()

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from services.drill.spec import DrillError, load
-from services.train import checkpoint_store
-from services.train.checkpoint_model import daly_interval, goodput, simulate_goodput, write_time, young_interval
-from services.train.compute import compute_time
-from services.train.config import TrainConfig, TrainConfigError
-from services.train.step import step_time
+from workloads.drill.spec import DrillError, load
+from workloads.train import checkpoint_store
+from workloads.train.checkpoint_model import daly_interval, goodput, simulate_goodput, write_time, young_interval
+from workloads.train.compute import compute_time
+from workloads.train.config import TrainConfig, TrainConfigError
+from workloads.train.step import step_time
 
 DRILLS = Path(__file__).resolve().parents[2] / "topologies" / "drills"
 

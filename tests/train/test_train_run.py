@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from emulator.client import Twin
-from services.train import checkpoint_store
+from workloads.train import checkpoint_store
 
 TWIN = [sys.executable, "-m", "emulator.cli.main"]
 

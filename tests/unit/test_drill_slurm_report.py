@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from services.drill import expectations, slurm_runner, spec
-from services.train import checkpoint_store
+from workloads.drill import expectations, slurm_runner, spec
+from workloads.train import checkpoint_store
 
 DRILLS = Path(__file__).resolve().parents[2] / "topologies" / "drills"
 

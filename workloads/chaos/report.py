@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from services.drill.report_html import COLORS, PAD, W, _axis, _svg, _x
+from workloads.drill.report_html import COLORS, PAD, W, _axis, _svg, _x
 
 RECOVERY = "#ffb74d"
 

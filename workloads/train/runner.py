@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.train import checkpoint_store, fabric_probe
-from services.train.checkpoint_model import StorageModel, write_time
-from services.train.config import GPUS_PER_SERVER, TrainConfig
-from services.train.loss import loss_at
-from services.train.step import step_time
+from workloads.train import checkpoint_store, fabric_probe
+from workloads.train.checkpoint_model import StorageModel, write_time
+from workloads.train.config import GPUS_PER_SERVER, TrainConfig
+from workloads.train.loss import loss_at
+from workloads.train.step import step_time
 
 Log = Callable[[str], None]
 

@@ -1,4 +1,4 @@
-"""`python -m services.train.run [OPTIONS]`: the training workload, the same as `twin train`."""
+"""`python -m workloads.train.run [OPTIONS]`: the training workload, the same as `twin train`."""
 
 from __future__ import annotations
 

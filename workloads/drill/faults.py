@@ -13,8 +13,8 @@ import os
 import signal
 from typing import Any
 
-from services.drill.spec import Fault
-from services.train.runner import Touched
+from workloads.drill.spec import Fault
+from workloads.train.runner import Touched
 
 STORAGE = {"oss": ("lustre_oss", "--lustre"), "mds": ("lustre_mds", "--lustre"), "osd": ("ceph_osd", "--ceph")}
 

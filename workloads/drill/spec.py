@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from services.train.config import TrainConfig, TrainConfigError
+from workloads.train.config import TrainConfig, TrainConfigError
 
 FAULTS = {
     "xid": "an Xid on a GPU (GpuNode.InjectFault)",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.fabric.collectives import FabricView, step_comm_time
-from services.train.compute import Compute, compute_time
-from services.train.config import TrainConfig
+from workloads.train.compute import Compute, compute_time
+from workloads.train.config import TrainConfig
 
 
 @dataclass(frozen=True)

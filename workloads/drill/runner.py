@@ -27,11 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from services.drill import expectations, faults
-from services.drill.spec import Drill
-from services.drill.study import run_study
-from services.train import checkpoint_store
-from services.train.runner import Hooks, JobResult, Touched, TrainJob
+from workloads.drill import expectations, faults
+from workloads.drill.spec import Drill
+from workloads.drill.study import run_study
+from workloads.train import checkpoint_store
+from workloads.train.runner import Hooks, JobResult, Touched, TrainJob
 
 Log = Callable[[str], None]
 WATCH_S = 5.0  # wall seconds to wait for an expected bus event after a fault
@@ -85,7 +85,7 @@ def run(drill: Drill, seed: int, out: Path, run_dir: Path | None = None, log: Lo
         wall["twin"] = "started for this drill" if owned else f"joined {run_dir}"
         try:
             if drill.backend == "slurm":
-                from services.drill.slurm_runner import run_slurm
+                from workloads.drill.slurm_runner import run_slurm
 
                 run_slurm(drill, seed, out, twin, report, wall, log)
             else:
@@ -102,7 +102,7 @@ def run(drill: Drill, seed: int, out: Path, run_dir: Path | None = None, log: Lo
 
 
 def _default_cfg() -> Any:
-    from services.train.config import TrainConfig
+    from workloads.train.config import TrainConfig
 
     return TrainConfig()
 
@@ -148,7 +148,7 @@ def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[
     import boto3
     from botocore.config import Config
 
-    from services.stage.job import StageJob
+    from workloads.stage.job import StageJob
 
     ds = drill.storage["dataset"]
     rgw = twin.daemons("ceph_rgw")

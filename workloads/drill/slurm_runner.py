@@ -28,10 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from services.drill import faults
-from services.drill.spec import Drill
 from services.slurm import jobs, lifecycle
-from services.train import checkpoint_store
+from workloads.drill import faults
+from workloads.drill.spec import Drill
+from workloads.train import checkpoint_store
 
 Log = Callable[[str], None]
 POLL_S = 0.1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.train.config import TrainConfig
+from workloads.train.config import TrainConfig
 
 H100_BF16_DENSE_TFLOPS = 989.0
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from services.train.checkpoint_model import daly_interval, goodput, simulate_goodput, write_time, young_interval
-from services.train.config import TrainConfig
-from services.train.step import step_time
+from workloads.train.checkpoint_model import daly_interval, goodput, simulate_goodput, write_time, young_interval
+from workloads.train.config import TrainConfig
+from workloads.train.step import step_time
 
 DEFAULT_INTERVALS_MIN = (2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240)
 
