@@ -5,7 +5,8 @@
 #   IMAGE=clustertwin:ci BASE_IMAGE=python:3.11-slim docker/build.sh
 #   NO_CACHE=1 docker/build.sh      # from scratch (measures the cold build)
 #
-# The build context is streamed as a tar of only what the image needs (no .venv, .git, run dirs),
+# The build context is streamed as a tar of only what the image needs (no .venv, .git, run dirs;
+# symlinked entries, as in the README test's scratch checkout, are followed),
 # so an unchanged tree hits the layer cache for every step and a rebuild takes seconds; an edit
 # under emulator/, services/ or workloads/ rebuilds only the project layer, a pin change the dependency layer.
 set -euo pipefail
@@ -28,7 +29,7 @@ mkdir -p "$extra/docker"
 
 old=$(docker image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 start=$(date +%s)
-tar -c --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
+tar -c --dereference --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
     pyproject.toml requirements.lock emulator services workloads protos/gen topologies \
     docker/Dockerfile docker/twin-serve.py -C "$extra" docker |
     DOCKER_BUILDKIT=0 docker build -q ${NO_CACHE:+--no-cache} --network host -f docker/Dockerfile \

@@ -270,9 +270,11 @@ class SlurmCluster:
             # Steps still running now are ours to end: a slurmstepd that cannot report its end
             # (netns: seen to hold its slurmd's SIGTERM ~15 s) would otherwise delay the stop.
             self.cgroup.kill_except(self.pids)
-        # slurmd first (they may still be killing steps), slurmctld, munged last.
-        order = sorted(self.procs, key=lambda k: (k == "munged", k == "slurmctld"))
-        stop_processes([self.procs[k].pid for k in order], timeout)
+        # One tier after the other: the slurmd, then slurmctld, then munged. slurmctld stopped together
+        # with munged and its slurmd was seen to hang on its shutdown's last RPCs until the SIGKILL.
+        tiers = ([k for k in self.procs if k.startswith("slurmd")], ["slurmctld"], ["munged"])
+        for tier in tiers:
+            stop_processes([self.procs[k].pid for k in tier if k in self.procs], timeout)
         for p in self.procs.values():
             p.poll()
         if self.cgroup is not None:
