@@ -9,6 +9,7 @@ own sessions, so no process group holds them) it finds in the cgroup it put them
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -167,12 +168,20 @@ class Cgroup:
         _wait_gone(victims, timeout)
         return victims
 
-    def remove(self) -> None:
-        """Remove the (empty) cgroup; a cgroup still holding processes stays."""
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
+    def remove(self, timeout: float = KILL_WAIT_S) -> None:
+        """Remove the (empty) cgroup; a cgroup still holding processes stays. Tasks just killed leave
+        it a moment after they are gone from cgroup.procs (rmdir answers EBUSY until then)."""
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError as e:
+                if e.errno != errno.EBUSY or time.monotonic() >= end:
+                    return
+                time.sleep(0.05)
 
 
 def cgroup2_mount() -> Path | None:
