@@ -44,6 +44,7 @@ APT_PACKAGES = ("slurm-wlm", "munge")
 CLIENTS = ("sinfo", "squeue", "sbatch", "srun", "scontrol", "scancel")
 POLL = 0.2
 log = logging.getLogger("slurm")
+SLURMCTLD_GRACE_S = 3.0  # stop(): slurmctld's time to exit after SIGTERM (see stop)
 CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the queue
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
@@ -270,11 +271,13 @@ class SlurmCluster:
             # Steps still running now are ours to end: a slurmstepd that cannot report its end
             # (netns: seen to hold its slurmd's SIGTERM ~15 s) would otherwise delay the stop.
             self.cgroup.kill_except(self.pids)
-        # One tier after the other: the slurmd, then slurmctld, then munged. slurmctld stopped together
-        # with munged and its slurmd was seen to hang on its shutdown's last RPCs until the SIGKILL.
-        tiers = ([k for k in self.procs if k.startswith("slurmd")], ["slurmctld"], ["munged"])
-        for tier in tiers:
-            stop_processes([self.procs[k].pid for k in tier if k in self.procs], timeout)
+        # One tier after the other: the slurmd, then slurmctld, then munged. After a netns chaos run
+        # slurmctld logged "Saving all slurm state" and then waited out any grace on its RPC threads
+        # ("_write_msg: read/write op failed"); its state is saved by then, so it gets a short one.
+        tiers = (([k for k in self.procs if k.startswith("slurmd")], timeout),
+                 (["slurmctld"], min(timeout, SLURMCTLD_GRACE_S)), (["munged"], timeout))
+        for names, grace in tiers:
+            stop_processes([self.procs[k].pid for k in names if k in self.procs], grace)
         for p in self.procs.values():
             p.poll()
         if self.cgroup is not None:
