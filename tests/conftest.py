@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,19 @@ def assert_nothing_left(run: RunDir, pids: list[int]) -> None:
     alive = [p for p in pids if pid_alive(p)]
     assert not alive, f"processes left behind after twin down: {alive}"
     assert not run.supervisor_pid.exists()
+
+
+@contextmanager
+def stopped_at_exit(run: RunDir, down: Callable[[], object]) -> Iterator[None]:
+    """Run the block, then `down()` the twin in `run` and check that nothing it ever started (the pids
+    recorded before and after the block) is left."""
+    pids = twin_pids(run)
+    try:
+        yield
+    finally:
+        pids = sorted(set(pids + twin_pids(run)))
+        down()
+        assert_nothing_left(run, pids)
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ from emulator import lifecycle
 from emulator.cli.ceph import CephAdmin
 from emulator.rundir import RunDir
 from services.ceph.rgw import routes
-from tests.conftest import assert_nothing_left, twin_pids
+from tests.conftest import stopped_at_exit
 
 AK, SK = "NOTIMPLTESTKEY000001", "notimpltestsecret0000000000000000000000001"
 UID = "notimpl"
@@ -158,14 +158,8 @@ CASES: dict[str, Case] = {
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
     run = RunDir(tmp_path_factory.mktemp("notimpl"))
     lifecycle.up("mini", run, ceph=True, telemetry_interval=1.0, timeout=60)
-    admin = CephAdmin(run.path)
-    pids = twin_pids(run)
-    try:
-        yield admin
-    finally:
-        pids = sorted(set(pids + twin_pids(run)))
-        lifecycle.down(run)
-        assert_nothing_left(run, pids)
+    with stopped_at_exit(run, lambda: lifecycle.down(run)):
+        yield CephAdmin(run.path)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from services.slurm import lifecycle
-from tests.conftest import assert_nothing_left, twin_pids
+from tests.conftest import assert_nothing_left, stopped_at_exit, twin_pids
 from tests.slurm.conftest import needs_slurm, wait_for
 from tests.slurm.test_slurm_twin import TWIN
 
@@ -55,12 +55,8 @@ def start_job(run: Path, name: str) -> int:
 @pytest.fixture(scope="module")
 def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
     twin = Twin.up("rack", run_dir=tmp_path_factory.mktemp("slurm-teardown"), timeout=60)
-    pids = twin_pids(twin.run)
-    try:
+    with stopped_at_exit(twin.run, twin.down):
         yield twin
-    finally:
-        twin.down()
-        assert_nothing_left(twin.run, pids)
 
 
 @pytest.fixture
