@@ -18,7 +18,7 @@ from pathlib import Path
 
 from emulator.network import kernel
 from emulator.network.errors import NetworkError
-from emulator.network.plan import PREFIX_RE, operator_ifname
+from emulator.network.plan import FENCE_PROTO, PREFIX_RE, operator_ifname
 
 STATE_FILE = "network.json"
 
@@ -32,8 +32,6 @@ def _owned(prefix: str, recorded: list[str]) -> list[str]:
 
 def _fence_left() -> list[str]:
     """The fence routes in this namespace (`ip route show proto 77` prints them without the proto)."""
-    from emulator.network.operator import FENCE_PROTO
-
     out = subprocess.run(["ip", "-4", "route", "show", "proto", FENCE_PROTO], capture_output=True, text=True)
     return [line.strip() for line in out.stdout.splitlines() if line.startswith("unreachable ")]
 
@@ -68,7 +66,6 @@ def clean_network(target: str | Path, kill_processes: bool = True, timeout: floa
     # The operator port's veth is in this namespace: deleted here, its OOB route goes now, not when
     # the kernel gets round to freeing the core namespace (a twin started right after would refuse).
     if state_file is None and Path(f"/sys/class/net/{operator_ifname(prefix)}").exists():
-        from emulator.network.operator import FENCE_PROTO
         fence = [f"{line} proto {FENCE_PROTO}" for line in _fence_left()]   # no record: the twin's own
     lines = [f"link del {operator_ifname(prefix)}\n"] + [f"route del {r}\n" for r in fence]
     kernel.run_jobs([kernel.Job("", "ip", "".join(lines), force=True)])

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from emulator.network import kernel
 from emulator.network.errors import NetworkError
 from emulator.network.kernel import Job, run_jobs
-
-if TYPE_CHECKING:
-    from emulator.network.network import Network
+from emulator.network.plan import NetworkPlan
 
 TABLE = "ctcong"
 DEEP_QUEUE = 10000  # packets: the "no drop" queue that models PFC
@@ -86,23 +84,23 @@ def probe(ns: str) -> dict[str, str | None]:
     return out
 
 
-def segment_ports(net: Network, segment: str) -> dict[str, list[tuple[str, str, int]]]:
+def segment_ports(plan: NetworkPlan, segment: str) -> dict[str, list[tuple[str, str, int]]]:
     """Namespace label -> [(ifname, "switch"|"host", rate_gbps)] for every wire end of a segment."""
     ports: dict[str, list[tuple[str, str, int]]] = {}
-    for w in net.plan.wires:
+    for w in plan.wires:
         if w.plane != segment:
             continue
         for end in (w.a, w.b):
-            kind = "host" if net.plan.namespaces[end.ns].kind == "host" else "switch"
+            kind = "host" if plan.namespaces[end.ns].kind == "host" else "switch"
             ports.setdefault(end.ns, []).append((end.ifname, kind, w.rate_gbps))
     return ports
 
 
-def apply(net: Network, lossless: dict[str, bool]) -> dict[str, Any]:
-    """Install each segment's congestion behaviour; returns the report `show()` prints."""
+def apply(plan: NetworkPlan, scale: float | None, lossless: dict[str, bool]) -> dict[str, Any]:
+    """Install each segment's congestion behaviour on links shaped at `scale` (Network.bandwidth_scale);
+    returns the report `show()` prints."""
     report: dict[str, Any] = {}
-    scale = net.bandwidth_scale
-    for seg in net.plan.segments:
+    for seg in plan.segments:
         mode = "lossless" if lossless.get(seg) else "lossy"
         entry: dict[str, Any] = {"mode": mode}
         report[seg] = entry
@@ -111,32 +109,32 @@ def apply(net: Network, lossless: dict[str, bool]) -> dict[str, Any]:
             entry["why"] = ("links are not shaped (no bandwidth_scale), so nothing congests at emulated rates; "
                             + ("PFC/ECN modelled only" if mode == "lossless" else "tail drop modelled only"))
             continue
-        ports = segment_ports(net, seg)
-        switches = [label for label in ports if net.plan.namespaces[label].kind != "host"]
+        ports = segment_ports(plan, seg)
+        switches = [label for label in ports if plan.namespaces[label].kind != "host"]
         if not switches:
             entry.update(applied=False, why="the segment has no switch")
             continue
-        caps = probe(net.plan.ns_name(switches[0]))
+        caps = probe(plan.ns_name(switches[0]))
         need = "ecn_mark" if mode == "lossless" else "policer"
         if caps[need] is not None:
             entry.update(applied=False, why=f"this kernel's nftables cannot do it: {caps[need]}")
             continue
         rate = next(r for es in ports.values() for _i, _k, r in es)
         bps = _bytes_per_s(rate, scale)
-        nft_jobs = [Job(net.plan.ns_name(label), "nft",
+        nft_jobs = [Job(plan.ns_name(label), "nft",
                         _rule_script([(i, _bytes_per_s(r, scale)) for i, k, r in es if k == "switch"],
                                      mode == "lossless"))
                     for label, es in ports.items() if label in switches]
         run_jobs(nft_jobs)
-        run_jobs([Job(net.plan.ns_name(label), "ip", "".join(f"link set dev {i} gso_max_segs 1\n" for i, _k, _r in es))
+        run_jobs([Job(plan.ns_name(label), "ip", "".join(f"link set dev {i} gso_max_segs 1\n" for i, _k, _r in es))
                   for label, es in ports.items()])
         mbit = f"{bps * 8 / 1e6:g} Mbit/s"
         if mode == "lossless":
-            tc_jobs = [Job(net.plan.ns_name(label), "tc", "".join(
+            tc_jobs = [Job(plan.ns_name(label), "tc", "".join(
                 f"qdisc replace dev {i} parent 1:1 handle 10: pfifo limit {DEEP_QUEUE}\n" for i, _k, _r in es))
                 for label, es in ports.items()]
             run_jobs(tc_jobs)
-            hosts = sorted({net.plan.ns_name(label) for label in ports if label not in switches})
+            hosts = sorted({plan.ns_name(label) for label in ports if label not in switches})
             kernel.set_sysctls({ns: {"net.ipv4.tcp_ecn": "1"} for ns in hosts})
             entry.update(
                 applied=True,
@@ -193,15 +191,15 @@ def _link_drops(ns: str, ifnames: set[str]) -> int:
     return total
 
 
-def counters(net: Network, segment: str) -> dict[str, int]:
+def counters(plan: NetworkPlan, segment: str) -> dict[str, int]:
     """Since the build: CE marks and policer drops (nftables counters) on the segment's switches,
     queue drops (tc) and interface drops (`ip -s link`) on every port of the segment."""
-    if segment not in net.plan.segments:
-        raise NetworkError(f"no Ethernet segment {segment!r} (segments: {', '.join(net.plan.segments)})")
+    if segment not in plan.segments:
+        raise NetworkError(f"no Ethernet segment {segment!r} (segments: {', '.join(plan.segments)})")
     marks = drops = qdrops = ldrops = 0
-    for label, es in segment_ports(net, segment).items():
-        ns = net.plan.ns_name(label)
-        if net.plan.namespaces[label].kind != "host":
+    for label, es in segment_ports(plan, segment).items():
+        ns = plan.ns_name(label)
+        if plan.namespaces[label].kind != "host":
             marks += _nft_counter(ns, MARK_COMMENT)
             drops += _nft_counter(ns, DROP_COMMENT)
         qdrops += _qdisc_drops(ns, {i for i, _k, _r in es})

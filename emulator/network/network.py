@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.network import congestion, kernel
+from emulator.network.cleanup import STATE_FILE, clean_network
 from emulator.network.errors import NetworkError
 from emulator.network.faults import (
     LOSS_TABLE,
@@ -47,7 +48,6 @@ from emulator.network.plan import COMPUTE, OOB, End, Link, NetworkPlan, Wire, ma
 from emulator.network.routing import RouteSpec, RouteTable, shortest_path_routes
 from emulator.topology import Topology, load_topology
 
-STATE_FILE = "network.json"
 DEFAULT_STATE_ROOT = Path("/run/clustertwin-net")
 DEFAULT_BANDWIDTH_SCALE = 1 / 1000
 
@@ -505,8 +505,6 @@ class Network:
 
     def stop(self) -> None:
         """Remove everything this network created. Idempotent."""
-        from emulator.network.cleanup import clean_network
-
         clean_network(self.state_dir)
         self._stopped = True
 
@@ -587,8 +585,6 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
     """Build every plane of `topo` in namespaces named `<prefix>-...`; record it in
     `<state_dir>/network.json` (default /run/clustertwin-net/<prefix>) before touching the kernel,
     so `clean_network(state_dir)` works even after a crash mid-build."""
-    from emulator.network.cleanup import clean_network
-
     if isinstance(topo, str):
         topo = load_topology(topo)
     if os.geteuid() != 0:
@@ -617,7 +613,8 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
     try:
         _build(net)
         t0 = time.monotonic()
-        net.congestion = congestion.apply(net, {s.name: s.lossless for s in topo.spec.ethernet.segments})
+        lossless = {s.name: s.lossless for s in topo.spec.ethernet.segments}
+        net.congestion = congestion.apply(plan, bandwidth_scale, lossless)
         net.timings["congestion"] = time.monotonic() - t0
     except BaseException:
         clean_network(state_dir)

@@ -17,11 +17,10 @@ import subprocess
 
 from emulator.network.errors import NetworkError
 from emulator.network.network import Network
-from emulator.network.plan import OOB, OOB_OCTET, operator_ifname
+from emulator.network.plan import FENCE_PROTO, OOB, OOB_OCTET, operator_ifname
 
 OPERATOR_ADDRESS = f"10.{OOB_OCTET}.255.254"
 OOB_PREFIX_LEN = 16
-FENCE_PROTO = "77"   # marks the fence routes as the twin's (ip route show proto 77)
 LAST_METRIC = 4294967295
 
 

@@ -45,10 +45,14 @@ RAIL_BLOCK = 16  # third-octet values per compute rail: 16 x 250 = 4000 servers
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 
 
+FENCE_PROTO = "77"   # marks the operator port's fence routes as the twin's (ip route show proto 77)
+IFNAMSIZ = 15
+
+
 def operator_ifname(prefix: str) -> str:
     """The operator port's veth in the machine's own namespace (the one device a network puts there)."""
     return f"{prefix}-op"
-IFNAMSIZ = 15
+
 
 # Which Ethernet segments a host role joins, by what the segment carries.
 STORAGE_CARRIES = {"lustre-rdma", "ceph", "s3"}
@@ -203,8 +207,25 @@ def make_network_plan(topo: Topology, prefix: str) -> NetworkPlan:
     for s, seg in enumerate(segments):
         plan.plane_prefix[seg] = f"10.{segment_octet(s)}.0.0/16"
     b = _Builder(plan)
+    roles = _host_roles(topo)
+    host_addrs = _add_hosts(b, topo, roles)
+    rail_addrs = _add_compute(b, topo)
+    _add_ethernet(b, topo, roles, host_addrs)
+    _add_oob(b, topo, roles, host_addrs)
+    for name, role in roles:
+        addrs = dict(host_addrs[name])
+        rails_of = tuple(rail_addrs.get(name, ()))
+        if rails_of:
+            addrs[COMPUTE] = rails_of[0]
+        plan.hosts[name] = Host(name, role, {k: v.split("/")[0] for k, v in addrs.items()},
+                                tuple(a.split("/")[0] for a in rails_of))
+    return plan
 
-    # Hosts, in the order that numbers them (h).
+
+def _host_roles(topo: Topology) -> list[tuple[str, str]]:
+    """(host, role) in the order that numbers the hosts (h): GPU servers, Lustre MDS and OSS, Ceph
+    hosts, management nodes, PDUs."""
+    spec = topo.spec
     roles: list[tuple[str, str]] = [(s.name, "gpu") for s in topo.gpu_servers]
     if spec.lustre:
         roles += [(n, "mds") for n in naming.series(naming.LUSTRE_MDS, spec.lustre.mds)]
@@ -214,32 +235,41 @@ def make_network_plan(topo: Topology, prefix: str) -> NetworkPlan:
     roles += [(n, "mgmt") for n in topo.management_nodes]
     racks = sorted({s.rack for s in topo.gpu_servers})
     roles += [(f"pdu-{rack}-{j + 1}", "pdu") for rack in racks for j in range(spec.oob.pdus_per_rack)]
+    return roles
 
-    def segments_of(role: str) -> list[int]:
-        if role == "pdu":
-            return []
-        if role == "gpu":
-            return list(range(len(segments)))
-        wanted = STORAGE_CARRIES if role in ("mds", "oss", "ceph") else BUSINESS_CARRIES
-        chosen = [i for i, s in enumerate(spec.ethernet.segments) if wanted & set(s.carries)]
-        return chosen or [0]
 
+def _segments_of(topo: Topology, role: str) -> list[int]:
+    """The Ethernet segments (their indexes) a host of `role` joins, by what each segment carries."""
+    segments = topo.spec.ethernet.segments
+    if role == "pdu":
+        return []
+    if role == "gpu":
+        return list(range(len(segments)))
+    wanted = STORAGE_CARRIES if role in ("mds", "oss", "ceph") else BUSINESS_CARRIES
+    chosen = [i for i, s in enumerate(segments) if wanted & set(s.carries)]
+    return chosen or [0]
+
+
+def _add_hosts(b: _Builder, topo: Topology, roles: list[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """A namespace per host; returns each host's OOB and segment addresses (with prefix length)."""
     host_addrs: dict[str, dict[str, str]] = {}
     for h, (name, role) in enumerate(roles):
         b.ns(name, name, "host", "host")
         addrs = {OOB: _host_address(OOB_OCTET, h, 16)}
-        for s in segments_of(role):
-            addrs[segments[s]] = _host_address(segment_octet(s), h)
+        for s in _segments_of(topo, role):
+            addrs[b.plan.segments[s]] = _host_address(segment_octet(s), h)
         host_addrs[name] = addrs
+    return host_addrs
 
-    # Compute fabric: leaf and spine routers, hosts' rails to their leaf pair.
-    c = spec.compute
+
+def _add_compute(b: _Builder, topo: Topology) -> dict[str, list[str]]:
+    """Compute fabric: leaf and spine routers, hosts' rails to their leaf pair. Returns each GPU
+    server's rail addresses."""
+    c = topo.spec.compute
     leaves = naming.series(naming.COMPUTE_LEAF, c.leaves)
     spines = naming.series(naming.COMPUTE_SPINE, c.spines)
-    rid: dict[str, str] = {}
     for k, name in enumerate(leaves + spines):
-        rid[name] = _router_id(COMPUTE_OCTET, k, COMPUTE)
-        b.ns(name, name, "router", COMPUTE, rid[name])
+        b.ns(name, name, "router", COMPUTE, _router_id(COMPUTE_OCTET, k, COMPUTE))
     rails = c.nics_per_server
     if rails > ROUTER_ID_OCTET // RAIL_BLOCK:
         raise NetworkError(f"at most {ROUTER_ID_OCTET // RAIL_BLOCK} compute rails are addressable, not {rails}")
@@ -258,21 +288,25 @@ def make_network_plan(topo: Topology, prefix: str) -> NetworkPlan:
             for i in range(c.links_per_leaf_spine):
                 w = b.wire(COMPUTE, End(leaf, ifname(f"{spine}-{i}")), End(spine, ifname(f"{leaf}-{i}")), c.rate_gbps)
                 b.link(leaf, spine, COMPUTE, [w])
+    return rail_addrs
 
-    # Ethernet: per segment, a router namespace for every switch (a VRF each).
-    e = spec.ethernet
+
+def _add_ethernet(b: _Builder, topo: Topology, roles: list[tuple[str, str]],
+                  host_addrs: dict[str, dict[str, str]]) -> None:
+    """Ethernet: per segment, a router namespace for every switch (a VRF each)."""
+    e, segments = topo.spec.ethernet, b.plan.segments
     eleaves = naming.series(naming.ETH_LEAF, e.leaves)
     espines = naming.series(naming.ETH_SPINE, e.spines)
     for s, seg in enumerate(segments):
         for k, name in enumerate(eleaves + espines):
             b.ns(f"{name}-{seg}", name, "router", seg, _router_id(segment_octet(s), k, seg))
-    ports = [(name, s) for name, role in roles for s in segments_of(role)]
+    ports = [(name, s) for name, role in roles for s in _segments_of(topo, role)]
     for p, (name, s) in enumerate(ports):
         leaf = eleaves[p * e.leaves // len(ports)]
         seg = segments[s]
         hif = ifname(seg) if len(segments) < 10 else f"seg{s}"
         w = b.wire(seg, End(name, hif, host_addrs[name][seg]), End(f"{leaf}-{seg}", ifname(name)),
-                   e.rate_gbps, host_route=plan.plane_prefix[seg])
+                   e.rate_gbps, host_route=b.plan.plane_prefix[seg])
         b.link(name, leaf, "ethernet", [w])
     for leaf in eleaves:
         for spine in espines:
@@ -282,9 +316,11 @@ def make_network_plan(topo: Topology, prefix: str) -> NetworkPlan:
                          for seg in segments]
                 b.link(leaf, spine, "ethernet", wires)
 
-    # Out-of-band: Linux bridges; the core pair joined by one cable; a star on the cores, or
-    # access switches with an uplink to each core (a loop, so STP is on).
-    o = spec.oob
+
+def _add_oob(b: _Builder, topo: Topology, roles: list[tuple[str, str]], host_addrs: dict[str, dict[str, str]]) -> None:
+    """Out-of-band: Linux bridges; the core pair joined by one cable; a star on the cores, or
+    access switches with an uplink to each core (a loop, so STP is on)."""
+    o = topo.spec.oob
     cores = naming.series(naming.OOB_CORE, o.core_switches)
     access = naming.series(naming.OOB_ACCESS, o.access_switches)
     for name in cores + access:
@@ -295,18 +331,9 @@ def make_network_plan(topo: Topology, prefix: str) -> NetworkPlan:
         for core in cores:
             w = b.wire(OOB, End(sw, ifname(core)), End(core, ifname(sw)), o.rate_gbps)
             b.link(sw, core, "oob", [w])
-    plan.oob_stp = bool(access)
+    b.plan.oob_stp = bool(access)
     edge = access or cores
     for h, (name, _role) in enumerate(roles):
         sw = edge[h % len(edge)] if not access else edge[h * len(edge) // len(roles)]
         w = b.wire(OOB, End(name, "oob0", host_addrs[name][OOB]), End(sw, ifname(name)), o.rate_gbps)
         b.link(name, sw, "oob", [w])
-
-    for name, role in roles:
-        addrs = dict(host_addrs[name])
-        rails_of = tuple(rail_addrs.get(name, ()))
-        if rails_of:
-            addrs[COMPUTE] = rails_of[0]
-        plan.hosts[name] = Host(name, role, {k: v.split("/")[0] for k, v in addrs.items()},
-                                tuple(a.split("/")[0] for a in rails_of))
-    return plan

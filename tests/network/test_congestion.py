@@ -42,12 +42,12 @@ def overload(net: Network, segment: str) -> tuple[dict[str, int], list[int]]:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in (5201, 5202)]
     try:
         time.sleep(0.3)
-        before = congestion.counters(net, segment)
+        before = congestion.counters(net.plan, segment)
         clients = [subprocess.Popen(["ip", "netns", "exec", net.netns(h), "iperf3", "-c", addr, "-p", str(port),
                                      "-t", str(SECONDS), "-J"], stdout=subprocess.PIPE, text=True)
                    for h, port in zip(SENDERS, (5201, 5202), strict=True)]
         results = [json.loads(c.communicate(timeout=SECONDS + 15)[0]) for c in clients]
-        after = congestion.counters(net, segment)
+        after = congestion.counters(net.plan, segment)
     finally:
         for s in servers:
             s.kill()
