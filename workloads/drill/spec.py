@@ -128,73 +128,101 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
     backend = wl.pop("scheduler", "model")
     if backend not in BACKENDS:
         raise DrillError(_where(path, f"workload.scheduler {backend!r}: one of {', '.join(BACKENDS)}"))
-    workload = None
-    if wl or doc.get("schedule"):
-        fields = set(TrainConfig.__dataclass_fields__)
-        bad = sorted(set(wl) - fields)
-        if bad:
-            raise DrillError(_where(path, f"workload: unknown option(s) {', '.join(bad)}"))
-        for k, v in wl.items():
-            if k == "params" and isinstance(v, str):
-                try:
-                    wl[k] = float(v)
-                except ValueError:
-                    raise DrillError(_where(path, f"workload.params {v!r} is not a number")) from None
-        try:
-            workload = TrainConfig(**{"job_id": doc["name"].replace("_", "-"), **wl})
-        except (TrainConfigError, TypeError) as e:
-            raise DrillError(_where(path, f"workload: {e}")) from None
+    workload = _workload(wl, doc, path) if wl or doc.get("schedule") else None
     storage = _storage(doc.get("storage"), twin, workload, backend, path)
+    sched = _scheduler(doc.get("scheduler") or {}, path)
+    faults: list[Fault] = []
+    for i, f in enumerate(doc.get("schedule") or []):
+        fault = _fault(i, f, {x.name for x in faults}, path)
+        _check_fault_fits(fault, f"schedule[{i}] ({fault.name})", twin, workload, storage, backend, path)
+        faults.append(fault)
+    expect = _expectations(doc.get("expect") or [], {f.name for f in faults}, path)
+    study = doc.get("study")
+    if study is not None and not isinstance(study, dict):
+        raise DrillError(_where(path, "'study' is a mapping"))
+    if workload is None and study is None:
+        raise DrillError(_where(path, "a drill needs a workload (with a schedule) or a study"))
+    return Drill(doc["name"], path, str(doc.get("description", "")).strip(), doc["topology"], twin, workload,
+                 take_mig, sched, faults, expect, study, doc, backend, storage)
+
+
+def _workload(wl: dict[str, Any], doc: dict[str, Any], path: str) -> TrainConfig:
+    """The `workload:` options (take_mig and scheduler taken out) as a TrainConfig named after the drill."""
+    bad = sorted(set(wl) - set(TrainConfig.__dataclass_fields__))
+    if bad:
+        raise DrillError(_where(path, f"workload: unknown option(s) {', '.join(bad)}"))
+    for k, v in wl.items():
+        if k == "params" and isinstance(v, str):
+            try:
+                wl[k] = float(v)
+            except ValueError:
+                raise DrillError(_where(path, f"workload.params {v!r} is not a number")) from None
+    try:
+        return TrainConfig(**{"job_id": doc["name"].replace("_", "-"), **wl})
+    except (TrainConfigError, TypeError) as e:
+        raise DrillError(_where(path, f"workload: {e}")) from None
+
+
+def _scheduler(given: dict[str, Any], path: str) -> dict[str, float]:
     sched = dict(SCHEDULER_DEFAULTS)
-    for k, v in (doc.get("scheduler") or {}).items():
+    for k, v in given.items():
         if k not in SCHEDULER_DEFAULTS or not isinstance(v, int | float) or v < 0:
             raise DrillError(_where(path, f"scheduler.{k}: known keys {', '.join(SCHEDULER_DEFAULTS)}, values >= 0"))
         sched[k] = float(v)
-    faults = []
-    names: set[str] = set()
-    for i, f in enumerate(doc.get("schedule") or []):
-        where = f"schedule[{i}]"
-        if not isinstance(f, dict):
-            raise DrillError(_where(path, f"{where}: a mapping with name, at, fault"))
-        f = dict(f)
-        name, kind, at = f.pop("name", f"fault-{i + 1}"), f.pop("fault", None), f.pop("at", None)
-        if kind not in FAULTS:
-            raise DrillError(_where(path, f"{where}: fault {kind!r}; choose one of {', '.join(FAULTS)}"))
-        if name in names:
-            raise DrillError(_where(path, f"{where}: the name {name!r} is used twice"))
-        names.add(name)
-        if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in AT \
-                or not isinstance(next(iter(at.values())), int | float) or next(iter(at.values())) < 0:
-            raise DrillError(_where(path, f"{where} ({name}): 'at' is one of {{step: N}}, {{modelled_min: X}}, "
-                                          f"{{checkpoint: N}}, {{staged_pct: X}}, {{wall_s: X}} with X >= 0"))
-        if "checkpoint" in at and (workload is None or not workload.checkpoint_every
-                                   or int(at["checkpoint"]) % workload.checkpoint_every
-                                   or not 0 < int(at["checkpoint"]) <= workload.steps):
-            raise DrillError(_where(path, f"{where} ({name}): 'at: {{checkpoint: N}}' needs a step the workload "
-                                          "checkpoints at (a multiple of checkpoint_every, up to steps)"))
-        if "staged_pct" in at and (not storage.get("dataset") or not 0 <= at["staged_pct"] <= 100):
-            raise DrillError(_where(path, f"{where} ({name}): 'at: {{staged_pct: X}}' needs 'storage: {{dataset: "
-                                          "...}}' and 0 <= X <= 100"))
-        if kind in ("oss", "mds") and not twin.get("lustre"):
-            raise DrillError(_where(path, f"{where} ({name}): Lustre faults need 'twin: {{lustre: true}}'"))
-        if kind == "osd" and not twin.get("ceph"):
-            raise DrillError(_where(path, f"{where} ({name}): OSD faults need 'twin: {{ceph: true}}'"))
-        if kind == "osd" and f.get("mode", "kill") not in ("kill", "stop", "start", "out", "in"):
-            raise DrillError(_where(path, f"{where} ({name}): an osd fault's mode is kill, stop, start, out or in"))
-        if kind == "oss" and f.get("mode", "kill") not in ("kill", "failover"):
-            raise DrillError(_where(path, f"{where} ({name}): an oss fault's mode is kill or failover"))
-        if kind == "xid" and not isinstance(f.get("xid"), int):
-            raise DrillError(_where(path, f"{where} ({name}): an xid fault needs 'xid: N'"))
-        if kind == "switch" and not f.get("switch"):
-            raise DrillError(_where(path, f"{where} ({name}): a switch fault needs 'switch: NAME'"))
-        if kind == "link" and not f.get("system"):
-            raise DrillError(_where(path, f"{where} ({name}): a link fault needs 'system' (and 'port')"))
-        if kind == "preempt" and backend != "slurm":
-            raise DrillError(_where(path, f"{where} ({name}): preemption needs 'workload: {{scheduler: slurm}}'"))
-        if kind in ("link", "switch") and not twin.get("fabric"):
-            raise DrillError(_where(path, f"{where} ({name}): fabric faults need 'twin: {{fabric: true}}'"))
-        faults.append(Fault(name, kind, {k: float(v) for k, v in at.items()}, f))
-    expect = doc.get("expect") or []
+    return sched
+
+
+def _fault(i: int, entry: Any, names: set[str], path: str) -> Fault:
+    """Schedule entry i: its name (unique among `names`), kind and one `at` point; the rest are its args."""
+    where = f"schedule[{i}]"
+    if not isinstance(entry, dict):
+        raise DrillError(_where(path, f"{where}: a mapping with name, at, fault"))
+    f = dict(entry)
+    name, kind, at = f.pop("name", f"fault-{i + 1}"), f.pop("fault", None), f.pop("at", None)
+    if kind not in FAULTS:
+        raise DrillError(_where(path, f"{where}: fault {kind!r}; choose one of {', '.join(FAULTS)}"))
+    if name in names:
+        raise DrillError(_where(path, f"{where}: the name {name!r} is used twice"))
+    if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in AT \
+            or not isinstance(next(iter(at.values())), int | float) or next(iter(at.values())) < 0:
+        raise DrillError(_where(path, f"{where} ({name}): 'at' is one of {{step: N}}, {{modelled_min: X}}, "
+                                      f"{{checkpoint: N}}, {{staged_pct: X}}, {{wall_s: X}} with X >= 0"))
+    return Fault(name, kind, {k: float(v) for k, v in at.items()}, f)
+
+
+def _check_fault_fits(fault: Fault, where: str, twin: dict[str, Any], workload: TrainConfig | None,
+                      storage: dict[str, Any], backend: str, path: str) -> None:
+    """A fault's `at` and arguments make sense for this drill's workload, storage and twin."""
+    kind, at, f = fault.kind, fault.at, fault.args
+    if "checkpoint" in at and (workload is None or not workload.checkpoint_every
+                               or int(at["checkpoint"]) % workload.checkpoint_every
+                               or not 0 < int(at["checkpoint"]) <= workload.steps):
+        raise DrillError(_where(path, f"{where}: 'at: {{checkpoint: N}}' needs a step the workload "
+                                      "checkpoints at (a multiple of checkpoint_every, up to steps)"))
+    if "staged_pct" in at and (not storage.get("dataset") or not 0 <= at["staged_pct"] <= 100):
+        raise DrillError(_where(path, f"{where}: 'at: {{staged_pct: X}}' needs 'storage: {{dataset: "
+                                      "...}}' and 0 <= X <= 100"))
+    if kind in ("oss", "mds") and not twin.get("lustre"):
+        raise DrillError(_where(path, f"{where}: Lustre faults need 'twin: {{lustre: true}}'"))
+    if kind == "osd" and not twin.get("ceph"):
+        raise DrillError(_where(path, f"{where}: OSD faults need 'twin: {{ceph: true}}'"))
+    if kind == "osd" and f.get("mode", "kill") not in ("kill", "stop", "start", "out", "in"):
+        raise DrillError(_where(path, f"{where}: an osd fault's mode is kill, stop, start, out or in"))
+    if kind == "oss" and f.get("mode", "kill") not in ("kill", "failover"):
+        raise DrillError(_where(path, f"{where}: an oss fault's mode is kill or failover"))
+    if kind == "xid" and not isinstance(f.get("xid"), int):
+        raise DrillError(_where(path, f"{where}: an xid fault needs 'xid: N'"))
+    if kind == "switch" and not f.get("switch"):
+        raise DrillError(_where(path, f"{where}: a switch fault needs 'switch: NAME'"))
+    if kind == "link" and not f.get("system"):
+        raise DrillError(_where(path, f"{where}: a link fault needs 'system' (and 'port')"))
+    if kind == "preempt" and backend != "slurm":
+        raise DrillError(_where(path, f"{where}: preemption needs 'workload: {{scheduler: slurm}}'"))
+    if kind in ("link", "switch") and not twin.get("fabric"):
+        raise DrillError(_where(path, f"{where}: fabric faults need 'twin: {{fabric: true}}'"))
+
+
+def _expectations(expect: Any, names: set[str], path: str) -> list[dict[str, Any]]:
     if not isinstance(expect, list):
         raise DrillError(_where(path, "'expect' is a list"))
     for i, e in enumerate(expect):
@@ -204,13 +232,7 @@ def parse(doc: dict[str, Any], path: str = "<drill>") -> Drill:
             ev = e["event"]
             if not isinstance(ev, dict) or ev.get("fault") not in names or not ev.get("kind"):
                 raise DrillError(_where(path, f"expect[{i}]: event needs fault (a schedule name) and kind"))
-    study = doc.get("study")
-    if study is not None and not isinstance(study, dict):
-        raise DrillError(_where(path, "'study' is a mapping"))
-    if workload is None and study is None:
-        raise DrillError(_where(path, "a drill needs a workload (with a schedule) or a study"))
-    return Drill(doc["name"], path, str(doc.get("description", "")).strip(), doc["topology"], twin, workload,
-                 take_mig, sched, faults, expect, study, doc, backend, storage)
+    return expect
 
 
 def _storage(st: Any, twin: dict[str, Any], workload: TrainConfig | None, backend: str, path: str) -> dict[str, Any]:
