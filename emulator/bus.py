@@ -1,40 +1,22 @@
-"""The event bus: MQTT topics and payloads, and the daemons' publisher.
+"""The event bus: MQTT topics, the one way to publish on them, and the event log the test suite checks.
 
-Topic scheme (PREFIX = `clustertwin/<twin name>`), payloads JSON:
+Topics (PREFIX = `clustertwin/<twin name>`), events and fault records as docs/EVENTS.md describes
+them (rendered from emulator/events.py, the schema):
 
-    PREFIX/telemetry/<node>/gpu/<index>   QoS 0, every telemetry interval (1 s by default):
-        {"time", "node", "gpu", "uuid", "power_w", "temperature_c", "memory_temperature_c",
-         "gpu_util", "mem_copy_util", "sm_clock_mhz", "mem_clock_mhz", "memory_used_mib",
-         "memory_free_mib", "total_energy_mj", "health", "last_xid", "throttle_reasons"}
-    PREFIX/events/<node>/<kind>           QoS 1: one event as the gRPC Event message has it
-        {"seq", "time", "node", "kind", "gpu", "xid", "lease_id", "health", "message"}
-        kinds: xid, health, lease_start, lease_end, mig, fault, fault_clear, gpu_reset,
-               node_reboot, gpu_lost
-    PREFIX/faults/<node>/<fault id>       QoS 1, retained while the fault is active: the fault
-        {"id", "kind", "gpu", "xid", "link", "count", "lease_id", "injected_at", "active",
-         "cleared_at", "effect"}; cleared faults are published once with active=false and
-         their retained message is then removed.
-    PREFIX/events/network/<kind>          QoS 1: network faults (netns backend) from `twin net fault`
-        {"time", "node": "network", "kind", "fault", "message"}; kinds link-down, loss,
-        switch-down, node-cut, partition, and each with "-clear" when it is cleared; the fault is
-        retained on PREFIX/faults/network/<id> while active.
-    PREFIX/events/ceph/<kind>             QoS 1: the Ceph monitor (`twin up --ceph`): kinds osd_up,
-        osd_down, osd_in, osd_out {"time", "node": "ceph", "kind", "osd", "host", "epoch", "message"};
-        pg_state {"pg", "from", "to", ...} on every PG state change; fault and fault_clear for the OSD
-        faults of `twin fault inject|clear osd.N` {"osd", "fault", "message"}, the fault retained on
-        PREFIX/faults/ceph/<id> while active ({"id", "kind", "osd", "factor", "pool", "object",
-        "injected_at", "active", "cleared_at", "effect"}).
-    PREFIX/events/lustre/<kind>           QoS 1: the Lustre servers (`twin up --lustre`, services/lustre/
-        events.py) {"time", "node" (the MDS or OSS that saw it), "kind", "message", ...}: kinds
-        oss_down, oss_up {"oss"}; oss_failover, oss_failback {"ost", "from", "to"}; ost_inactive
-        {"ost"}, ost_active {"ost", "oss"}; ost_full, ost_full_clear {"ost"}; mds_failover {"mdt",
-        "to", "from"}. `twin lustre fault` oss-kill/oss-start/ost-full/ost-clear/mds-kill each
-        show as one of them (oss_down, oss_up, ost_full, ost_full_clear, mds_failover).
-    PREFIX/train/<job id>/<kind>          a training workload (`twin train`, workloads/train): kinds
-        start, progress (QoS 0, each step), checkpoint, failed, completed; every time in them is
-        modelled ("modelled": true), never measured.
-    PREFIX/status/<node>                  QoS 1, retained: "online", or "offline" (also the
-        daemon's MQTT last will, so a crashed daemon reads "offline").
+    PREFIX/events/<node>/<kind>           QoS 1: one event (the envelope beside its kind's payload)
+    PREFIX/faults/<node>/<fault id>       QoS 1, retained while the fault is active: its record
+    PREFIX/train/<job id>/<kind>          a training job's events (QoS 0 for `progress`)
+    PREFIX/telemetry/<node>/gpu/<index>   QoS 0, every telemetry interval: one GPU's sample
+    PREFIX/status/<node>                  QoS 1, retained: "online", or "offline" (also the last will)
+
+Publishers: `Publisher` (aiomqtt, for the asyncio daemons: a bounded queue, never blocks) and
+`SyncPublisher` (paho's own network thread, for synchronous callers: Lustre's daemons, `twin net
+fault`, training jobs). Both build events with `event()` (the envelope is made in
+emulator/events.py, here only) and fault records with `fault()`. `Subscription` reads the bus.
+
+When CLUSTERTWIN_EVENT_LOG names a file, every event and fault record published is also appended
+to it as one JSON line ({"pid", "topic", "retain", "doc"}); the test suite sets it and checks the
+file against the schema at its end (tests/event_log.py).
 """
 
 from __future__ import annotations
@@ -43,10 +25,16 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import aiomqtt
+
+from emulator import events
+from emulator.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +73,60 @@ def encode(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
+EVENT_LOG_ENV = "CLUSTERTWIN_EVENT_LOG"
+LOGGED = ("events", "faults", "train")   # the topic kinds that carry events and fault records
+
+
+def log_message(topic: str, data: bytes, retain: bool) -> None:
+    """Append what was published to $CLUSTERTWIN_EVENT_LOG (if set): one line, one write(), so that
+    the lines of concurrent daemons do not interleave."""
+    path = os.environ.get(EVENT_LOG_ENV)
+    parts = topic.split("/", 3)
+    if not path or not data or len(parts) < 3 or parts[2] not in LOGGED:
+        return
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = data.decode(errors="replace")   # logged as it is: the check names it
+    line = json.dumps({"pid": os.getpid(), "topic": topic, "retain": retain, "doc": doc},
+                      separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+class BusClient:
+    """What every publisher shares: the envelope of its events, fault records, the event log."""
+
+    def __init__(self, twin: str, source: str) -> None:
+        self.twin, self.source = twin, source
+
+    def send(self, topic: str, data: bytes, qos: int, retain: bool) -> None:
+        raise NotImplementedError
+
+    def publish(self, topic: str, payload: Any, qos: int = 0, retain: bool = False) -> None:
+        data = encode(payload)
+        log_message(topic, data, retain)
+        self.send(topic, data, qos, retain)
+
+    def event(self, subsystem: str, kind: str, payload: dict[str, Any], *, time: float, message: str = "",
+              node: str | None = None, topic: str | None = None, qos: int = 1) -> dict[str, Any]:
+        """Publish one event on `events/<node>/<kind>` (node: the subsystem unless given) or `topic`."""
+        doc = events.envelope(self.twin, subsystem, self.source, kind, payload, time=time, message=message)
+        self.publish(topic or event_topic(self.twin, node or subsystem, kind), doc, qos=qos)
+        return doc
+
+    def fault(self, node: str, record: dict[str, Any]) -> None:
+        """A fault record on `faults/<node>/<id>`: retained while active; once cleared, sent once and
+        its retained copy removed (an empty retained message)."""
+        topic = fault_topic(self.twin, node, record["id"])
+        self.publish(topic, record, qos=1, retain=bool(record["active"]))
+        if not record["active"]:
+            self.publish(topic, b"", qos=1, retain=True)
+
+
 @dataclass(frozen=True)
 class Message:
     topic: str
@@ -93,22 +135,27 @@ class Message:
     retain: bool = False
 
 
-class Publisher:
-    """Publishes from a bounded queue so that a slow or absent broker never blocks a daemon.
+class Publisher(BusClient):
+    """The asyncio daemons' publisher (aiomqtt): publishes from a bounded queue so that a slow or
+    absent broker never blocks a daemon; its status topic says online/offline (the last will).
 
     When the queue is full the oldest message is dropped: telemetry is periodic and events are
     also in the daemon's store and its gRPC event stream, which are the durable record.
     """
 
-    def __init__(self, host: str, port: int, client_id: str, status_topic: str, maxsize: int = 4096) -> None:
-        self.host, self.port, self.client_id = host, port, client_id
-        self.status_topic = status_topic
+    def __init__(self, host: str, port: int, twin: str = "", source: str = "", maxsize: int = 4096, *,
+                 client_id: str | None = None, status_topic: str | None = None) -> None:
+        if client_id:   # the older call, Publisher(host, port, client_id="<twin>/<name>", status_topic=...)
+            twin, _, source = client_id.partition("/")
+        super().__init__(twin, source)
+        self.host, self.port, self.client_id = host, port, f"{twin}/{source}"
+        self.status_topic = status_topic or f"{prefix(twin)}/status/{source}"
         self.queue: asyncio.Queue[Message] = asyncio.Queue(maxsize=maxsize)
         self.connected = asyncio.Event()
         self.dropped = 0
 
-    def publish(self, topic: str, payload: Any, qos: int = 0, retain: bool = False) -> None:
-        msg = Message(topic, encode(payload), qos, retain)
+    def send(self, topic: str, data: bytes, qos: int = 0, retain: bool = False) -> None:
+        msg = Message(topic, data, qos, retain)
         while True:
             try:
                 self.queue.put_nowait(msg)
@@ -143,3 +190,69 @@ class Publisher:
             async with asyncio.timeout(timeout):
                 while not self.queue.empty() and self.connected.is_set():
                     await asyncio.sleep(0.01)
+
+
+class SyncPublisher(BusClient):
+    """The synchronous callers' publisher: paho on its own network thread.
+
+    `wait=False` (a daemon): connect in the background and reconnect, best effort: without a broker
+    nothing is sent. `wait=True` (a command): connect now (OSError when the broker cannot be reached),
+    and `flush()` waits for the broker's PUBACKs.
+    """
+
+    def __init__(self, host: str, port: int, twin: str, source: str, *, wait: bool = False,
+                 client_id: str | None = None) -> None:
+        import paho.mqtt.client as mqtt
+
+        super().__init__(twin, source)
+        self.host, self.port = host, int(port)
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id or "")
+        self.lock = threading.Lock()
+        self.pending: list[Any] = []
+        if wait:
+            self.client.connect(host, self.port, keepalive=10)
+        else:
+            self.client.connect_async(host, self.port)
+        self.client.loop_start()
+
+    def send(self, topic: str, data: bytes, qos: int = 0, retain: bool = False) -> None:
+        with self.lock:
+            info = self.client.publish(topic, data, qos=qos, retain=retain)
+            if qos:
+                self.pending = [*self.pending[-255:], info]
+
+    def flush(self, timeout: float = 5.0) -> None:
+        """Wait until the broker has acknowledged every QoS 1 message; TimeoutError if it has not."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            pending, self.pending = self.pending, []
+        for info in pending:
+            info.wait_for_publish(max(0.01, deadline - time.monotonic()))
+            if not info.is_published():
+                raise TimeoutError(f"MQTT broker {self.host}:{self.port} did not acknowledge within {timeout:g}s")
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def __enter__(self) -> SyncPublisher:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def publish_fault(broker: dict[str, Any], twin: str, fault: Any, source: str = "twin", subsystem: str = "twin",
+                  node: str = "twin", clock: Clock | None = None, timeout: float = 5.0) -> None:
+    """One fault recorded or cleared (an emulator.events.FaultPayload or its dict), over one short-lived
+    connection to the manifest's broker: the event `fault`/`fault_clear` and the fault record, QoS 1,
+    acknowledged. `clock`: the twin's (`Clock(**manifest["clock"])`), for the event's time.
+    OSError or TimeoutError when the broker cannot be reached or does not acknowledge."""
+    record = fault if isinstance(fault, dict) else fault.model_dump()
+    kind = "fault" if record["active"] else "fault_clear"
+    message = f"{record['id']} {record['subsystem']} {record['kind']} {record['target']}: " \
+              f"{record['effect'] if record['active'] else 'cleared'}"
+    with SyncPublisher(broker["host"], broker["port"], twin, source, wait=True) as pub:
+        pub.event(subsystem, kind, {"fault": record}, time=(clock or Clock()).now(), message=message, node=node)
+        pub.fault(node, record)
+        pub.flush(timeout)
