@@ -11,8 +11,10 @@ fields, as the gRPC Event message has them, so a subscriber reads `event["xid"]`
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -326,6 +328,23 @@ def validate_message(topic: str, doc: Any) -> None:
     env, _ = validate(doc)
     if env.kind != name or (what == "train") != (env.subsystem == "train"):
         raise EventError(f"{env.subsystem}/{env.kind} event published on {topic!r}")
+
+
+def check_log(path: str | Path) -> tuple[int, list[str]]:
+    """An event log ($CLUSTERTWIN_EVENT_LOG, emulator/bus.py): how many messages it holds, and one
+    line for each that is not valid, naming it (line, publisher pid, topic, what is wrong)."""
+    count, problems = 0, []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        count, entry = count + 1, None
+        try:
+            entry = json.loads(line)
+            validate_message(entry["topic"], entry["doc"])
+        except (ValueError, KeyError, TypeError) as e:
+            where = f"{path}:{n}"
+            if isinstance(entry, dict):
+                where += f" (pid {entry.get('pid')}, {entry.get('topic')})"
+            problems.append(f"{where}: {e}")
+    return count, problems
 
 
 # --------------------------------------------------------------------------- docs/EVENTS.md

@@ -13,6 +13,7 @@ import pytest
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir
+from tests.event_log import EventLogCheck
 
 
 def skip_reason(what: str, missing: list[str], packages: list[str]) -> str:
@@ -162,3 +163,4 @@ class CiSkips:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(CiSkips(load_skip_allowlist(config.rootpath / SKIP_ALLOWLIST)), "ci-skips")
+    config.pluginmanager.register(EventLogCheck(), "event-log")   # every event published must validate

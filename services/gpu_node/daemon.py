@@ -35,6 +35,14 @@ SERVICE_NAME = "clustertwin.v1.GpuNode"
 CHECKPOINT_EVERY_S = 30.0   # counters (energy) are saved this often even when nothing else changes
 
 
+def fault_record(node: str, f: dict[str, Any]) -> dict[str, Any]:
+    """The model's fault (records.Fault) as the bus's fault record (emulator/events.py FaultPayload)."""
+    params = {k: f[k] for k in ("xid", "link", "count", "lease_id") if f.get(k)}
+    return {"id": f["id"], "subsystem": "gpu", "target": f"{node} GPU {f['gpu']}", "kind": f["kind"],
+            "params": params, "active": f["active"], "injected_at": f["injected_at"],
+            "cleared_at": None if f["active"] else f["cleared_at"], "effect": f["effect"]}
+
+
 class GpuNodeDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
@@ -45,22 +53,20 @@ class GpuNodeDaemon:
         now = self.clock.now()
         self.first_boot = state is None
         self.model = NodeModel(self.spec, now) if state is None else NodeModel.from_state(self.spec, state, now)
-        self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
-                                 status_topic=bus.status_topic(cfg.twin, cfg.name))
+        self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, cfg.twin, cfg.name)
         self.servicer = GpuNodeServicer(self.model, self.clock.now, self.persist)
 
     async def persist(self, events: list[dict[str, Any]]) -> None:
         """Commit the model's state before the change is acknowledged, then tell the bus."""
         self.store.save(self.model.to_state(), events)
-        twin, node = self.cfg.twin, self.cfg.name
+        node = self.cfg.name
         for ev in events:
-            self.bus.publish(bus.event_topic(twin, node, ev["kind"]), ev, qos=1)
-            fault = ev.get("fault")
-            if fault:
-                topic = bus.fault_topic(twin, node, fault["id"])
-                self.bus.publish(topic, fault, qos=1, retain=bool(fault.get("active")))
-                if not fault.get("active"):
-                    self.bus.publish(topic, b"", qos=1, retain=True)   # drop the retained copy
+            payload = {k: v for k, v in ev.items() if k not in ("time", "kind", "message")}
+            if ev.get("fault"):
+                payload["fault"] = fault_record(node, ev["fault"])
+            self.bus.event("gpu", ev["kind"], payload, time=ev["time"], message=ev["message"], node=node)
+            if ev.get("fault"):
+                self.bus.fault(node, payload["fault"])
 
     def metrics(self) -> tuple[str, str]:
         return PROMETHEUS_TEXT, dcgm.render(self.model)
