@@ -10,7 +10,8 @@
             events.wait_for(lambda e: e["kind"] == "lease_end")
         assert not node.lease_info(lease.id).active
 
-One accessor per service, each a client with documented methods (emulator/sdk/):
+One accessor per service, each a client with documented methods (emulator/sdk/). A service's
+accessors come from its registration (emulator/service.py, `Service.sdk`), so `Twin` names none:
 
     twin.gpu_node("gpu001"), twin.gpu_nodes()   GPU servers (GpuNodeClient)
     twin.fabric()                               the InfiniBand fabric manager (FabricClient)
@@ -32,7 +33,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +41,14 @@ import paho.mqtt.client as mqtt
 
 from emulator import bus, lifecycle
 from emulator.errors import TwinRpcError
-from emulator.fabric_client import FabricClient
-from emulator.rundir import RunDir, RunDirError
-from emulator.sdk.ceph import CephAdmin
+from emulator.rundir import RunDir
 from emulator.sdk.faults import FaultsClient
 from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
 from emulator.sdk.network import NetworkClient
-from emulator.sdk.s3 import s3_client
-from emulator.sdk.slurm import SlurmClient
+from emulator.service import services
 
-__all__ = ["FAULT_KINDS", "CephAdmin", "EventSubscription", "FabricClient", "FaultsClient", "GpuNodeClient",
-           "NetworkClient", "SlurmClient", "Twin", "TwinRpcError"]
+__all__ = ["FAULT_KINDS", "EventSubscription", "FaultsClient", "GpuNodeClient", "NetworkClient", "Twin",
+           "TwinRpcError"]
 
 class EventSubscription:
     """MQTT subscription to a twin's bus; messages arrive as dicts with their topic under '_topic'."""
@@ -127,7 +125,7 @@ class Twin:
 
     def __init__(self, run: RunDir, manifest: dict[str, Any], owned: bool = False) -> None:
         self.run, self.manifest, self._owned = run, manifest, owned
-        self._nodes: dict[str, GpuNodeClient] = {}
+        self._clients: dict[str, Any] = {}
 
     @classmethod
     def connect(cls, run_dir: str | Path | None = None) -> Twin:
@@ -141,9 +139,9 @@ class Twin:
         return cls(run, lifecycle.up(topology, run, **options), owned=True)
 
     def down(self) -> None:
-        for client in self._nodes.values():
+        for client in self._clients.values():
             client.close()
-        self._nodes.clear()
+        self._clients.clear()
         lifecycle.down(self.run)
 
     def __enter__(self) -> Twin:
@@ -160,11 +158,6 @@ class Twin:
     def daemons(self, kind: str | None = None) -> list[dict[str, Any]]:
         return [d for d in self.manifest["daemons"] if kind is None or d["kind"] == kind]
 
-    @property
-    def gpu_nodes(self) -> NodeNames:
-        """The GPU servers' names (a list); called, `twin.gpu_nodes()`, their clients."""
-        return NodeNames((d["name"] for d in self.daemons("gpu_node")), self.gpu_node)
-
     def daemon(self, name: str) -> dict[str, Any]:
         for d in self.manifest["daemons"]:
             if d["name"] == name:
@@ -172,47 +165,26 @@ class Twin:
         known = ", ".join(d["name"] for d in self.manifest["daemons"][:6])
         raise KeyError(f"no daemon named {name!r} in twin {self.name!r} (daemons: {known}, ...)")
 
-    def gpu_node(self, name: str) -> GpuNodeClient:
-        if name not in self._nodes:
-            d = self.daemon(name)
-            if d["kind"] != "gpu_node":
-                raise KeyError(f"{name!r} is a {d['kind']}, not a GPU server")
-            self._nodes[name] = GpuNodeClient(name, d["grpc"])
-        return self._nodes[name]
+    def cached(self, key: str, make: Callable[[], Any]) -> Any:
+        """A client kept for the Twin's life (closed by `down()`), made on first use."""
+        if key not in self._clients:
+            self._clients[key] = make()
+        return self._clients[key]
 
-    def fabric(self) -> FabricClient:
-        """The fabric manager (a twin started with --fabric)."""
-        found = self.daemons("fabric")
-        if not found:
-            raise KeyError(f"twin {self.name!r} runs no fabric manager: start it with `twin up --fabric`")
-        return FabricClient(found[0]["grpc"], found[0]["name"])
+    def __getattr__(self, name: str) -> Any:
+        """A service's SDK accessor (`twin.ceph()`, `twin.lustre()`, ...), found in the service registry."""
+        for service in services().values():
+            if name in service.sdk:
+                return service.sdk[name](self)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r} and no installed service gives it "
+                             f"(services: {', '.join(services())})")
 
-    def ceph(self, timeout: float = 60.0) -> CephAdmin:
-        """Ceph's admin client (a twin started with --ceph); `.rbd()` for RBD images."""
-        return CephAdmin(self.run.path, timeout=timeout, manifest=self.manifest)
-
-    def s3(self, access_key: str, secret_key: str, **options: Any) -> Any:
-        """A boto3 S3 client on the twin's gateway (keys of a user made with `ceph().user_create`).
-        Under `--network netns` the gateway is on the storage plane: the client works only in a
-        process inside one of the twin's host namespaces."""
-        gateways = self.daemons("ceph_rgw")
-        if not gateways:
-            raise RunDirError(f"twin {self.name!r} runs no S3 gateway: start it with `twin up --ceph`")
-        return s3_client(gateways[0]["s3"], access_key, secret_key, **options)
-
-    def lustre(self) -> Any:
-        """Lustre's admin client, `emulator.sdk.lustre.LustreAdmin` (a twin started with --lustre)."""
-        from emulator.sdk.lustre import LustreAdmin  # loads the Lustre client only when asked for
-
-        return LustreAdmin(self.run, self.manifest)
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | {a for s in services().values() for a in s.sdk})
 
     def network(self) -> NetworkClient:
         """The emulated network's control (a twin started with --network netns)."""
         return NetworkClient(self.run, self.manifest)
-
-    def slurm(self) -> SlurmClient:
-        """The twin's Slurm: start, stop and query it."""
-        return SlurmClient(self.run)
 
     def faults(self) -> FaultsClient:
         """Faults across GPU servers, Ceph, the network and Lustre."""
@@ -229,15 +201,3 @@ class Twin:
 
     def topic(self, *parts: str) -> str:
         return "/".join([bus.prefix(self.name), *parts])
-
-
-class NodeNames(list):
-    """GPU-server names, as `Twin.gpu_nodes` always gave them; calling the list gives their clients
-    (`twin.gpu_nodes()`), so that both old and new callers read naturally."""
-
-    def __init__(self, names: Iterable[str], client: Callable[[str], GpuNodeClient]) -> None:
-        super().__init__(names)
-        self._client = client
-
-    def __call__(self) -> list[GpuNodeClient]:
-        return [self._client(name) for name in self]

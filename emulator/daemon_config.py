@@ -26,6 +26,7 @@ class DaemonConfig:
     clock_epoch: float = 0.0
     clock_scale: float = 1.0
     telemetry_interval: float = 1.0
+    run_dir: str | None = None   # the twin's run directory (None: a daemon started on its own, e.g. in compose)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -15,8 +15,9 @@ from emulator.health import SERVING, check_all
 from emulator.plan import Options, parse_broker_url
 from emulator.process import same_process, stop_process, stop_processes
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
+from emulator.service import ServiceError, optional_services, services
 from emulator.store import StoreError, check_store
-from emulator.topology import load_topology
+from emulator.topology import Topology, load_topology
 
 NETWORKS = ("loopback", "netns")
 DOWN_TIMEOUT_S = 15.0
@@ -29,74 +30,17 @@ class TwinError(RuntimeError):
 Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 
 
-def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | None = None,
-       store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
-       telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, fabric: bool = False, ceph: bool = False,
-       lustre: bool = False, timeout: float = 120.0, ceph_users: str | None = None,
-       rgw_lc_debug_interval: float = 0.0, progress: Progress | None = None) -> dict[str, Any]:
-    """Start a twin in `run` and wait until every daemon answers its health check."""
-    progress = progress or (lambda *_: None)
-    if network not in NETWORKS:
-        raise TwinError(f"unknown network backend {network!r}; choose one of {', '.join(NETWORKS)}")
-    if network == "mininet":
-        raise TwinError("there is no Mininet backend: --network netns builds the three planes in network "
-                        "namespaces directly (faster at su-1024 scale); see `twin net show`")
-    if network == "netns" and os.geteuid() != 0:
-        raise TwinError("--network netns needs root (it creates network namespaces)")
-    if broker_url:
-        try:
-            parse_broker_url(broker_url)
-        except ValueError as e:
-            raise TwinError(str(e)) from None
-    if clock_scale <= 0:
-        raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
-    if fabric and os.geteuid() != 0:
-        raise TwinError("--fabric needs root (the simulated InfiniBand fabric and OpenSM run as root)")
-    if fabric:
-        from services.fabric.subnet import missing_tools
-        if missing := missing_tools():
-            raise TwinError(f"--fabric needs {', '.join(missing)}: run `make install`")
-    if not 0 <= bandwidth_scale <= 1:
-        raise TwinError(f"--bandwidth-scale must be between 0 (unshaped) and 1, got {bandwidth_scale}")
-    if telemetry_interval <= 0:
-        raise TwinError(f"--telemetry-interval must be positive, got {telemetry_interval}")
-    if store_url:
-        try:
-            check_store(store_url)
-        except StoreError as e:
-            raise TwinError(str(e)) from None
-    topo = load_topology(topology)   # TopologyError names the file and field
-    if lustre and topo.spec.lustre is None:
-        raise TwinError(f"--lustre: topology {topo.name} ({topo.source}) has no lustre section")
-    if ceph and topo.spec.ceph is None:
-        raise TwinError(f"--ceph: topology {topo.name} ({topo.source}) has no ceph section")
-    if ceph_users:
-        from services.ceph.users_file import UsersFileError, load_users
-        if not ceph:
-            raise TwinError("--ceph-users needs --ceph")
-        try:
-            load_users(ceph_users)   # a bad file is refused before anything starts
-        except UsersFileError as e:
-            raise TwinError(str(e)) from None
-        ceph_users = str(Path(ceph_users).resolve())
-    if rgw_lc_debug_interval and (not ceph or rgw_lc_debug_interval < 0):
-        raise TwinError("--rgw-lc-debug-interval needs --ceph and a number of seconds >= 0")
-    pid = run.running_supervisor()
-    if pid:
-        raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
-                        f"run `twin down --run-dir {run.path}` first")
+def up(topology: str, run: RunDir, *, timeout: float = 120.0, progress: Progress | None = None,
+       **options: Any) -> dict[str, Any]:
+    """Start a twin in `run` and wait until every daemon answers its health check.
 
-    # A new twin starts from nothing: old state, logs and manifests of a previous run go.
-    for old in (run.state, run.logs, run.broker, run.network, run.path / "lustre"):
-        shutil.rmtree(old, ignore_errors=True)
-    for old in (run.manifest, run.daemons, run.config, run.path / "failed.json"):
-        old.unlink(missing_ok=True)
-    run.create()
-    opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
-                   clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
-                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale, fabric=fabric,
-                   ceph=ceph, lustre=lustre, ceph_users=ceph_users, rgw_lc_debug_interval=rgw_lc_debug_interval)
-    write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.__dict__})
+    `options` are emulator.plan.Options' fields (network, name, store_url, clock_scale, ...) and one
+    flag per optional service (fabric=True, ceph=True, lustre=True: see emulator/service.py)."""
+    progress = progress or (lambda *_: None)
+    topo = load_topology(topology)   # TopologyError names the file and field
+    opts = make_options(topo, **options)
+    _start_clean(run)
+    write_json_atomic(run.config, {"topology_file": str(Path(topo.source).resolve()), "options": opts.to_dict()})
 
     log = open(run.logs / "supervisor.log", "ab")
     proc = subprocess.Popen([sys.executable, "-m", "emulator.supervisor", str(run.path)],
@@ -112,6 +56,64 @@ def up(topology: str, run: RunDir, *, network: str = "loopback", name: str | Non
     manifest = run.read(run.manifest)
     wait_healthy(run, manifest, deadline, progress, proc)
     return manifest
+
+
+def make_options(topo: Topology, *, name: str | None = None, network: str = "loopback",
+                 store_url: str | None = None, broker_url: str | None = None, clock_scale: float = 1.0,
+                 telemetry_interval: float = 1.0, bandwidth_scale: float = 0.001, **rest: Any) -> Options:
+    """`twin up`'s options checked, before anything starts: the twin's own here, each service's by its
+    `check` (which may refuse them with a ServiceError)."""
+    if network not in NETWORKS:
+        raise TwinError(f"unknown network backend {network!r}; choose one of {', '.join(NETWORKS)}")
+    if network == "mininet":
+        raise TwinError("there is no Mininet backend: --network netns builds the three planes in network "
+                        "namespaces directly (faster at su-1024 scale); see `twin net show`")
+    if network == "netns" and os.geteuid() != 0:
+        raise TwinError("--network netns needs root (it creates network namespaces)")
+    if broker_url:
+        try:
+            parse_broker_url(broker_url)
+        except ValueError as e:
+            raise TwinError(str(e)) from None
+    if clock_scale <= 0:
+        raise TwinError(f"--clock-scale must be positive, got {clock_scale}")
+    if not 0 <= bandwidth_scale <= 1:
+        raise TwinError(f"--bandwidth-scale must be between 0 (unshaped) and 1, got {bandwidth_scale}")
+    if telemetry_interval <= 0:
+        raise TwinError(f"--telemetry-interval must be positive, got {telemetry_interval}")
+    if store_url:
+        try:
+            check_store(store_url)
+        except StoreError as e:
+            raise TwinError(str(e)) from None
+    flags = set(optional_services())
+    unknown = sorted(k for k in rest if k not in flags and k not in Options.__dataclass_fields__)
+    if unknown:
+        raise TwinError(f"unknown option(s) {', '.join(unknown)}; services: {', '.join(sorted(flags))}")
+    opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
+                   clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
+                   telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
+                   services=tuple(s for s in optional_services() if rest.pop(s, False)), **rest)
+    for service in services().values():
+        if service.check is not None:
+            try:
+                opts = service.check(opts, topo) or opts
+            except ServiceError as e:
+                raise TwinError(str(e)) from None
+    return opts
+
+
+def _start_clean(run: RunDir) -> None:
+    """A new twin starts from nothing: old state, logs and manifests of a previous run go."""
+    pid = run.running_supervisor()
+    if pid:
+        raise TwinError(f"a twin is already running in {run.path} (supervisor pid {pid}); "
+                        f"run `twin down --run-dir {run.path}` first")
+    for old in (run.state, run.logs, run.broker, run.network, run.path / "lustre"):
+        shutil.rmtree(old, ignore_errors=True)
+    for old in (run.manifest, run.daemons, run.config, run.path / "failed.json"):
+        old.unlink(missing_ok=True)
+    run.create()
 
 
 def _fail_if_supervisor_died(proc: subprocess.Popen, run: RunDir) -> None:
@@ -185,11 +187,10 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
     Clients go before their servers: Slurm's jobs (they use the mounts), then the Lustre mounts
     (a FUSE client whose servers are gone cannot flush what was written: its unmount would hang),
     then the supervisor and its daemons, by the pids and cgroups recorded in the run directory."""
-    from services.lustre.client.mount import unmount_all  # Lustre client mounts of this twin
-    from services.slurm.lifecycle import down as slurm_down  # Slurm of `twin slurm up`
-
-    stopped: list[str] = slurm_down(run)
-    stopped += unmount_all(run.path)
+    stopped: list[str] = []
+    for service in sorted(services().values(), key=lambda s: s.down_order):
+        if service.before_down is not None:
+            stopped += service.before_down(run)
     pid = run.running_supervisor()
     if pid:   # its session: the supervisor, the broker and the daemons it forked
         stop_process(pid, timeout, kill_group=True)

@@ -13,7 +13,6 @@ removes its pid file. Children die with it if it is killed (PR_SET_PDEATHSIG).
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import os
 import selectors
@@ -27,10 +26,11 @@ from emulator.addressing import acquire_slot
 from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
 from emulator.network.operator import OPERATOR_ADDRESS
-from emulator.plan import DAEMON_MODULES, NamespaceAddressing, Options, make_plan
+from emulator.plan import NamespaceAddressing, Options, make_plan
 from emulator.process import start_time, stop_process, stop_processes
 from emulator.procutil import die_with_parent, enter_netns, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
+from emulator.service import runner
 from emulator.topology import load_topology
 
 log = logging.getLogger("supervisor")
@@ -103,7 +103,7 @@ class Supervisor:
                             format=f"%(asctime)s {cfg.name} %(levelname)s %(name)s: %(message)s")
         # The zygote's objects stay frozen: a collection that walked them would copy every page
         # this daemon shares with its 127 siblings.
-        importlib.import_module(DAEMON_MODULES[cfg.kind]).run(cfg)
+        runner(cfg.kind)(cfg)
 
     def reap(self) -> None:
         while True:
@@ -176,7 +176,7 @@ class Supervisor:
             log.info("broker listening on %s:%d", plan.broker_host, plan.broker_port)
         self.control = ControlServer(self.run.control_socket, self.command)
         for kind in {d.kind for d in plan.daemons}:   # the zygote: import once, share with every fork
-            importlib.import_module(DAEMON_MODULES[kind])
+            runner(kind)
         gc.collect()
         gc.freeze()
         log.info("forking %d daemons", len(plan.daemons))

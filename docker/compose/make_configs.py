@@ -25,8 +25,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from emulator import addressing  # noqa: E402
-from emulator.plan import GPU_NODE_GRPC_PORT, MQTT_PORT, Options, make_plan  # noqa: E402
+from emulator.plan import MQTT_PORT, Options, make_plan  # noqa: E402
 from emulator.topology import load_topology  # noqa: E402
+from services.gpu_node.plan import GPU_NODE_GRPC_PORT  # noqa: E402
 
 TOPOLOGY = "mini"
 TWIN = "mini"

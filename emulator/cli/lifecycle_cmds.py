@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -13,6 +15,7 @@ from rich.table import Table
 from emulator import lifecycle
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
 from emulator.rundir import RunDir
+from emulator.service import services
 
 
 def up(
@@ -26,12 +29,6 @@ def up(
     telemetry_interval: Annotated[float, typer.Option(help="Seconds between telemetry samples.")] = 1.0,
     bandwidth_scale: Annotated[float, typer.Option(help="netns: links shaped to real rate x this; 0 unshaped.")
                                ] = 0.001,
-    fabric: Annotated[bool, typer.Option("--fabric", help="Also run the fabric manager: ibsim + OpenSM, "
-                                         "gRPC and UFM REST (root).")] = False,
-    ceph: Annotated[bool, typer.Option("--ceph", help="Also run Ceph: a monitor, one daemon per OSD of the "
-                                       "topology's ceph section, and the RGW S3 gateway.")] = False,
-    lustre: Annotated[bool, typer.Option("--lustre", help="Also run Lustre: the MDS (active/standby with "
-                                         "mds_ha) and the topology's OSS daemons.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
     ceph_users: Annotated[str | None, typer.Option("--ceph-users", help="With --ceph: RGW users to create at "
                                                    "start-up, a JSON/YAML list of {uid, display_name, email?, "
@@ -39,6 +36,7 @@ def up(
     rgw_lc_debug_interval: Annotated[float, typer.Option(
         "--rgw-lc-debug-interval", help="With --ceph: a lifecycle day is this many twin seconds and a pass runs "
         "every quarter of one (RGW's rgw_lc_debug_interval); 0: real days.")] = 0.0,
+    **services: bool,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
     started = time.monotonic()
@@ -53,12 +51,30 @@ def up(
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                                    fabric=fabric, ceph=ceph, lustre=lustre, timeout=timeout, progress=progress,
-                                    ceph_users=ceph_users, rgw_lc_debug_interval=rgw_lc_debug_interval)
+                                    timeout=timeout, progress=progress, ceph_users=ceph_users,
+                                    rgw_lc_debug_interval=rgw_lc_debug_interval, **services)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")
     console.print(f"run directory {manifest['run_dir']}; `twin endpoints` lists every address, `twin down` stops it")
+
+
+def _with_service_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """`twin up --NAME` for each optional service, as the service registered itself (emulator/service.py),
+    in place of the command's **services."""
+    sig = inspect.signature(command, eval_str=True)
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    for service in services().values():
+        if not service.always_on:
+            flag = Annotated[bool, typer.Option(f"--{service.name}", help=service.summary)]
+            params.append(inspect.Parameter(service.name, inspect.Parameter.KEYWORD_ONLY, default=False,
+                                            annotation=flag))
+    command.__signature__ = sig.replace(parameters=params)
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
+
+
+up = _with_service_flags(up)
 
 
 def down(run_dir: RunDirOption = DEFAULT) -> None:

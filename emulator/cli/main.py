@@ -4,23 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from emulator.cli import (
-    ceph,
-    chaos,
-    drill,
-    events,
-    fabric,
-    fault,
-    gpu,
-    ib,
-    lifecycle_cmds,
-    lustre,
-    net,
-    slurm,
-    stage,
-    topo,
-    train,
-)
+from emulator.cli import chaos, drill, events, fault, lifecycle_cmds, net, stage, topo, train
+from emulator.service import load, services
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(topo.app, name="topo", help="Inspect and validate topology files.")
@@ -28,16 +13,13 @@ app.command()(lifecycle_cmds.up)
 app.command()(lifecycle_cmds.down)
 app.command()(lifecycle_cmds.status)
 app.command()(lifecycle_cmds.endpoints)
-app.add_typer(gpu.app, name="gpu", help="The emulated GPU servers: GPUs, MIG, leases, resets.")
 app.add_typer(fault.app, name="fault", help="Inject, clear and list faults.")
 app.add_typer(net.app, name="net", help="The emulated network planes (namespace backend).")
-app.add_typer(fabric.app, name="fabric", help="The InfiniBand fabric: subnet manager, UFM views, SHARP, "
-              "collective-time model.")
-app.add_typer(ib.app, name="ib", help="Run infiniband-diags against the twin's simulated fabric.")
 app.command()(events.events)
-app.add_typer(slurm.app, name="slurm", help="Slurm on the twin: slurmctld and one slurmd per GPU server.")
-app.add_typer(ceph.app, name="ceph", help="Ceph on the twin (`twin up --ceph`): status, health, OSDs, PGs, RGW users.")
-app.add_typer(lustre.app, name="lustre", help="Lustre on the twin: mount it through FUSE, and `lfs`.")
+# Each service's own commands (`twin gpu`, `twin ceph`, `twin lustre`, ...), as it registered them.
+for service in services().values():
+    for name, ref in service.cli.items():
+        app.add_typer(load(ref), name=name)
 app.command()(train.train)
 app.command()(stage.stage)
 app.command()(chaos.chaos)

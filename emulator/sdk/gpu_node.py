@@ -6,7 +6,7 @@ Calls return the generated protobuf messages (`clustertwin.v1.gpu_node_pb2`); fa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -136,3 +136,14 @@ class GpuNodeClient:
         """Events from the daemon's gRPC stream; iterate, and call .cancel() on it to stop."""
         return self._stub.WatchEvents(pb.WatchEventsRequest(after_seq=after_seq, replay=replay))
 
+
+class NodeNames(list):
+    """GPU-server names, as `Twin.gpu_nodes` always gave them; calling the list gives their clients
+    (`twin.gpu_nodes()`), so that both old and new callers read naturally."""
+
+    def __init__(self, names: Iterable[str], client: Callable[[str], GpuNodeClient]) -> None:
+        super().__init__(names)
+        self._client = client
+
+    def __call__(self) -> list[GpuNodeClient]:
+        return [self._client(name) for name in self]

@@ -1,0 +1,60 @@
+"""The topology's Ceph section as daemons: a monitor, one daemon per OSD and the RGW gateway."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.service import PlanContext, ServicePlan
+from emulator.topology import naming
+
+CEPH_MON_GRPC_PORT = 3300    # the monitor's msgr2 port; here its gRPC CephMon service
+CEPH_OSD_GRPC_PORT = 6800    # first of Ceph's OSD port range; OSD n of a host listens on 6800 + n
+RGW_S3_PORT = 7480           # RGW's default
+RGW_GRPC_PORT = 7481         # the gateway's gRPC health endpoint
+CEPH_HOST_BASE = 1000
+TIMING = {"heartbeat_interval": 6.0, "heartbeat_grace": 20.0, "down_out_interval": 600.0}
+
+
+def plan(ctx: PlanContext) -> ServicePlan:
+    """One daemon per OSD (each host's HDD OSDs, then its SSD OSDs on the first `ssd_hosts` hosts,
+    numbered in host order as `ceph-volume` would), and the monitor and the RGW gateway on the first
+    Ceph host (Ceph colocates them with OSDs). gRPC listens on each host's OOB address (the twin's
+    management plane); S3 on the first host's storage address."""
+    ce = ctx.topo.spec.ceph
+    names = naming.series(naming.CEPH_HOST, ce.hosts)
+    addrs = {h: ctx.hosts.addresses(h, CEPH_HOST_BASE + i) for i, h in enumerate(names)}
+    mon_host = names[0]
+    mon = f"{addrs[mon_host]['oob']}:{CEPH_MON_GRPC_PORT}"
+    out = ServicePlan()
+    osds: list[dict[str, Any]] = []
+    for i, host in enumerate(names):
+        disks = [("hdd", ce.hdd_size_tb)] * ce.hdd_per_host
+        if i < ce.ssd_hosts:
+            disks += [("ssd", ce.ssd_size_tb)] * ce.ssd_per_host
+        for n, (cls, tb) in enumerate(disks):
+            osd = len(osds)
+            grpc = f"{addrs[host]['oob']}:{CEPH_OSD_GRPC_PORT + n}"
+            osds.append({"id": osd, "host": host, "device_class": cls, "capacity_bytes": int(tb * 1e12),
+                         "grpc": grpc})
+            c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, extra={
+                "osd": osd, "host": host, "device_class": cls, "capacity_bytes": int(tb * 1e12),
+                "data_dir": str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), "mon": mon,
+                "heartbeat_interval": TIMING["heartbeat_interval"]})
+            out.daemons.append(c)
+            out.entries.append({"name": c.name, "kind": "ceph_osd", "host": host, "grpc": grpc,
+                                "addresses": addrs[host], "osd": osd, "device_class": cls,
+                                "service": "clustertwin.v1.CephOsd", "netns": c.netns})
+    mon_cfg = ctx.config("ceph-mon", "ceph_mon", mon_host, mon, extra={
+        "osds": osds, "ec": ce.ec.model_dump(), "replicated": (ce.rbd.model_dump() if ce.rbd else {}),
+        "timing": TIMING})
+    s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
+    rgw_cfg = ctx.config("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
+                         extra={"mon": mon, "s3": s3, "op_timeout": 30.0, "users_file": ctx.opts.ceph_users,
+                                "lc_debug_interval": ctx.opts.rgw_lc_debug_interval})
+    out.daemons = [mon_cfg, *out.daemons, rgw_cfg]
+    out.entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
+                           "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon",
+                           "netns": mon_cfg.netns})
+    out.entries.append({"name": rgw_cfg.name, "kind": "ceph_rgw", "host": mon_host, "grpc": rgw_cfg.grpc,
+                        "s3": f"http://{s3}", "addresses": addrs[mon_host], "netns": rgw_cfg.netns})
+    return out

@@ -1,0 +1,33 @@
+"""The fabric manager as a daemon: UFM's role, on the topology's UFM (or first management) node,
+its gRPC API and UFM REST on that node's OOB address."""
+
+from __future__ import annotations
+
+from emulator.plan import MANAGEMENT_HOST_BASE
+from emulator.service import PlanContext, ServicePlan
+from emulator.topology import Topology
+
+FABRIC_GRPC_PORT = 50052
+UFM_REST_PORT = 80
+
+
+def fabric_host(topo: Topology) -> tuple[str, int]:
+    """The management node the fabric manager (UFM) runs on, and its host index."""
+    roles = [(m.name, m.role) for m in topo.spec.management_nodes]
+    for wanted in ("ufm", "mgmt"):
+        for i, (name, role) in enumerate(roles):
+            if role == wanted:
+                return name, MANAGEMENT_HOST_BASE + i
+    return roles[0][0], MANAGEMENT_HOST_BASE
+
+
+def plan(ctx: PlanContext) -> ServicePlan:
+    host, index = fabric_host(ctx.topo)
+    addrs = ctx.hosts.addresses(host, index)
+    oob = addrs["oob"]
+    cfg = ctx.config("fabric", "fabric", host, f"{oob}:{FABRIC_GRPC_PORT}",
+                     spec={"topology_file": str(ctx.topo.source)}, extra={"ufm": f"{oob}:{UFM_REST_PORT}"})
+    entry = {"name": "fabric", "kind": "fabric", "host": host, "grpc": cfg.grpc, "addresses": addrs,
+             "ufm": f"http://{oob}:{UFM_REST_PORT}/ufmRest", "ufm_user": "admin", "ufm_password": "123456",
+             "service": "clustertwin.v1.Fabric", "netns": cfg.netns}
+    return ServicePlan([cfg], [entry])

@@ -1,0 +1,25 @@
+"""Slurm as a service of the twin: slurmctld and one slurmd per GPU server, started by `twin slurm up`."""
+
+from __future__ import annotations
+
+from emulator.service import Service
+
+
+def stop(run) -> list[str]:  # noqa: ANN001 - emulator.rundir.RunDir
+    """Slurm's jobs use the Lustre mounts and the GPU servers: Slurm stops first."""
+    from services.slurm.lifecycle import down
+    return down(run)
+
+
+def slurm_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin
+    """The twin's Slurm: start, stop and query it."""
+    from services.slurm.sdk import SlurmClient
+    return SlurmClient(twin.run)
+
+
+SERVICE = Service(
+    name="slurm", summary="Slurm on the twin: slurmctld and one slurmd per GPU server.",
+    order=60, always_on=True, before_down=stop, down_order=10,
+    cli={"slurm": "services.slurm.cli:app"},
+    sdk={"slurm": lambda twin: lambda: slurm_client(twin)},
+)
