@@ -167,6 +167,12 @@ class LustreMdsFailoverEvent(LustreEvent):
     to: str = Field(description="The MDS that took over.")
 
 
+class LustreFaultEvent(LustreEvent):
+    """An OSS fault injected or cleared (the LustreOss fault RPCs, `twin lustre fault`)."""
+
+    fault: FaultPayload = Field(description="The fault record (above).")
+
+
 class NetworkFaultEvent(Strict):
     """A network fault (`twin net fault`) raised or, for `<kind>-clear`, cleared (netns backend)."""
 
@@ -262,6 +268,7 @@ KINDS: tuple[Kinds, ...] = (
     Kinds("lustre", ("ost_active",), LustreOstActiveEvent, "an OST served again (its import reconnected)"),
     Kinds("lustre", ("mds_failover",), LustreMdsFailoverEvent, "the standby MDS mounting the MDT "
           "(MDT failover and recovery)"),
+    Kinds("lustre", ("fault", "fault_clear"), LustreFaultEvent, "the twin's OSS faults (`twin lustre fault`)"),
     Kinds("network", NET_FAULT_KINDS + tuple(f"{k}-clear" for k in NET_FAULT_KINDS), NetworkFaultEvent,
           "link, switch, host and partition faults on the planes (`twin net fault`)"),
     Kinds("train", ("start",), TrainStartEvent, "a training job's launch (its parallelism and step time)"),
