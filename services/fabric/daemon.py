@@ -12,10 +12,12 @@ DaemonConfig fields read:
     clock_epoch, clock_scale    event times
     extra["ufm"]                HOST:PORT of the UFM REST API (absent: no REST server)
     extra["ufm_user"], extra["ufm_password"]    its basic-auth credentials (default admin / 123456)
-    extra["fabric_dir"]         where the subnet's files go (ibsim net file, OpenSM log, ...);
-                                default `<run dir>/fabric/<name>`, the run dir being log_file's
-                                parent's parent (`<run>/logs/<name>.log`), else the SQLite
-                                store's (`sqlite:///<run>/state/<name>.db`)
+    store_url                   the store (`FabricStore`): disabled cables, unhealthy ports,
+                                partitions and events outlive the process there
+    run_dir                     the twin's run directory: the subnet's files go to
+                                `<run_dir>/fabric/<name>`, the control socket is the run dir's
+    extra["fabric_dir"]         optional: where the subnet's files go instead (ibsim net file,
+                                OpenSM log, ...)
     extra["sm_node"]            optional: where OpenSM attaches (default the first spine)
     extra["control_socket"]     optional: the supervisor's control socket (default the run dir's);
                                 on a netns twin the daemon drives the compute plane through it
@@ -49,6 +51,7 @@ from services.fabric.manager import FabricManager
 from services.fabric.model import FabricState
 from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.servicer import SERVICE_NAME, FabricServicer
+from services.fabric.store import FabricStore
 from services.fabric.subnet import Subnet
 from services.fabric.ufm_rest import UfmRest
 from services.fabric.ufm_rest import serve as serve_rest
@@ -65,19 +68,17 @@ def fabric_dir(cfg: DaemonConfig) -> Path:
     """Where the subnet's files live (see the module docstring)."""
     if cfg.extra.get("fabric_dir"):
         return Path(cfg.extra["fabric_dir"])
-    if cfg.log_file:
-        return Path(cfg.log_file).resolve().parent.parent / "fabric" / cfg.name
-    if cfg.store_url.startswith("sqlite:///"):
-        return Path(cfg.store_url.removeprefix("sqlite:///")).resolve().parent.parent / "fabric" / cfg.name
-    raise ValueError("cannot tell the run directory: set log_file, a sqlite store_url or extra['fabric_dir']")
+    if cfg.run_dir:
+        return Path(cfg.run_dir) / "fabric" / cfg.name
+    raise ValueError("the fabric manager's config names no run directory: set run_dir (or extra['fabric_dir'])")
 
 
 def control_socket(cfg: DaemonConfig) -> Path | None:
-    """The supervisor's control socket (None: cannot tell where the run dir is)."""
+    """The supervisor's control socket (None: no run directory given, so no supervisor to drive)."""
     if cfg.extra.get("control_socket"):
         return Path(cfg.extra["control_socket"])
-    if cfg.log_file:
-        return RunDir(Path(cfg.log_file).resolve().parent.parent).control_socket
+    if cfg.run_dir:
+        return RunDir(cfg.run_dir).control_socket
     return None
 
 
@@ -153,7 +154,8 @@ class FabricDaemon:
         self.topology = load_topology(topo_ref)
         self.plan = make_fabric_plan(self.topology, cfg.extra.get("sm_node"))
         self.subnet = Subnet(self.plan, fabric_dir(cfg))
-        self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now)
+        self.store = FabricStore(cfg.store_url, cfg.name)
+        self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now, self.store)
         self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
                                  status_topic=bus.status_topic(cfg.twin, cfg.name))
         self.manager.on_event = self.publish
@@ -217,6 +219,7 @@ class FabricDaemon:
                 rest.close()
             await self.manager.cancel_background()
             await asyncio.to_thread(self.manager.stop)
+            self.store.close()
             await self.bus.close()
             bus_task.cancel()
             await asyncio.wait([bus_task], timeout=0.5)

@@ -13,21 +13,19 @@ Views are plain dicts, in the twin's own field names (the gRPC messages use the 
 - an SetPortState target is a switch name, an HCA node description ("gpu001 mlx5_3") or ibsim id
   ("gpu001-mlx5_3") with a port number, or a UFM port name.
 
-What an operator changed (disabled cables, unhealthy ports) is saved in the subnet's directory
-(`manager.json`) and applied again when the manager starts, so a restarted fabric manager comes
-back to the fabric it left, not to a healthy one.
+What an operator changed (disabled cables, unhealthy ports, partitions) and the event log are kept
+in the daemon's store (`FabricStore`, committed before a request is answered) and applied again when
+the manager starts, so a restarted fabric manager comes back to the fabric it left, not to a healthy one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from emulator.network.errors import NetworkError
@@ -35,10 +33,12 @@ from services.fabric.alarms import LINK_DOWN, UNHEALTHY, Alarms
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
 from services.fabric.counters import CounterError
+from services.fabric.errors import FabricInvalid, FabricNotFound
 from services.fabric.model import ACTIVE, FabricState, RouteError
 from services.fabric.netfile import HCA, SWITCH, FabricPlan, IbNode
 from services.fabric.partitions import DEFAULT_PKEY, Partition, PartitionError
 from services.fabric.sharp import AggregationManager, SharpError, SharpJob
+from services.fabric.store import FabricStore, Saved
 from services.fabric.subnet import Subnet, SubnetError
 
 log = logging.getLogger(__name__)
@@ -51,23 +51,17 @@ _SPEED_NAMES = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 14.0625: "FDR", 25.78125: "
                 106.25: "NDR"}
 
 
-class FabricNotFound(LookupError):
-    """An unknown system, port or endpoint; the message names it."""
-
-
-class FabricInvalid(ValueError):
-    """A request that cannot be carried out as asked (bad argument, no route)."""
-
-
 def _hex(guid: int) -> str:
     return f"{guid:016x}"
 
 
 class FabricManager:
-    def __init__(self, plan: FabricPlan, subnet: Subnet, now: Callable[[], float] = time.time) -> None:
+    def __init__(self, plan: FabricPlan, subnet: Subnet, now: Callable[[], float] = time.time,
+                 store: FabricStore | None = None) -> None:
         self.plan = plan
         self.subnet = subnet
         self.now = now
+        self.store = store   # None: nothing outlives the process
         self.state = FabricState()
         self.events: list[dict[str, Any]] = []
         self.on_event: Callable[[dict[str, Any]], None] | None = None
@@ -97,16 +91,15 @@ class FabricManager:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    @property
-    def saved_file(self) -> Path:
-        return self.subnet.run_dir / "manager.json"
-
     def start(self, timeout: float = 60.0) -> None:
         """Blocking: bring the subnet up, apply what was saved, and read it back."""
+        saved = self.store.load(EVENTS_KEPT) if self.store is not None else Saved()
+        self.events = saved.events
+        self._seq = saved.events[-1]["seq"] if saved.events else 0
         self.last_sweep_seconds = self.subnet.start(timeout=timeout)
         self.last_sweep_time = self.now()
         self._set_state(self.subnet.snapshot())   # discovered with every cable up
-        if self._restore(timeout):
+        if self._restore(saved, timeout):
             self._set_state(self.subnet.snapshot(reuse_discovery=True))
 
     def _set_state(self, state: FabricState) -> None:
@@ -128,39 +121,28 @@ class FabricManager:
                                   f"{change.reason}"})
 
     def _save(self) -> None:
-        doc = {"disabled": sorted(list(end) for end in self._disabled.values()), "unhealthy": self.unhealthy,
-               "partitions": [{"name": p.name, "pkey": p.pkey, "members": [list(m) for m in p.members],
-                               "ipoib": p.ipoib} for p in self.subnet.partition_list]}
-        tmp = self.saved_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, indent=1))
-        tmp.replace(self.saved_file)
+        if self.store is not None:
+            self.store.save(list(self._disabled.values()), self.unhealthy, self.subnet.partition_list)
 
-    def _restore(self, timeout: float) -> bool:
-        """Apply what `_save` kept; whether there was anything."""
-        try:
-            doc = json.loads(self.saved_file.read_text())
-        except FileNotFoundError:
-            return False
-        except ValueError:
-            return False   # written atomically, so not torn; anything else unreadable: start clean
-        for node_id, port in doc.get("disabled", []):
+    def _restore(self, saved: Saved, timeout: float) -> bool:
+        """Apply what `_save` kept to a subnet just started; whether there was anything."""
+        self._disabled.clear()
+        self.unhealthy.clear()
+        for node_id, port in saved.disabled:
             peer = self.plan.peer(node_id, port)
             if peer is None:
                 continue
             self.subnet.link_down(node_id, port, timeout)
             self._disabled[frozenset({(node_id, port), peer})] = (node_id, port)
-            node = self.plan.nodes[node_id]
-            self._raise_link_alarm(node, port)
-        saved = [Partition(d["name"], d["pkey"], tuple(tuple(m) for m in d["members"]), d["ipoib"])
-                 for d in doc.get("partitions", [])]
-        if saved:
-            self.subnet.set_partitions(saved, timeout)
-        for name, view in doc.get("unhealthy", {}).items():
+            self._raise_link_alarm(self.plan.nodes[node_id], port)
+        if saved.partitions:
+            self.subnet.set_partitions(saved.partitions, timeout)
+        for name, view in saved.unhealthy.items():
             if name in self._by_port_name:
                 self.unhealthy[name] = view
                 node_id, port = self._by_port_name[name]
                 self._raise_unhealthy_alarm(self.plan.nodes[node_id], port, view["action"])
-        return bool(doc.get("disabled") or doc.get("unhealthy") or saved)
+        return bool(saved.disabled or saved.unhealthy or saved.partitions)
 
     def stop(self) -> None:
         self.subnet.stop()
@@ -318,7 +300,7 @@ class FabricManager:
         try:
             r = self.state.route(src_lid, dst_lid)
         except RouteError as e:
-            raise FabricInvalid(f"no route from LID {src_lid} to {dst_lid}: {e}") from None
+            raise FabricInvalid(f"no route from LID {src_lid} to {dst_lid}: {e}", "FAILED_PRECONDITION") from None
         hops = [{"switch_name": self.state.systems[h.guid].description, "switch_guid": _hex(h.guid),
                  "in_port": h.in_port, "out_port": h.out_port} for h in r.hops]
         return {"src_lid": src_lid, "dst_lid": dst_lid, "hops": hops}
@@ -801,6 +783,8 @@ class FabricManager:
         event = {"seq": self._seq, "time": self.now(), **event}
         self.events.append(event)
         del self.events[:-EVENTS_KEPT]
+        if self.store is not None:
+            self.store.add_event(event, EVENTS_KEPT)
         for q in self._watchers:
             q.put_nowait(event)
         if self.on_event is not None:

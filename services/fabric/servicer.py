@@ -1,8 +1,9 @@
 """The `clustertwin.v1.Fabric` gRPC service over a `FabricManager`.
 
-Errors: an unknown system, port, node or LID is NOT_FOUND, a request that cannot be carried out
-(no route, a bad pattern or type) INVALID_ARGUMENT or FAILED_PRECONDITION, a subnet manager that
-failed UNAVAILABLE; each with the manager's message, and nothing changed.
+Errors: every refusal is a `FabricError`, aborted with the status its raiser chose (errors.py maps
+it): an unknown system, port, node or LID is NOT_FOUND, a bad argument INVALID_ARGUMENT, no route
+FAILED_PRECONDITION, SHARP out of trees RESOURCE_EXHAUSTED, a subnet manager that failed
+UNAVAILABLE; each with the manager's message, and nothing changed.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import grpc
 
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
-from services.fabric.manager import FabricInvalid, FabricManager, FabricNotFound
-from services.fabric.sharp import SharpError, SharpJob
-from services.fabric.subnet import SubnetError
+from services.fabric.errors import FabricError
+from services.fabric.manager import FabricManager
+from services.fabric.sharp import SharpJob
 
 SERVICE_NAME = "clustertwin.v1.Fabric"
 
@@ -40,16 +41,8 @@ def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     async def handler(self: FabricServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await fn(self, request, context)
-        except FabricNotFound as e:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(e.args[0]))
-        except FabricInvalid as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION if "no route" in str(e)
-                                else grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        except SharpError as e:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED if "no resources" in str(e)
-                                else grpc.StatusCode.INVALID_ARGUMENT, f"SHARP: {e}")
-        except SubnetError as e:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"subnet manager: {e}")
+        except FabricError as e:
+            await context.abort(e.grpc_status, e.detail)
     return handler
 
 
@@ -88,8 +81,8 @@ class FabricServicer(pb_grpc.FabricServicer):
         for name, ep in (("src", request.src), ("dst", request.dst)):
             try:
                 lids.append(self.m.endpoint_lid(ep.node, ep.server, ep.rail, ep.lid))
-            except (FabricNotFound, FabricInvalid) as e:
-                raise type(e)(f"{name}: {e.args[0]}") from None
+            except FabricError as e:
+                raise type(e)(f"{name}: {e.message}", e.code) from None
         r = self.m.route(*lids)
         return pb.FabricRoute(src_lid=r["src_lid"], dst_lid=r["dst_lid"], hops=[pb.RouteHop(**h) for h in r["hops"]])
 

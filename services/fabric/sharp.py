@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from services.fabric.balance import switch_roles
+from services.fabric.errors import FabricError
 from services.fabric.model import CA, FabricState, Port
 
 READY = "ready"
@@ -41,8 +42,10 @@ _HCA = re.compile(r"^(?P<server>\S+) mlx5_(?P<rail>\d+)$")
 End = tuple[int, int]  # (node GUID, port)
 
 
-class SharpError(ValueError):
+class SharpError(FabricError, ValueError):
     """A SHARP request refused: what and why. Nothing was changed."""
+
+    what = "SHARP"
 
 
 @dataclass
@@ -129,7 +132,7 @@ class AggregationManager:
 
     def job(self, job_id: str) -> SharpJob:
         if job_id not in self._jobs:
-            raise SharpError(f"no SHARP job {job_id!r}")
+            raise SharpError(f"no SHARP job {job_id!r}", "NOT_FOUND")
         return self._jobs[job_id]
 
     def trees(self) -> list[SharpTree]:
@@ -146,7 +149,8 @@ class AggregationManager:
         """Trees for a job over `hcas` (node descriptions), or over `rails` (default: all) of `servers`.
         `trees_per_job` trees on each rail. Raises SharpError, changing nothing."""
         if not job_id or job_id in self._jobs:
-            raise SharpError(f"SHARP job {job_id!r} already exists" if job_id else "a SHARP job needs an id")
+            raise SharpError(f"SHARP job {job_id!r} already exists", "ALREADY_EXISTS") if job_id else \
+                SharpError("a SHARP job needs an id")
         if trees_per_job < 1:
             raise SharpError(f"trees_per_job must be at least 1, got {trees_per_job}")
         names = self._job_hcas(hcas, servers, rails)
@@ -157,10 +161,10 @@ class AggregationManager:
         need = len(layouts) * trees_per_job
         if self.in_use() + need > self.max_trees:
             raise SharpError(f"no resources: job {job_id} needs {need} trees, {self.in_use()} of "
-                             f"{self.max_trees} are in use")
+                             f"{self.max_trees} are in use", "RESOURCE_EXHAUSTED")
         if streaming and self.in_use(True) + need > self.max_streaming_trees:
             raise SharpError(f"no resources: job {job_id} needs {need} streaming trees, {self.in_use(True)} of "
-                             f"{self.max_streaming_trees} are in use")
+                             f"{self.max_streaming_trees} are in use", "RESOURCE_EXHAUSTED")
         roots, links = self._loads()
         ids = self._free_ids(need)
         job = SharpJob(job_id, list(names), streaming, trees_per_job)

@@ -58,6 +58,7 @@ from services.fabric.diags import (
     parse_ibroute,
     parse_pkeys,
 )
+from services.fabric.errors import FabricError
 from services.fabric.model import FabricState, Port
 from services.fabric.netfile import SWITCH, FabricPlan, render_netfile, render_root_guids
 from services.fabric.partitions import Partition, render_partitions_conf, validate_partitions
@@ -72,8 +73,11 @@ TRAP_PATIENCE_S = 2.0  # a trap's re-sweep takes 20-60 ms here; past this, OpenS
 DIAG_WORKERS = 6  # concurrent diags: ibsim serves at most 10 clients; OpenSM is one, `twin ib exec` users more
 
 
-class SubnetError(RuntimeError):
+class SubnetError(FabricError):
     """The subnet manager or the simulator failed; the message names which and quotes its log."""
+
+    code = "UNAVAILABLE"
+    what = "subnet manager"
 
 
 def missing_tools() -> list[str]:

@@ -45,34 +45,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import datetime
 import hmac
 import json
-import logging
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from services.fabric.manager import FabricInvalid, FabricManager, FabricNotFound
-from services.fabric.subnet import SubnetError
-
-log = logging.getLogger(__name__)
+from emulator.http_endpoint import HttpError, Request, Response, serve_app
+from services.fabric.errors import FabricError, FabricInvalid, FabricNotFound
+from services.fabric.manager import FabricManager
 
 PREFIX = "/ufmRest"
-MAX_BODY = 1 << 20
+JSON = "application/json"
 ACTIONS = {"disable": False, "port_disable": False, "enable": True, "port_enable": True}
 OTHER_ACTIONS = ("port_reset", "mark_unhealthy", "mark_healthy")
 CACHED = ("/resources/systems", "/resources/ports", "/resources/links")   # views that change only with the fabric
 TIER = {"leaf": 1, "spine": 2}
-REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-           405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 500: "Internal Server Error",
-           503: "Service Unavailable"}
-
-
-class HttpError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _iso(t: float) -> str:
@@ -152,6 +140,15 @@ class UfmRest:
         self._auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self._cache: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, bytes]] = {}
 
+    async def respond(self, request: Request) -> Response:
+        """One request, as the HTTP server hands it over. A refusal of the fabric (FabricError) becomes
+        its HTTP status here, and only here."""
+        try:
+            status, doc = await self.handle(request.method, request.target, request.headers, request.body)
+        except FabricError as e:
+            raise HttpError(e.http_status, e.detail) from None
+        return Response(status, doc if isinstance(doc, bytes) else json.dumps(doc).encode(), JSON)
+
     async def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
         url = urlsplit(target)
         path = url.path.rstrip("/")
@@ -159,7 +156,7 @@ class UfmRest:
         if not path.startswith(PREFIX + "/") and path != PREFIX:
             raise HttpError(404, f"no such path {path}: the API is under {PREFIX}")
         if not hmac.compare_digest(headers.get("authorization", "").encode(), self._auth.encode()):
-            raise HttpError(401, "authentication required (HTTP basic auth)")
+            raise HttpError(401, "authentication required (HTTP basic auth)", {"WWW-Authenticate": 'Basic realm="UFM"'})
         route = path.removeprefix(PREFIX)
         gets = {"/resources/systems": self.systems, "/resources/ports": self.ports,
                 "/resources/links": self.links, "/app/events": self.events, "/app/alarms": self.alarm_list,
@@ -217,7 +214,7 @@ class UfmRest:
     def ports(self, q: dict[str, str]) -> list[dict[str, Any]]:
         sys_type = q.get("sys_type", "")
         if sys_type and sys_type.lower() not in ("computer", "switch"):
-            raise HttpError(400, f"sys_type {sys_type!r}: use Computer or Switch")
+            raise FabricInvalid(f"sys_type {sys_type!r}: use Computer or Switch")
         system = q.get("system", "")
         if system:   # a name, or a system GUID as UFM's own clients pass it
             by_guid = {s["guid"]: s["name"] for s in self.m.systems()}
@@ -241,11 +238,11 @@ class UfmRest:
             try:
                 pkey = int(value, 16) if value.lower().startswith("0x") else int(value, 16)
             except ValueError:
-                raise HttpError(400, f"pkey {value!r} is not a hexadecimal string such as '0x0a12'") from None
+                raise FabricInvalid(f"pkey {value!r} is not a hexadecimal string such as '0x0a12'") from None
         else:
-            raise HttpError(400, "'pkey' must be a hexadecimal string such as '0x0a12'")
+            raise FabricInvalid("'pkey' must be a hexadecimal string such as '0x0a12'")
         if not 0 < pkey < 0x7FFF:
-            raise HttpError(400, f"pkey {value!r} must be between 0x0 and 0x7fff exclusive")
+            raise FabricInvalid(f"pkey {value!r} must be between 0x0 and 0x7fff exclusive")
         return pkey
 
     @staticmethod
@@ -264,18 +261,18 @@ class UfmRest:
         try:
             pkey = int(key, 16)
         except ValueError:
-            raise HttpError(400, f"pkey {key!r} is not hexadecimal") from None
+            raise FabricInvalid(f"pkey {key!r} is not hexadecimal") from None
         return self._pkey_doc(self.m.partition(pkey), q.get("guids_data", "").lower() == "true")
 
     def _guids(self, doc: dict[str, Any]) -> list[tuple[str, str]]:
         guids = doc.get("guids")
         if not isinstance(guids, list) or not all(isinstance(g, str) for g in guids):
-            raise HttpError(400, "'guids' must be a list of port GUIDs (hexadecimal strings)")
+            raise FabricInvalid("'guids' must be a list of port GUIDs (hexadecimal strings)")
         memberships = doc.get("memberships")
         if memberships is None:
             memberships = [doc.get("membership", "full")] * len(guids)
         if not isinstance(memberships, list) or len(memberships) != len(guids):
-            raise HttpError(400, "'memberships' must list one membership per GUID")
+            raise FabricInvalid("'memberships' must list one membership per GUID")
         return [(g.lower().removeprefix("0x"), str(m)) for g, m in zip(guids, memberships, strict=True)]
 
     def _current(self, pkey: int) -> dict[str, Any] | None:
@@ -295,7 +292,7 @@ class UfmRest:
     async def pkey_create(self, doc: dict[str, Any]) -> tuple[int, Any]:
         pkey = self._pkey(doc.get("pkey"))
         if self._current(pkey) is not None:
-            raise HttpError(409, f"pkey {pkey:#x} already exists")
+            raise FabricError(f"pkey {pkey:#x} already exists", "ALREADY_EXISTS")
         return await self._set(doc, [], None)
 
     async def pkey_add_guids(self, doc: dict[str, Any]) -> tuple[int, Any]:
@@ -314,7 +311,7 @@ class UfmRest:
         gone = {g for g, _ in self._guids(doc)}
         missing = gone - {m["guid"] for m in current["members"]}
         if missing:
-            raise HttpError(400, f"not members of pkey {pkey:#x}: {', '.join(sorted(missing))}")
+            raise FabricInvalid(f"not members of pkey {pkey:#x}: {', '.join(sorted(missing))}")
         keep = [(m["guid"], m["membership"]) for m in current["members"] if m["guid"] not in gone]
         return await self._set(doc, keep, current)
 
@@ -322,7 +319,7 @@ class UfmRest:
         try:
             pkey = int(key, 16)
         except ValueError:
-            raise HttpError(400, f"pkey {key!r} is not hexadecimal") from None
+            raise FabricInvalid(f"pkey {key!r} is not hexadecimal") from None
         p = await self.m.delete_partition(pkey)
         return 200, self._pkey_doc(p, True)
 
@@ -334,7 +331,7 @@ class UfmRest:
     def alarm_one(self, ident: str) -> dict[str, Any]:
         alarm = self.m.alarms.get(int(ident)) if ident.isdigit() else None
         if alarm is None:
-            raise HttpError(404, f"no alarm {ident!r}")
+            raise FabricNotFound(f"no alarm {ident!r}")
         return ufm_alarm(alarm.to_dict())
 
     def unhealthy_list(self, q: dict[str, str]) -> list[dict[str, Any]]:
@@ -343,30 +340,30 @@ class UfmRest:
     async def unhealthy_set(self, doc: dict[str, Any]) -> tuple[int, Any]:
         ports = doc.get("ports")
         if not isinstance(ports, list) or not ports or not all(isinstance(p, str) for p in ports):
-            raise HttpError(400, "'ports' must be a non-empty list of port names ('<port guid>_<number>')")
+            raise FabricInvalid("'ports' must be a non-empty list of port names ('<port guid>_<number>')")
         policy = str(doc.get("ports_policy", "")).upper()
         if policy not in ("HEALTHY", "UNHEALTHY"):
-            raise HttpError(400, f"ports_policy {doc.get('ports_policy')!r}: use HEALTHY or UNHEALTHY")
+            raise FabricInvalid(f"ports_policy {doc.get('ports_policy')!r}: use HEALTHY or UNHEALTHY")
         action = doc.get("action", "isolate")
         if not isinstance(action, str):
-            raise HttpError(400, "'action' must be 'isolate' or 'no_discover'")
+            raise FabricInvalid("'action' must be 'isolate' or 'no_discover'")
         now = await self.m.set_port_health(ports, policy == "HEALTHY", action)
         return 200, [ufm_unhealthy(u) for u in now]
 
     async def action(self, doc: dict[str, Any]) -> tuple[int, Any]:
         action = doc.get("action")
         if action not in ACTIONS and action not in OTHER_ACTIONS:
-            raise HttpError(400, f"action {action!r} is not supported: use one of "
+            raise FabricInvalid(f"action {action!r} is not supported: use one of "
                                  f"{', '.join(sorted([*ACTIONS, *OTHER_ACTIONS]))}")
         params = doc.get("params") or {}
         if not isinstance(params, dict):
-            raise HttpError(400, "'params' must be an object")
+            raise FabricInvalid("'params' must be an object")
         port_id = params.get("port_id")
         if not port_id and str(doc.get("object_type", "")).lower() == "port":
             ids = doc.get("object_ids") or []
             port_id = ids[0] if isinstance(ids, list) and ids else None
         if not isinstance(port_id, str) or not port_id:
-            raise HttpError(400, "which port? give params.port_id (a port name, '<port guid>_<number>')")
+            raise FabricInvalid("which port? give params.port_id (a port name, '<port guid>_<number>')")
         if action in ("mark_unhealthy", "mark_healthy"):
             now = await self.m.set_port_health([port_id], action == "mark_healthy", str(params.get("action") or ""))
             return 202, {"status": "Completed", "action": action, "object_ids": [port_id],
@@ -381,45 +378,9 @@ class UfmRest:
                                 f"{r['port']['logical_state']}", "port": ufm_port(r["port"])}
 
 
-async def serve(rest: UfmRest, host: str, port: int) -> asyncio.Server:
-    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
-            lines = head.decode("latin-1").split("\r\n")
-            method, target, *_ = lines[0].split(" ")
-            headers = {}
-            for line in lines[1:]:
-                k, sep, v = line.partition(":")
-                if sep:
-                    headers[k.strip().lower()] = v.strip()
-            length = int(headers.get("content-length", "0") or 0)
-            try:
-                if length > MAX_BODY:
-                    raise HttpError(413, f"body larger than {MAX_BODY} bytes")
-                body = await asyncio.wait_for(reader.readexactly(length), timeout=10) if length else b""
-                status, doc = await rest.handle(method, target, headers, body)
-            except HttpError as e:
-                status, doc = e.status, {"error": str(e)}
-            except FabricNotFound as e:
-                status, doc = 404, {"error": str(e.args[0])}
-            except FabricInvalid as e:
-                status, doc = 400, {"error": str(e)}
-            except SubnetError as e:
-                status, doc = 503, {"error": f"subnet manager: {e}"}
-            except Exception as e:  # a bug must not kill the server: answer 500 and log it
-                log.exception("UFM REST %s %s failed", method, target)
-                status, doc = 500, {"error": f"{type(e).__name__}: {e}"}
-            data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
-            extra = 'WWW-Authenticate: Basic realm="UFM"\r\n' if status == 401 else ""
-            writer.write((f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\nContent-Type: application/json\r\n"
-                          f"Content-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n").encode() + data)
-            await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError,
-                ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
+def error_page(e: HttpError) -> Response:
+    return Response(e.status, json.dumps({"error": e.message}).encode(), JSON, e.headers)
 
-    return await asyncio.start_server(client, host, port, reuse_address=True)
+
+async def serve(rest: UfmRest, host: str, port: int) -> asyncio.Server:
+    return await serve_app(host, port, rest.respond, error_page)

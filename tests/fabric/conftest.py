@@ -122,56 +122,81 @@ def _subscribe(port: int, topic: str) -> tuple[queue.Queue[Any], Any]:
     return got, client
 
 
+def fabric_config(run: Path, **extra: Any) -> DaemonConfig:
+    """A fabric manager on the rack fabric with its files under `run`. The log is not under
+    `<run>/logs`: the daemon takes its run directory from `run_dir`, not from the log's path."""
+    (run / "state").mkdir(parents=True, exist_ok=True)
+    return DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec={"topology_file": "rack"},
+                        grpc=f"127.0.0.1:{_free_port()}", metrics=None, store_url=f"sqlite:///{run}/state/fabric.db",
+                        broker_host="127.0.0.1", broker_port=extra.pop("broker_port", _free_port()),
+                        log_file=str(run / "fabric-daemon.log"), run_dir=str(run),
+                        extra={"ufm": f"127.0.0.1:{_free_port()}", "ufm_user": "admin", "ufm_password": "123456",
+                               **extra})
+
+
+def start_fabric(cfg: DaemonConfig, mqtt: queue.Queue[Any] | None = None) -> FabricUnderTest:
+    """Start the daemon with `cfg` (written next to its log) and wait until it serves."""
+    run = Path(cfg.run_dir or ".")
+    (run / "fabric.json").write_text(json.dumps(cfg.to_dict()))
+    log = Path(cfg.log_file or run / "fabric-daemon.log")
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "services.fabric.daemon", str(run / "fabric.json")],
+                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    t = FabricUnderTest(proc, cfg.grpc, cfg.extra["ufm"], mqtt or queue.Queue(), log)
+    health = health_pb2_grpc.HealthStub(t.channel)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            t.channel.close()
+            raise AssertionError(f"daemon exited: {log.read_text()[-2000:]}")
+        try:
+            if health.Check(health_pb2.HealthCheckRequest(service="clustertwin.v1.Fabric"),
+                            timeout=1).status == health_pb2.HealthCheckResponse.SERVING:
+                break
+        except grpc.RpcError:
+            pass
+        if time.monotonic() > deadline:
+            stop_fabric(t)
+            raise AssertionError(f"not serving within {START_TIMEOUT_S} s: {log.read_text()[-2000:]}")
+        time.sleep(0.1)
+    t.subnet_pids = _children(proc.pid)
+    return t
+
+
+def stop_fabric(t: FabricUnderTest) -> int:
+    """SIGTERM the daemon (SIGKILL after 15 s); its exit code. Asserts its ibsim and OpenSM are gone."""
+    kids = _children(t.proc.pid)
+    t.channel.close()
+    t.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = t.proc.wait(15)
+    except subprocess.TimeoutExpired:
+        t.proc.kill()
+        rc = t.proc.wait()
+    left = [p for p in kids if pid_alive(p)]
+    assert not left, f"left running after SIGTERM: {left}"
+    return rc
+
+
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FabricUnderTest]:
     if shutil.which("mosquitto") is None:
         pytest.skip("needs mosquitto")
     run = tmp_path_factory.mktemp("fabric-svc")
-    (run / "logs").mkdir()
-    mqtt_port, grpc_port, ufm_port = _free_port(), _free_port(), _free_port()
+    mqtt_port = _free_port()
     broker = subprocess.Popen(["mosquitto", "-p", str(mqtt_port)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     sub, client = _subscribe(mqtt_port, f"clustertwin/{TWIN}/events/fabric/#")
-    cfg = DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec={"topology_file": "rack"},
-                       grpc=f"127.0.0.1:{grpc_port}", metrics=None, store_url=f"sqlite:///{run}/state/fabric.db",
-                       broker_host="127.0.0.1", broker_port=mqtt_port, log_file=str(run / "logs" / "fabric.log"),
-                       extra={"ufm": f"127.0.0.1:{ufm_port}", "ufm_user": "admin", "ufm_password": "123456"})
-    (run / "fabric.json").write_text(json.dumps(cfg.to_dict()))
-    log = run / "logs" / "fabric.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "services.fabric.daemon", str(run / "fabric.json")],
-                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    t = FabricUnderTest(proc, cfg.grpc, cfg.extra["ufm"], sub, log)
+    t = None
     try:
-        health = health_pb2_grpc.HealthStub(t.channel)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            assert proc.poll() is None, f"daemon exited: {log.read_text()[-2000:]}"
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(service="clustertwin.v1.Fabric"),
-                                timeout=1).status == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            assert time.monotonic() < deadline, f"not serving within {START_TIMEOUT_S} s: {log.read_text()[-2000:]}"
-            time.sleep(0.1)
+        t = start_fabric(fabric_config(run, broker_port=mqtt_port), sub)
         assert (run / "fabric" / "fabric" / "opensm.log").exists()   # <run>/fabric/<name>
-        t.subnet_pids = _children(proc.pid)
         yield t
     finally:
-        kids = _children(proc.pid)
-        t.channel.close()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = stop_fabric(t) if t is not None else 0
         client.loop_stop()
         client.disconnect()
         broker.terminate()
         broker.wait(5)
-        assert rc == 0, log.read_text()[-2000:]
-        left = [p for p in kids if pid_alive(p)]
-        assert not left, f"left running after SIGTERM: {left}"
+        assert rc == 0, t and t.log.read_text()[-2000:]
         assert not list((run / "fabric" / "fabric" / "work").glob("sys-*"))

@@ -176,7 +176,7 @@ def test_sharp_limits_and_bad_input(twin: FabricUnderTest) -> None:
             twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id=job.job_id))
     twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="dup", hcas=["gpu001 mlx5_0", "gpu002 mlx5_0"]))
     try:
-        cases = [(dict(job_id="dup", servers=["gpu003"]), grpc.StatusCode.INVALID_ARGUMENT, "already exists"),
+        cases = [(dict(job_id="dup", servers=["gpu003"]), grpc.StatusCode.ALREADY_EXISTS, "already exists"),
                  (dict(job_id="x", servers=["gpu009"]), grpc.StatusCode.NOT_FOUND, "gpu009"),
                  (dict(job_id="x", hcas=["gpu001 mlx5_9"]), grpc.StatusCode.NOT_FOUND, "mlx5_9"),
                  (dict(job_id="x", hcas=["gpu001 mlx5_0"], servers=["gpu001"]), grpc.StatusCode.INVALID_ARGUMENT,

@@ -180,3 +180,32 @@ def test_ufm_rest_port_action_and_events(twin: Twin) -> None:
     assert [e["event_type"] for e in events[-2:]] == ["port_down", "port_up"]
     assert {"id", "name", "severity", "timestamp", "description", "object_name"} <= set(events[-1])
 
+
+
+def test_status_codes_come_from_the_error_not_its_message(twin: Twin) -> None:
+    """A message that happens to contain "no route" or "no resources" keeps its own status (the
+    servicer once picked FAILED_PRECONDITION / RESOURCE_EXHAUSTED by searching the text)."""
+    with pytest.raises(grpc.RpcError) as e:
+        twin.stub.ListSystems(pb.ListSystemsRequest(type="no route"))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value
+    twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="no resources", servers=["gpu001"]))
+    try:
+        with pytest.raises(grpc.RpcError) as e:
+            twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="no resources", servers=["gpu001"]))
+        assert e.value.code() == grpc.StatusCode.ALREADY_EXISTS, e.value
+        assert (e.value.details() or "").startswith("SHARP: SHARP job 'no resources' already exists")
+    finally:
+        twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="no resources"))
+
+
+def test_rest_maps_the_same_errors_to_http(twin: Twin) -> None:
+    """The fabric's refusals reach UFM REST with the HTTP status of their code (errors.HTTP_STATUS)."""
+    assert twin.rest("/resources/pkeys/add", {"pkey": "0x31"}) == (200, {"partition": "api_pkey_0x31",
+                                                                         "ip_over_ib": True, "guids": []})
+    try:
+        status, doc = twin.rest("/resources/pkeys/add", {"pkey": "0x31"})
+        assert (status, doc) == (409, {"error": "pkey 0x31 already exists"})
+    finally:
+        assert twin.rest("/resources/pkeys/0x31", method="DELETE")[0] == 200
+    assert twin.rest("/resources/pkeys/0x31") == (404, {"error": "no partition with PKey 0x0031"})
+    assert twin.rest("/resources/pkeys/add", {"pkey": 7})[0] == 400
