@@ -56,7 +56,7 @@ def test_leaf_spine_link_down_is_an_event_and_the_fabric_still_connects(twin: Tw
         event = sub.wait_for(lambda m: m["_topic"].endswith("/events/network/link-down"), timeout=10)
         fault = event["fault"]
         assert event["node"] == "network" and event["kind"] == "link-down"
-        assert fault["target"] == "ib-leaf01:ib-spine01:0" and fault["cleared"] is None
+        assert fault["target"] == "ib-leaf01:ib-spine01:0" and fault["active"] and fault["cleared_at"] is None
         retained = sub.wait_for(lambda m: m["_topic"].endswith(f"/faults/network/{fault['id']}"), timeout=10)
         assert retained["id"] == fault["id"]
         assert fault["id"] in net_cmd(twin, "faults").stdout
@@ -69,7 +69,7 @@ def test_leaf_spine_link_down_is_an_event_and_the_fabric_still_connects(twin: Tw
         cleared = net_cmd(twin, "fault", "clear", fault["id"])
         assert cleared.returncode == 0, cleared.stderr
         event = sub.wait_for(lambda m: m["_topic"].endswith("/events/network/link-down-clear"), timeout=10)
-        assert event["fault"]["id"] == fault["id"] and event["fault"]["cleared"]
+        assert event["fault"]["id"] == fault["id"] and not event["fault"]["active"] and event["fault"]["cleared_at"]
         sub.wait_for(lambda m: m["_topic"].endswith(f"/faults/network/{fault['id']}") and not m.get("id"), timeout=10)
     assert fault["id"] not in net_cmd(twin, "faults").stdout
     assert fault["id"] in net_cmd(twin, "faults", "--all").stdout
