@@ -5,7 +5,7 @@ reflection) and, when configured, a UFM-shaped REST API; port changes go out on 
     python -m services.fabric.daemon CONFIG.json      # normally forked by the supervisor
 
 DaemonConfig fields read:
-    name, twin                  MQTT identity; events on `bus.event_topic(twin, "fabric", kind)`
+    name, twin                  MQTT identity; events on `events/fabric/<kind>` (docs/EVENTS.md)
     spec["topology_file"]       the topology (a path, or a name under topologies/)
     grpc                        HOST:PORT of the Fabric service
     broker_host, broker_port    the MQTT broker (the publisher retries; a missing broker never blocks)
@@ -156,8 +156,7 @@ class FabricDaemon:
         self.subnet = Subnet(self.plan, fabric_dir(cfg))
         self.store = FabricStore(cfg.store_url, cfg.name)
         self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now, self.store)
-        self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, client_id=f"{cfg.twin}/{cfg.name}",
-                                 status_topic=bus.status_topic(cfg.twin, cfg.name))
+        self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, cfg.twin, cfg.name)
         self.manager.on_event = self.publish
 
     def write_subnet_info(self) -> None:
@@ -175,7 +174,8 @@ class FabricDaemon:
     def publish(self, event: dict[str, Any]) -> None:
         if event["kind"] in ("port_down", "port_up"):
             self.write_subnet_info()   # the diags' HCA may have moved off a downed cable
-        self.bus.publish(bus.event_topic(self.cfg.twin, "fabric", event["kind"]), event, qos=1)
+        payload = {k: v for k, v in event.items() if k not in ("time", "kind", "message")}
+        self.bus.event("fabric", event["kind"], payload, time=event["time"], message=event.get("message", ""))
 
     async def serve(self) -> None:
         stop = asyncio.Event()
