@@ -20,9 +20,7 @@ the standby that takes over).
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,29 +33,20 @@ class EventPublisher:
                  clock: Callable[[], float] = time.time) -> None:
         self.twin, self.node, self.clock = twin, node, clock
         self.client = None
-        self.lock = threading.Lock()
         if not host or not port:
             return
-        try:
-            import paho.mqtt.client as mqtt
+        try:   # paho's thread connects (and reconnects) in the background
+            from emulator import bus
 
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{twin}/{node}/lustre-events")
-            c.connect_async(host, int(port))
-            c.loop_start()   # paho's thread: connects (and reconnects) in the background
-            self.client = c
+            self.client = bus.SyncPublisher(host, int(port), twin, node, client_id=f"{twin}/{node}/lustre-events")
         except Exception as e:  # noqa: BLE001 - the bus is best effort
             log.warning("no event bus (%s:%s): %s", host, port, e)
 
     def publish(self, kind: str, message: str, **fields: Any) -> None:
-        from emulator import bus
-
-        payload = {"time": self.clock(), "node": self.node, "kind": kind, "message": message, **fields}
         log.info("event %s: %s", kind, message)
         if self.client is not None:
-            with self.lock:
-                self.client.publish(bus.event_topic(self.twin, "lustre", kind), json.dumps(payload), qos=1)
+            self.client.event("lustre", kind, {"node": self.node, **fields}, time=self.clock(), message=message)
 
     def close(self) -> None:
         if self.client is not None:
-            self.client.loop_stop()
-            self.client.disconnect()
+            self.client.close()
