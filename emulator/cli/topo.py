@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from emulator.topology import DerivedFigures, TopologyError, TopologyNotFound, load_topology
+from emulator.topology.derive import CephFigures, ComputeFigures, EthernetFigures, LustreFigures, OobFigures
 from emulator.topology.load import display
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -87,92 +88,78 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _sections(f: DerivedFigures) -> list[tuple[str, list[tuple[str, Any]]]]:
-    c, e, o, p = f.compute, f.ethernet, f.oob, f.power
-    sections: list[tuple[str, list[tuple[str, Any]]]] = [
-        (
-            "Cluster",
-            [
-                ("GPUs", f.gpus),
-                ("GPU servers", f.servers),
-                ("racks", f"{f.racks} x {f.servers_per_rack} servers"),
-                ("MIG servers", f.mig_servers),
-                ("management nodes", f.management_nodes),
-                ("power per server", f"{_fmt(p.per_server_kw)} kW"),
-                ("power per rack", f"{_fmt(p.per_rack_kw)} kW"),
-                ("IT load (GPU servers)", f"{_fmt(p.total_kw)} kW = {_fmt(p.total_mw)} MW"),
-                ("switches (all planes)", f.switches),
-            ],
-        ),
-        (
-            f"Compute fabric: InfiniBand {c.rate_gbps} Gb/s, two-layer fat tree",
-            [
-                ("leaves / spines", f"{c.leaves} / {c.spines} ({c.leaf_pairs} leaf pairs)"),
-                ("servers per leaf pair", c.servers_per_leaf_pair),
-                ("server-leaf links", c.server_leaf_links),
-                ("leaf-spine links", c.leaf_spine_links),
-                (
-                    "per leaf down / up",
-                    f"{c.leaf_downlinks} / {c.leaf_uplinks} links = "
-                    f"{c.leaf_down_gbps / 1000:g} / {c.leaf_up_gbps / 1000:g} Tb/s",
-                ),
-                ("oversubscription (down:up)", c.oversubscription),
-                ("non-blocking", c.non_blocking),
-                ("bisection bandwidth", f"{_fmt(c.bisection_tbps)} Tb/s"),
-                ("leaf ports used", f"{c.leaf_ports_used} of {c.leaf_radix}"),
-                ("spine ports used", f"{c.spine_ports_used} of {c.spine_radix}"),
-                ("SHARP", c.sharp),
-            ],
-        ),
-        (
-            f"Storage/general Ethernet: {e.rate_gbps} GbE spine-leaf",
-            [
-                ("leaves / spines", f"{e.leaves} / {e.spines}"),
-                ("host ports used", f"{e.host_ports} of {e.host_ports_available}"),
-                ("leaf-spine links", e.leaf_spine_links),
-                ("oversubscription (hosts:up)", e.oversubscription),
-                ("spine ports used", f"{e.spine_ports_used} of {e.radix}"),
-                ("segments", f"{', '.join(e.segments)} (isolated by {e.isolation})"),
-            ],
-        ),
-        (
-            f"Out-of-band: {o.rate_gbps} GbE",
-            [
-                ("switches", f"{o.switches} ({o.core_switches} core + {o.access_switches} access)"),
-                ("endpoints", f"{o.endpoints} of {o.endpoint_ports} ports"),
-            ],
-        ),
-    ]
+Section = tuple[str, list[tuple[str, Any]]]  # title, (label, value) rows
+
+
+def _sections(f: DerivedFigures) -> list[Section]:
+    sections = [_cluster(f), _compute(f.compute), _ethernet(f.ethernet), _oob(f.oob)]
     if f.lustre:
-        lu = f.lustre
-        sections.append(
-            (
-                f"Lustre hot tier ({lu.fsname})",
-                [
-                    ("MDS / MDT", f"{lu.mds} / {lu.mdts}"),
-                    ("OSS / OST", f"{lu.oss} / {lu.osts} x {_fmt(lu.ost_size_tb)} TB"),
-                    ("raw capacity", f"{_fmt(lu.raw_tb)} TB"),
-                ],
-            )
-        )
+        sections.append(_lustre(f.lustre))
     if f.ceph:
-        ce = f.ceph
-        rbd = f"{_fmt(ce.rbd_usable_tb)} TB (size {ce.rbd_size})" if ce.rbd_size else "none"
-        sections.append(
-            (
-                "Ceph cold tier",
-                [
-                    ("hosts / HDD OSDs", f"{ce.hosts} / {ce.hdd_osds}"),
-                    ("HDD raw", f"{_fmt(ce.hdd_raw_tb)} TB"),
-                    (
-                        f"EC {ce.ec_profile} usable",
-                        f"{_fmt(ce.ec_usable_tb)} TB (overhead {_fmt(ce.ec_overhead)}x, "
-                        f"failure domain {ce.ec_failure_domain})",
-                    ),
-                    ("spare host for EC", ce.ec_spare_host),
-                    ("SSD OSDs / raw", f"{ce.ssd_osds} / {_fmt(ce.ssd_raw_tb)} TB"),
-                    ("RBD usable", rbd),
-                ],
-            )
-        )
+        sections.append(_ceph(f.ceph))
     return sections
+
+
+def _cluster(f: DerivedFigures) -> Section:
+    p = f.power
+    return "Cluster", [
+        ("GPUs", f.gpus),
+        ("GPU servers", f.servers),
+        ("racks", f"{f.racks} x {f.servers_per_rack} servers"),
+        ("MIG servers", f.mig_servers),
+        ("management nodes", f.management_nodes),
+        ("power per server", f"{_fmt(p.per_server_kw)} kW"),
+        ("power per rack", f"{_fmt(p.per_rack_kw)} kW"),
+        ("IT load (GPU servers)", f"{_fmt(p.total_kw)} kW = {_fmt(p.total_mw)} MW"),
+        ("switches (all planes)", f.switches)]
+
+
+def _compute(c: ComputeFigures) -> Section:
+    return f"Compute fabric: InfiniBand {c.rate_gbps} Gb/s, two-layer fat tree", [
+        ("leaves / spines", f"{c.leaves} / {c.spines} ({c.leaf_pairs} leaf pairs)"),
+        ("servers per leaf pair", c.servers_per_leaf_pair),
+        ("server-leaf links", c.server_leaf_links),
+        ("leaf-spine links", c.leaf_spine_links),
+        ("per leaf down / up", f"{c.leaf_downlinks} / {c.leaf_uplinks} links = "
+                               f"{c.leaf_down_gbps / 1000:g} / {c.leaf_up_gbps / 1000:g} Tb/s"),
+        ("oversubscription (down:up)", c.oversubscription),
+        ("non-blocking", c.non_blocking),
+        ("bisection bandwidth", f"{_fmt(c.bisection_tbps)} Tb/s"),
+        ("leaf ports used", f"{c.leaf_ports_used} of {c.leaf_radix}"),
+        ("spine ports used", f"{c.spine_ports_used} of {c.spine_radix}"),
+        ("SHARP", c.sharp)]
+
+
+def _ethernet(e: EthernetFigures) -> Section:
+    return f"Storage/general Ethernet: {e.rate_gbps} GbE spine-leaf", [
+        ("leaves / spines", f"{e.leaves} / {e.spines}"),
+        ("host ports used", f"{e.host_ports} of {e.host_ports_available}"),
+        ("leaf-spine links", e.leaf_spine_links),
+        ("oversubscription (hosts:up)", e.oversubscription),
+        ("spine ports used", f"{e.spine_ports_used} of {e.radix}"),
+        ("segments", f"{', '.join(e.segments)} (isolated by {e.isolation})")]
+
+
+def _oob(o: OobFigures) -> Section:
+    return f"Out-of-band: {o.rate_gbps} GbE", [
+        ("switches", f"{o.switches} ({o.core_switches} core + {o.access_switches} access)"),
+        ("endpoints", f"{o.endpoints} of {o.endpoint_ports} ports")]
+
+
+def _lustre(lu: LustreFigures) -> Section:
+    return f"Lustre hot tier ({lu.fsname})", [
+        ("MDS / MDT", f"{lu.mds} / {lu.mdts}"),
+        ("OSS / OST", f"{lu.oss} / {lu.osts} x {_fmt(lu.ost_size_tb)} TB"),
+        ("raw capacity", f"{_fmt(lu.raw_tb)} TB")]
+
+
+def _ceph(ce: CephFigures) -> Section:
+    rbd = f"{_fmt(ce.rbd_usable_tb)} TB (size {ce.rbd_size})" if ce.rbd_size else "none"
+    return "Ceph cold tier", [
+        ("hosts / HDD OSDs", f"{ce.hosts} / {ce.hdd_osds}"),
+        ("HDD raw", f"{_fmt(ce.hdd_raw_tb)} TB"),
+        (f"EC {ce.ec_profile} usable", f"{_fmt(ce.ec_usable_tb)} TB (overhead {_fmt(ce.ec_overhead)}x, "
+                                       f"failure domain {ce.ec_failure_domain})"),
+        ("spare host for EC", ce.ec_spare_host),
+        ("SSD OSDs / raw", f"{ce.ssd_osds} / {_fmt(ce.ssd_raw_tb)} TB"),
+        ("RBD usable", rbd)]
