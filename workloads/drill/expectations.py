@@ -131,15 +131,15 @@ def _dataset_reads_ok(v: Any, r: dict[str, Any]) -> Verdict:
                            + (f"; storage failures: {errors}" if errors else ", no read error"))
 
 
-# spec.EXPECTATIONS names the same keys (a drill file is refused with an unknown one)
+# the expectations a drill file may name (spec.py refuses any other)
 CHECKS: dict[str, Callable[[Any, dict[str, Any]], Verdict]] = {
     "job_completes": _job_completes,
     "resumes_within_min": _resumes_within_min,
     "no_checkpoint_lost": _no_checkpoint_lost,
     "goodput_at_least": _goodput_at_least,
-    "failures": _failures,
-    "failure_reason_contains": _failure_reason_contains,
     "event": _event,
+    "failure_reason_contains": _failure_reason_contains,
+    "failures": _failures,
     "throughput_drop_at_least_pct": _throughput_drop_at_least_pct,
     "optimum_near_daly_pct": _optimum_near_daly_pct,
     "requeues": _requeues,

@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from workloads.drill.expectations import CHECKS
 from workloads.train.config import TrainConfig, TrainConfigError
 
 FAULTS = {
@@ -54,9 +55,7 @@ FAULTS = {
                "`nodes: N` (default: the job's), `duration_min: M` modelled minutes it holds them",
 }
 BACKENDS = ("model", "slurm")  # workload.scheduler: the drill requeues (model) or the real Slurm does
-EXPECTATIONS = ("job_completes", "resumes_within_min", "no_checkpoint_lost", "goodput_at_least", "event",
-                "failure_reason_contains", "failures", "throughput_drop_at_least_pct", "optimum_near_daly_pct",
-                "requeues", "stage_completes", "stage_retries_at_most", "dataset_reads_ok")
+EXPECTATIONS = tuple(CHECKS)
 AT = ("step", "modelled_min", "checkpoint", "staged_pct", "wall_s")
 STORAGE_KEYS = ("lustre_mount", "checkpoints", "stripe_count", "dataset")
 DATASET_DEFAULTS: dict[str, Any] = {"objects": 32, "object_kib": 512, "bucket": "drill-data", "prefix": "train/",
