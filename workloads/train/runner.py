@@ -22,7 +22,7 @@ Why it looks like this:
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -103,40 +103,32 @@ class _Bus:
     """Publishes the job's progress under the twin's prefix (best effort: no broker, no messages)."""
 
     def __init__(self, manifest: dict[str, Any] | None, job_id: str) -> None:
-        self.client = None
-        self.pending: list[Any] = []
+        from emulator import bus
+        from emulator.clock import Clock
+
+        self.pub: bus.SyncPublisher | None = None
         if not manifest:
             return
-        import paho.mqtt.client as mqtt
-
-        from emulator import bus
-
-        b = manifest["broker"]
+        self.clock = Clock(**manifest.get("clock", {}))
         self.topic = lambda kind: bus.train_topic(manifest["twin"], job_id, kind)
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{manifest['twin']}/train/{job_id}")
+        b = manifest["broker"]
         try:
-            client.connect(b["host"], int(b["port"]))
+            self.pub = bus.SyncPublisher(b["host"], b["port"], manifest["twin"], "train", wait=True,
+                                         client_id=f"{manifest['twin']}/train/{job_id}")
         except OSError:
             return
-        client.loop_start()
-        self.client = client
 
     def publish(self, kind: str, payload: dict[str, Any], qos: int = 1) -> None:
-        if self.client is not None:
-            info = self.client.publish(self.topic(kind), json.dumps(dict(payload, modelled=True)), qos=qos)
-            if qos:
-                self.pending.append(info)
+        if self.pub is not None:
+            self.pub.event("train", kind, dict(payload, modelled=True), time=self.clock.now(), topic=self.topic(kind),
+                           qos=qos)
 
     def close(self) -> None:
-        if self.client is None:
+        if self.pub is None:
             return
-        for info in self.pending[-20:]:
-            try:
-                info.wait_for_publish(timeout=2.0)
-            except (RuntimeError, ValueError):
-                pass
-        self.client.loop_stop()
-        self.client.disconnect()
+        with contextlib.suppress(TimeoutError):
+            self.pub.flush(2.0)
+        self.pub.close()
 
 
 class TrainJob:
