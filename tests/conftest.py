@@ -72,17 +72,23 @@ def stopped_at_exit(run: RunDir, down: Callable[[], object]) -> Iterator[None]:
         assert_nothing_left(run, pids)
 
 
+@contextmanager
+def stopped_cleanly(what: str, pids: list[int], stop: Callable[[], object]) -> Iterator[None]:
+    """Run the block, then `stop()` and check that none of `pids` (what was started) is left."""
+    try:
+        yield
+    finally:
+        stop()
+        alive = [p for p in pids if pid_alive(p)]
+        assert not alive, f"{what} left running after stop: {alive}"
+
+
 @pytest.fixture(scope="module")
 def mini_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
     run_dir = tmp_path_factory.mktemp("mini")
     twin = Twin.up("mini", run_dir=run_dir, telemetry_interval=0.2, timeout=60)
-    pids = twin_pids(twin.run)
-    try:
+    with stopped_at_exit(twin.run, twin.down):
         yield twin
-    finally:
-        pids = sorted(set(pids + twin_pids(twin.run)))
-        twin.down()
-        assert_nothing_left(twin.run, pids)
 
 
 @pytest.fixture

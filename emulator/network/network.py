@@ -44,7 +44,7 @@ from emulator.network.faults import (
     unpartition_script,
 )
 from emulator.network.kernel import Job, run_jobs
-from emulator.network.plan import COMPUTE, OOB, End, Link, NetworkPlan, Wire, make_network_plan
+from emulator.network.plan import COMPUTE, OOB, End, Host, Link, NetworkPlan, Wire, make_network_plan
 from emulator.network.routing import RouteSpec, RouteTable, shortest_path_routes
 from emulator.topology import Topology, load_topology
 
@@ -123,7 +123,7 @@ class Network:
         """`subprocess.run` of `argv` inside the host's namespace (output captured, text)."""
         return kernel.exec_in(self.netns(host), list(argv), timeout=timeout, input=input)
 
-    def _host(self, host: str) -> Any:
+    def _host(self, host: str) -> Host:
         h = self.plan.hosts.get(host)
         if h is None:
             raise NetworkError(f"no host {host!r} in network {self.prefix!r} (hosts are e.g. "
@@ -277,27 +277,24 @@ class Network:
 
     def switch_down(self, name: str) -> NetFault:
         """Power a switch off: its ports go down, its peers see no carrier, routes move away."""
-        self._switch(name)
-        return self._node_down(name, "switch-down")
+        return self._node_down(self._switch(name), "switch-down")
 
     def switch_up(self, name: str) -> list[NetFault]:
-        self._switch(name)
-        return self._node_up(name, "switch-down")
+        return self._node_up(self._switch(name), "switch-down")
 
     def cut_off(self, host: str) -> NetFault:
         """Unplug every cable of a host, on every plane."""
-        self._host(host)
-        return self._node_down(host, "node-cut")
+        return self._node_down(self._host(host).name, "node-cut")
 
     def reconnect(self, host: str) -> list[NetFault]:
-        self._host(host)
-        return self._node_up(host, "node-cut")
+        return self._node_up(self._host(host).name, "node-cut")
 
-    def _switch(self, name: str) -> None:
+    def _switch(self, name: str) -> str:
         labels = self.plan.nodes.get(name)
         if not labels or self.plan.namespaces[labels[0]].kind == "host":
             raise NetworkError(f"no switch {name!r} in network {self.prefix!r} (switches are e.g. "
                                f"{', '.join(self.switches[:3])})")
+        return name
 
     def _node_down(self, name: str, kind: str) -> NetFault:
         self._change(self._down_links, self._down_nodes | {name})

@@ -28,7 +28,7 @@ from emulator.procutil import pid_alive
 from emulator.topology import load_topology
 from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.subnet import APT_PACKAGES, Subnet, missing_tools
-from tests.conftest import skip_reason
+from tests.conftest import skip_reason, stopped_cleanly
 
 REASON = skip_reason("fabric tests (OpenSM over ibsim)", missing_tools(), list(APT_PACKAGES))
 
@@ -46,13 +46,8 @@ def rack_subnet(rack_plan: FabricPlan, tmp_path_factory: pytest.TempPathFactory)
         pytest.skip(REASON)
     subnet = Subnet(rack_plan, Path(tmp_path_factory.mktemp("fabric-rack")))
     subnet.start(timeout=30)
-    pids = subnet.pids
-    try:
+    with stopped_cleanly("ibsim/OpenSM", subnet.pids, subnet.stop):
         yield subnet
-    finally:
-        subnet.stop()
-        left = [p for p in pids if pid_alive(p)]
-        assert not left, f"ibsim/OpenSM left running after stop: {left}"
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from emulator.procutil import pid_alive
 from emulator.topology import load_topology
 from services.slurm.cluster import APT_PACKAGES, SlurmCluster, missing_tools
-from tests.conftest import skip_reason
+from tests.conftest import skip_reason, stopped_cleanly
 
 REASON = skip_reason("slurm tests (slurmctld, slurmd, munged as root)", missing_tools(), list(APT_PACKAGES))
 
@@ -36,15 +35,10 @@ def rack_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluste
         pytest.skip(REASON)
     cluster = SlurmCluster(load_topology("rack"), Path(tmp_path_factory.mktemp("slurm-rack")))
     cluster.start(timeout=60)
-    pids = cluster.pids
     cgroup = cluster.cgroup
-    try:
+    with stopped_cleanly("slurm daemons", cluster.pids, cluster.stop):
         yield cluster
-    finally:
-        cluster.stop()
-        alive = [p for p in pids if pid_alive(p)]
-        assert not alive, f"slurm daemons left behind: {alive}"
-        assert cgroup is None or not cgroup.path.exists(), f"slurm job/step processes left behind: {cgroup.pids()}"
+    assert cgroup is None or not cgroup.path.exists(), f"slurm job/step processes left behind: {cgroup.pids()}"
 
 
 @pytest.fixture

@@ -16,18 +16,9 @@ from emulator.topology import (
     load_topology,
 )
 from emulator.topology.load import TOPOLOGIES_DIR
+from emulator.topology.schema import HGX_H100_PCI_BUS_IDS
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "topologies"
-HGX_BUS_IDS = [
-    "00000000:18:00.0",
-    "00000000:2A:00.0",
-    "00000000:3A:00.0",
-    "00000000:5D:00.0",
-    "00000000:9A:00.0",
-    "00000000:AB:00.0",
-    "00000000:BA:00.0",
-    "00000000:DB:00.0",
-]
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +108,9 @@ def test_gpu_server_spec_fields_and_dict(su: Topology) -> None:
         "gpu_count",
     ]
     assert d == json.loads(json.dumps(d))
-    assert d["pci_bus_ids"] == HGX_BUS_IDS
+    # the HGX/DGX H100 board's bus ids, GPU 0 on 18:00.0 and GPU 7 on DB:00.0
+    assert d["pci_bus_ids"] == HGX_H100_PCI_BUS_IDS and len(set(HGX_H100_PCI_BUS_IDS)) == 8
+    assert (HGX_H100_PCI_BUS_IDS[0], HGX_H100_PCI_BUS_IDS[-1]) == ("00000000:18:00.0", "00000000:DB:00.0")
     assert (d["driver_version"], d["cuda_version"], d["gpu_count"]) == ("550.90.07", "12.4", 8)
     with pytest.raises(AttributeError):
         s.name = "other"  # type: ignore[misc]
