@@ -15,6 +15,7 @@ from services.gpu_node.errors import ModelError
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer
 from services.gpu_node.spec import NodeSpec
+from tests.unit.test_gpu_servicer import run
 
 
 def node(**kw: Any) -> NodeModel:
@@ -167,63 +168,35 @@ def test_persistence_round_trip_mid_training_and_stopped() -> None:
     assert legacy.node_info(0.0).fabric_manager_running and states(legacy) == {"Completed"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        self.t += 0.25
-        return self.t
-
-
 def test_servicer_codes_and_reboot_waits_for_training() -> None:
-    async def main() -> None:
-        persisted: list[str] = []
+    async def test(stub: pb_grpc.GpuNodeStub, servicer: GpuNodeServicer, log: list[str]) -> None:
+        gpu = await stub.GetGpu(pb.GpuRequest(gpu=0))
+        assert (gpu.fabric_state, gpu.fabric_status, gpu.fabric_bandwidth) == ("Completed", "Success", "Full")
+        assert gpu.fabric_cluster_uuid == "00000000-0000-0000-0000-000000000000"
+        running = await stub.AcquireLease(pb.LeaseRequest(job_id="a", gpus=[0]))
+        info = await stub.StopFabricManager(pb.GetNodeRequest())
+        assert not info.fabric_manager_running
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))
+        assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "cudaErrorSystemNotReady" in e.value.details() and "fabric manager" in e.value.details()
+        leases = (await stub.ListLeases(pb.ListLeasesRequest())).leases
+        assert [x.id for x in leases] == [running.id]
+        assert (await stub.StartFabricManager(pb.GetNodeRequest())).fabric_manager_running
+        assert (await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))).active
+        # Reboot replies once training is done; the training events were persisted.
+        node = await asyncio.wait_for(stub.RebootNode(pb.GetNodeRequest()), 10)
+        assert node.boot_id == 2 and node.fabric_manager_running
+        gpus = (await stub.ListGpus(pb.ListGpusRequest())).gpus
+        assert {g.fabric_state for g in gpus} == {"Completed"}
+        assert log.count("persist:fabric") == 16 and log.count("persist:fabric_manager") == 2
+        assert (await stub.AcquireLease(pb.LeaseRequest(job_id="c", count=8))).active
+        # Refused while training: a reboot through the model directly, no tick yet.
+        async with servicer._lock:
+            servicer._model.reboot(servicer._clock())
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.AcquireLease(pb.LeaseRequest(job_id="d", gpus=[1]))
+        assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "system not yet initialized" in e.value.details() and "Not Started" in e.value.details()
 
-        async def persist(events: list[dict[str, Any]]) -> None:
-            await asyncio.sleep(0)
-            persisted.extend(e["kind"] for e in events)
-
-        model = NodeModel(NodeSpec(name="gpu002"), 100.0)
-        servicer = GpuNodeServicer(model, Clock(), persist)
-        server = grpc.aio.server()
-        pb_grpc.add_GpuNodeServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                await asyncio.wait_for(channel.channel_ready(), 10)
-                stub = pb_grpc.GpuNodeStub(channel)
-                gpu = await stub.GetGpu(pb.GpuRequest(gpu=0))
-                assert (gpu.fabric_state, gpu.fabric_status, gpu.fabric_bandwidth) == ("Completed", "Success", "Full")
-                assert gpu.fabric_cluster_uuid == "00000000-0000-0000-0000-000000000000"
-                running = await stub.AcquireLease(pb.LeaseRequest(job_id="a", gpus=[0]))
-                info = await stub.StopFabricManager(pb.GetNodeRequest())
-                assert not info.fabric_manager_running
-                with pytest.raises(grpc.aio.AioRpcError) as e:
-                    await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))
-                assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-                assert "cudaErrorSystemNotReady" in e.value.details() and "fabric manager" in e.value.details()
-                leases = (await stub.ListLeases(pb.ListLeasesRequest())).leases
-                assert [x.id for x in leases] == [running.id]
-                assert (await stub.StartFabricManager(pb.GetNodeRequest())).fabric_manager_running
-                assert (await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))).active
-                # Reboot replies once training is done; the training events were persisted.
-                node = await asyncio.wait_for(stub.RebootNode(pb.GetNodeRequest()), 10)
-                assert node.boot_id == 2 and node.fabric_manager_running
-                gpus = (await stub.ListGpus(pb.ListGpusRequest())).gpus
-                assert {g.fabric_state for g in gpus} == {"Completed"}
-                assert persisted.count("fabric") == 16 and persisted.count("fabric_manager") == 2
-                assert (await stub.AcquireLease(pb.LeaseRequest(job_id="c", count=8))).active
-                # Refused while training: a reboot through the model directly, no tick yet.
-                async with servicer._lock:
-                    model.reboot(servicer._clock())
-                with pytest.raises(grpc.aio.AioRpcError) as e:
-                    await stub.AcquireLease(pb.LeaseRequest(job_id="d", gpus=[1]))
-                assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-                assert "system not yet initialized" in e.value.details() and "Not Started" in e.value.details()
-        finally:
-            await servicer.close()
-            await server.stop(None)
-
-    asyncio.run(main())
+    run(test)
