@@ -1,0 +1,103 @@
+"""The suite-wide event check (tests/event_log.py): the daemons a twin's supervisor forks log what
+they publish into the session's $CLUSTERTWIN_EVENT_LOG, and a session that publishes a malformed
+event fails, naming it (checked in a pytest of its own, with a real Mosquitto)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator import broker, events
+from emulator.bus import EVENT_LOG_ENV
+from emulator.client import Twin
+from emulator.process import stop_process
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def logged(pred, timeout: float = 10.0) -> list[dict]:
+    path = Path(os.environ[EVENT_LOG_ENV])
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [e for e in map(json.loads, path.read_text().splitlines()) if pred(e)]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def test_a_daemons_events_reach_the_session_log_and_validate(mini_twin: Twin) -> None:
+    node = mini_twin.gpu_node("gpu002")
+    fault = node.inject_xid(gpu=5, xid=48)
+    node.clear_fault(fault.id)
+    lines = logged(lambda e: e["doc"] and e["doc"].get("id") == fault.id
+                   or (e["doc"] and e["doc"].get("fault", {}).get("id") == fault.id))
+    pids = {e["pid"] for e in lines}
+    daemon_pid = json.loads(mini_twin.run.daemons.read_text())["daemons"]["gpu002"]["pid"]
+    assert pids == {daemon_pid} != {os.getpid()}, "the events come from the daemon the supervisor forked"
+    kinds = [(e["topic"].split("/")[2], e["doc"].get("kind"), e["retain"]) for e in lines]
+    assert ("events", "fault", False) in kinds and ("events", "fault_clear", False) in kinds
+    records = [(e["doc"]["active"], e["retain"]) for e in lines if e["topic"].split("/")[2] == "faults"]
+    assert records == [(True, True), (False, False)], "retained while active, then sent once cleared"
+    for e in lines:
+        events.validate_message(e["topic"], e["doc"])
+    injected = next(e["doc"] for e in lines if e["doc"].get("kind") == "fault")
+    assert injected["source"] == "gpu002" and injected["fault"]["target"] == "gpu002 GPU 5"
+    assert injected["fault"]["params"] == {"xid": 48} and injected["fault"]["active"]
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = broker.start(tmp_path, "127.0.0.1", port, tmp_path / "mosquitto.log")
+    try:
+        yield port
+    finally:
+        stop_process(proc.pid, 2.0)
+
+
+INNER = '''
+import os
+from emulator import bus
+
+PORT = int(os.environ["EVENTS_TEST_BROKER_PORT"])
+
+def test_publish():
+    with bus.SyncPublisher("127.0.0.1", PORT, "t1", "gpu009", wait=True) as pub:
+        pub.event("gpu", "xid", {"seq": 1, "node": "gpu009", "gpu": 0, "xid": 79, "lease_id": "", "health": ""},
+                  time=1.0, message="ok", node="gpu009")
+        if os.environ.get("EVENTS_TEST_MALFORMED"):
+            pub.publish(bus.event_topic("t1", "gpu009", "xid"), {"kind": "xid", "gpu": "zero"}, qos=1)
+        pub.flush()
+'''
+
+
+@pytest.mark.parametrize("malformed", [False, True])
+def test_a_malformed_event_fails_the_session_naming_it(pytester: pytest.Pytester, mosquitto: int,
+                                                        monkeypatch: pytest.MonkeyPatch, malformed: bool) -> None:
+    monkeypatch.setenv("EVENTS_TEST_BROKER_PORT", str(mosquitto))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    if malformed:
+        monkeypatch.setenv("EVENTS_TEST_MALFORMED", "1")
+    pytester.makeconftest("from tests.event_log import EventLogCheck\n\n"
+                          "def pytest_configure(config):\n"
+                          "    config.pluginmanager.register(EventLogCheck(), 'event-log')\n")
+    pytester.makepyfile(test_inner=INNER)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    out = result.stdout.str()
+    if not malformed:
+        assert result.ret == 0, out
+        assert "all 1 published events and fault records validate" in out
+        return
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    result.stdout.fnmatch_lines(["*events that do not validate against emulator/events.py*",
+                                 "*clustertwin/t1/events/gpu009/xid): envelope: v: Field required*",
+                                 "*1 of 2 published messages invalid*"])
+    assert "1 passed" in out   # the test passed: the session failed on the event alone
