@@ -7,7 +7,8 @@ gateway maps them to S3 error codes (rgw/store.py: UNAVAILABLE → 503 ServiceUn
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Awaitable
+from typing import Any, Literal, NoReturn, get_args
 
 import grpc
 
@@ -37,6 +38,20 @@ class CephError(Exception):
         name = e.code().name  # type: ignore[attr-defined]
         details = e.details() or name  # type: ignore[attr-defined]
         return cls(name if name in CODES else "UNAVAILABLE", f"{what}: {details}" if what else details)  # type: ignore[arg-type]
+
+
+async def abort(context: grpc.aio.ServicerContext, e: CephError) -> NoReturn:
+    """End a call with the error's status and message."""
+    await context.abort(e.grpc_status, e.message)
+    raise AssertionError("unreachable")   # context.abort raises
+
+
+async def ceph_call(context: grpc.aio.ServicerContext, call: Awaitable[Any]) -> Any:
+    """Await `call`; a CephError it raises ends the call with its status (the one place servicers map)."""
+    try:
+        return await call
+    except CephError as e:
+        await abort(context, e)
 
 
 class InsufficientChunks(CephError):

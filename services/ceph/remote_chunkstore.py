@@ -190,8 +190,7 @@ class RemoteChunkStore:
         try:
             self.stub(osd).Corrupt(pb.CorruptRequest(key=_pbkey(key), offset=offset), timeout=self.timeout)
         except grpc.RpcError as e:
-            code = "NOT_FOUND" if e.code() == grpc.StatusCode.NOT_FOUND else "UNAVAILABLE"
-            raise CephError(code, f"osd.{osd}: {e.details()}") from None
+            raise CephError.from_rpc(e, f"osd.{osd}") from None
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -16,7 +16,7 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
-from services.ceph.errors import CephError, PgUnavailable
+from services.ceph.errors import CephError, PgUnavailable, abort
 from services.ceph.rbd.cluster_io import ClusterObjectIo
 from services.ceph.rbd.image import Rbd
 
@@ -27,8 +27,8 @@ RETRY_S = 0.05
 
 
 class ObjectHost(Protocol):
-    """What RBD needs of the monitor (services/ceph/mon/daemon.py's MonDaemon): the cluster map, object
-    I/O, its clock and its lock. Named here so that this module does not import the daemon that serves it."""
+    """What RBD needs of the monitor (services/ceph/mon/objects.py's ObjectIo): the cluster map, object
+    I/O, its clock and its lock. Named here so that this module does not import what serves it."""
 
     cluster: Any
     clock: Any
@@ -45,6 +45,11 @@ def make_rbd(d: ObjectHost) -> Rbd:
     io = ClusterObjectIo(d.cluster, put=d.put_object, get=lambda pool, name: d.get_object(pool, name)[0],
                          remove=d.remove_object, put_many=d.put_objects, get_many=d.get_objects)
     return Rbd(io, now=d.clock.now)
+
+
+def _at_most_max_io(n: int, call: str) -> None:
+    if n > MAX_IO:
+        raise CephError("INVALID_ARGUMENT", f"at most {MAX_IO} bytes per {call} call")
 
 
 def image_msg(info: dict[str, Any]) -> pb.RbdImage:
@@ -72,13 +77,11 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         while True:
             try:
                 return await asyncio.to_thread(self.d.locked, fn)
-            except PgUnavailable as e:
-                if wait and time.monotonic() < deadline:
+            except CephError as e:
+                if isinstance(e, PgUnavailable) and wait and time.monotonic() < deadline:
                     await asyncio.sleep(RETRY_S)
                     continue
-                await context.abort(grpc.StatusCode.UNAVAILABLE, e.message)
-            except CephError as e:
-                await context.abort(getattr(grpc.StatusCode, e.code), e.message)
+                await abort(context, e)
             raise AssertionError("unreachable")
 
     @staticmethod
@@ -153,15 +156,13 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         return image_msg(await self._run(context, go, wait=True))
 
     async def Write(self, request, context):  # noqa: ANN001, ANN201, N802
-        if len(request.data) > MAX_IO:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"at most {MAX_IO} bytes per Write call")
+        await self._run(context, lambda: _at_most_max_io(len(request.data), "Write"))
         n = await self._run(context, lambda: self.rbd.write(self._pool(request.pool), request.name, request.offset,
                                                             request.data), wait=True)
         return pb.RbdWriteReply(bytes=n)
 
     async def Read(self, request, context):  # noqa: ANN001, ANN201, N802
-        if request.length > MAX_IO:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"at most {MAX_IO} bytes per Read call")
+        await self._run(context, lambda: _at_most_max_io(request.length, "Read"))
         data = await self._run(context, lambda: self.rbd.read(self._pool(request.pool), request.name, request.offset,
                                                               request.length, request.snap), wait=True)
         return pb.RbdReadReply(data=data)

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
-import sys
 import time
 from pathlib import Path
 
@@ -36,8 +34,10 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from services.ceph.errors import CephError, abort, ceph_call
 from services.ceph.memtune import tune_malloc
 from services.ceph.osd.device import model_for
 from services.ceph.osd.filestore import FileChunkStore
@@ -60,14 +60,10 @@ class OsdServicer(pb_grpc.CephOsdServicer):
     async def _io(self, context: grpc.aio.ServicerContext, nbytes: int, fn):  # noqa: ANN001, ANN202
         d = self.d
         if d.store.stopped:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"osd.{d.osd} is stopped")
+            await abort(context, CephError("UNAVAILABLE", f"osd.{d.osd} is stopped"))
         async with d.device_lock:
             t0 = time.monotonic()
-            try:
-                result = await asyncio.to_thread(fn)
-            except (KeyError, ValueError) as e:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT if isinstance(e, ValueError)
-                                    else grpc.StatusCode.NOT_FOUND, str(e.args[0] if e.args else e))
+            result = await ceph_call(context, asyncio.to_thread(fn))
             nbytes = nbytes if nbytes >= 0 else (len(result) if isinstance(result, bytes) else 0)
             modelled = d.model.seconds(nbytes, d.slow_factor)
             left = modelled - (time.monotonic() - t0)
@@ -112,8 +108,8 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         d = self.d
         if request.HasField("slow_factor"):
             if not request.slow_factor >= 1.0:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                    f"slow factor must be >= 1 (1 = healthy disk), got {request.slow_factor:g}")
+                await abort(context, CephError(
+                    "INVALID_ARGUMENT", f"slow factor must be >= 1 (1 = healthy disk), got {request.slow_factor:g}"))
             d.set_slow(request.slow_factor)
         if request.HasField("stopped") and request.stopped != d.store.stopped:
             if request.stopped:
@@ -187,10 +183,7 @@ class OsdDaemon:
                 pass
 
     async def serve(self) -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_event()
         opts = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
         # Reconnect fast to a restarted monitor (gRPC's default backoff starts at 1 s, more than the
         # heartbeat grace at a high --clock-scale).
@@ -218,7 +211,4 @@ def run(cfg: DaemonConfig) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m services.ceph.osd.daemon CONFIG.json")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))
+    main("services.ceph.osd.daemon", run)

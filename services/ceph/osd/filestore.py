@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 from services.ceph.chunkstore import ChunkKey
+from services.ceph.errors import CephError
 
 TMP_PREFIX = ".tmp-"
 
@@ -66,9 +67,9 @@ class FileChunkStore:
     def _path(self, key: ChunkKey) -> Path:
         pg, name, shard = key
         if not pg or "/" in pg or pg.startswith("."):
-            raise ValueError(f"bad PG id {pg!r}")
+            raise CephError("INVALID_ARGUMENT", f"bad PG id {pg!r}")
         if shard < 0:
-            raise ValueError(f"bad shard {shard}")
+            raise CephError("INVALID_ARGUMENT", f"bad shard {shard}")
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:40]
         return self.current / pg / f"{shard}.{digest}"
 
@@ -108,9 +109,9 @@ class FileChunkStore:
     def corrupt(self, key: ChunkKey, offset: int) -> int:
         data = self.get(key)
         if data is None:
-            raise KeyError(f"no chunk {key[0]}/{key[1]!r} shard {key[2]} on this OSD")
+            raise CephError("NOT_FOUND", f"no chunk {key[0]}/{key[1]!r} shard {key[2]} on this OSD")
         if not data:
-            raise ValueError("the chunk is empty: there is no byte to flip")
+            raise CephError("FAILED_PRECONDITION", "the chunk is empty: there is no byte to flip")
         buf = bytearray(data)
         buf[offset % len(buf)] ^= 0xFF
         self.put(key, bytes(buf))

@@ -38,18 +38,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TypeVar
 
 import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from services.ceph.errors import CephError
@@ -177,12 +175,9 @@ def seed_users(cluster: MonCluster, path: str | None) -> int:
 
 
 async def _serve(cfg: DaemonConfig) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     x = cfg.extra
-    loop.set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
     cluster = MonCluster(x["mon"])
     while True:   # the monitor may still be starting
         try:
@@ -245,7 +240,4 @@ def run(cfg: DaemonConfig) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m services.ceph.rgw.daemon CONFIG.json")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))
+    main("services.ceph.rgw.daemon", run)
