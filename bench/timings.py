@@ -87,6 +87,7 @@ def fail_fast_rows(repeats: int) -> list[Row]:
     (test_lifecycle) end `up` at once; their deadline is 60 s, their old bounds 10 s and 5 s."""
     from emulator import lifecycle
     from emulator.client import Twin
+    from emulator.manifest import DaemonEntry
     from emulator.rundir import RunDir
 
     def bad_store() -> float:
@@ -105,10 +106,10 @@ def fail_fast_rows(repeats: int) -> list[Row]:
             run.create()
             (run.logs / "gpu001.log").write_text("OSError: [Errno 98] address already in use\n")
             run.daemons.write_text(json.dumps({"daemons": {"gpu001": {"state": "failed", "pid": 0}}}))
-            manifest = {"daemons": [{"name": "gpu001", "grpc": "127.0.0.1:9"}]}
+            daemons = [DaemonEntry(name="gpu001", kind="gpu_node", host="gpu001", grpc="127.0.0.1:9", addresses={})]
             t0 = time.monotonic()
             try:
-                lifecycle.wait_healthy(run, manifest, time.monotonic() + 60, lambda *_: None)
+                lifecycle.wait_healthy(run, daemons, time.monotonic() + 60, lambda *_: None)
             except lifecycle.TwinError:
                 return time.monotonic() - t0
             raise AssertionError("wait_healthy accepted a failed daemon")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.health import SERVING, check_all
+from emulator.manifest import DaemonEntry, Manifest
 from emulator.plan import Options, parse_broker_url
 from emulator.process import same_process, stop_process, stop_processes
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
@@ -54,7 +55,7 @@ def up(topology: str, run: RunDir, *, timeout: float = 120.0, progress: Progress
             raise TwinError(f"supervisor wrote no manifest within {timeout:.0f}s; see {run.logs / 'supervisor.log'}")
         time.sleep(0.05)
     manifest = run.read(run.manifest)
-    wait_healthy(run, manifest, deadline, progress, proc)
+    wait_healthy(run, Manifest.model_validate(manifest).daemons, deadline, progress, proc)
     return manifest
 
 
@@ -124,15 +125,9 @@ def _fail_if_supervisor_died(proc: subprocess.Popen, run: RunDir) -> None:
     raise TwinError(f"twin failed to start: {why} (log: {run.logs / 'supervisor.log'})")
 
 
-def health_address(daemon: dict[str, Any]) -> str:
-    """Where `twin` checks a daemon's health: its management (`admin`, OOB) address when its service
-    listens on a data plane the operator port does not reach (Lustre's on the storage network)."""
-    return daemon.get("admin") or daemon["grpc"]
-
-
-def wait_healthy(run: RunDir, manifest: dict[str, Any], deadline: float, progress: Progress,
+def wait_healthy(run: RunDir, daemons: list[DaemonEntry], deadline: float, progress: Progress,
                  proc: subprocess.Popen | None = None) -> None:
-    pending = {health_address(d): d["name"] for d in manifest["daemons"]}
+    pending = {d.health_address: d.name for d in daemons}
     total = len(pending)
     while pending:
         if proc is not None:
@@ -215,18 +210,18 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
 
 def status(run: RunDir) -> dict[str, Any]:
     """What runs in `run` and its health, in one document."""
-    manifest = run.read(run.manifest)
+    manifest = Manifest.model_validate(run.read(run.manifest))   # RunDirError says there is no twin
     supervisor = run.running_supervisor()
     try:
-        daemons = run.read(run.daemons).get("daemons", {})
+        live = run.read(run.daemons).get("daemons", {})
     except RunDirError:
-        daemons = {}
-    health = check_all([health_address(d) for d in manifest["daemons"]], timeout=1.0) if supervisor else {}
+        live = {}
+    health = check_all([d.health_address for d in manifest.daemons], timeout=1.0) if supervisor else {}
     rows = []
-    for d in manifest["daemons"]:
-        live = daemons.get(d["name"], {})
-        rows.append({"name": d["name"], "kind": d["kind"], "grpc": d["grpc"], "pid": live.get("pid", 0),
-                     "state": live.get("state", "unknown") if supervisor else "stopped",
-                     "restarts": live.get("restarts", 0), "health": health.get(health_address(d), "-")})
-    return {"twin": manifest["twin"], "topology": manifest["topology"], "run_dir": str(run.path),
-            "supervisor": supervisor, "broker": manifest["broker"]["url"], "daemons": rows}
+    for d in manifest.daemons:
+        state = live.get(d.name, {})
+        rows.append({"name": d.name, "kind": d.kind, "grpc": d.grpc, "pid": state.get("pid", 0),
+                     "state": state.get("state", "unknown") if supervisor else "stopped",
+                     "restarts": state.get("restarts", 0), "health": health.get(d.health_address, "-")})
+    return {"twin": manifest.twin, "topology": manifest.topology, "run_dir": str(run.path),
+            "supervisor": supervisor, "broker": manifest.broker.url, "daemons": rows}

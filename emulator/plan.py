@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from emulator import addressing, bus
 from emulator.daemon_config import DaemonConfig
+from emulator.manifest import Manifest
 from emulator.network.errors import NetworkError
 from emulator.service import PlanContext, services
 from emulator.topology import Topology
@@ -51,7 +52,7 @@ class Plan:
     broker_port: int
     start_broker: bool
     daemons: list[DaemonConfig]
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def parse_broker_url(url: str) -> tuple[str, int]:
@@ -125,6 +126,7 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options, hosts: Ad
             entries += part.entries
             sections |= part.sections
 
+    broker_netns = None if opts.broker_url or not topo.management_nodes else hosts.netns(mgmt)
     manifest = {
         "twin": opts.twin,
         "topology": topo.name,
@@ -136,10 +138,8 @@ def make_plan(topo: Topology, slot: int, run_dir: Path, opts: Options, hosts: Ad
         "store": opts.store_url or f"sqlite:///{run_dir / 'state'}/<daemon>.db",
         "broker": {"host": broker_host, "port": broker_port, "url": f"mqtt://{broker_host}:{broker_port}",
                    "managed": not opts.broker_url, "topic_prefix": bus.prefix(opts.twin)},
-        "management": {"host": mgmt, "addresses": mgmt_addr},
+        "management": {"host": mgmt, "addresses": mgmt_addr, "netns": broker_netns},
         "daemons": entries,
     }
-    manifest |= sections
-    broker_netns = None if opts.broker_url or not topo.management_nodes else hosts.netns(mgmt)
-    manifest["management"]["netns"] = broker_netns
-    return Plan(broker_netns, broker_host, broker_port, not opts.broker_url, daemons, manifest)
+    return Plan(broker_netns, broker_host, broker_port, not opts.broker_url, daemons,
+                Manifest.model_validate(manifest | sections))

@@ -166,9 +166,9 @@ class Supervisor:
             hosts = self.build_network(topo, opts.bandwidth_scale or None)
         plan = make_plan(topo, self.slot.slot, self.run.path, opts, hosts)
         if self.network is not None:
-            plan.manifest["network_backend"] = self.network.show() | {
+            plan.manifest.network_backend = self.network.show() | {
                 "operator_address": OPERATOR_ADDRESS, "state_dir": str(self.network.state_dir)}
-        write_json_atomic(self.run.manifest, plan.manifest)
+        write_json_atomic(self.run.manifest, plan.manifest.dump())
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
                                             self.run.logs / "broker.log", netns=plan.broker_netns)

@@ -70,10 +70,10 @@ def render(topology: str = TOPOLOGY) -> dict[str, str]:
                                   if "topology_file" in cfg.spec else cfg.spec)
         files[f"{cfg.name}.json"] = json.dumps(cfg.to_dict(), indent=1, sort_keys=True) + "\n"
     # What client code in the toolbox (on oob) uses: the service names resolve to oob addresses.
-    manifest = dict(plan.manifest, run_dir=STATE_DIR, topology_file=f"/opt/clustertwin/topologies/{topology}.yaml")
+    manifest = dict(plan.manifest.dump(), run_dir=STATE_DIR, topology_file=f"/opt/clustertwin/topologies/{topology}.yaml")
     manifest["daemons"] = [dict(d, grpc=f"{d['name']}:{GPU_NODE_GRPC_PORT}",
                                 metrics=d["metrics"].replace(f"{d['name']}.oob", d["name"]))
-                           for d in plan.manifest["daemons"] if d["kind"] == "gpu_node"]
+                           for d in plan.manifest.dump()["daemons"] if d["kind"] == "gpu_node"]
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     files["mosquitto.conf"] = MOSQUITTO_CONF
     return files

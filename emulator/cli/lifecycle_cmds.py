@@ -14,6 +14,7 @@ from rich.table import Table
 
 from emulator import lifecycle
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
+from emulator.manifest import Manifest
 from emulator.rundir import RunDir
 from emulator.service import services
 
@@ -115,18 +116,19 @@ def endpoints(run_dir: RunDirOption = DEFAULT,
     """Every daemon's gRPC, metrics and broker addresses."""
     run = RunDir(run_dir)
     with user_errors():
-        manifest = run.read(run.manifest)
+        doc = run.read(run.manifest)
     if as_json:
-        print(json.dumps(manifest, indent=2))
+        print(json.dumps(doc, indent=2))
         return
-    b = manifest["broker"]
-    console.print(f"twin {manifest['twin']} ({manifest['topology']}), network {manifest['network']}")
-    console.print(f"broker  {b['url']}  topics {b['topic_prefix']}/#")
+    manifest = Manifest.model_validate(doc)
+    b = manifest.broker
+    console.print(f"twin {manifest.twin} ({manifest.topology}), network {manifest.network}")
+    console.print(f"broker  {b.url}  topics {b.topic_prefix}/#")
     table = Table("daemon", "kind", "grpc", "http (metrics, UFM)", "oob", "compute", "storage")
-    for d in manifest["daemons"]:
-        a = d["addresses"]
-        table.add_row(d["name"], d["kind"], d["grpc"], d.get("metrics") or d.get("ufm", ""), a.get("oob", ""),
+    for d in manifest.daemons:
+        a = d.addresses
+        table.add_row(d.name, d.kind, d.grpc, d.get("metrics") or d.get("ufm", ""), a.get("oob", ""),
                       a.get("compute", ""), a.get("storage", ""))
     console.print(table)
-    if not manifest["daemons"]:
+    if not manifest.daemons:
         fail("the manifest lists no daemons", 1)

@@ -13,6 +13,7 @@ import pytest
 
 from emulator import lifecycle, process
 from emulator.client import Twin
+from emulator.manifest import DaemonEntry
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir, RunDirError
 from emulator.topology import TopologyError
@@ -111,10 +112,11 @@ def test_up_stops_waiting_for_a_daemon_the_supervisor_gave_up_on(tmp_path: Path)
     (run.logs / "gpu001.log").write_text("starting\nOSError: [Errno 98] address already in use\n")
     run.daemons.write_text(json.dumps({"daemons": {"gpu001": {"state": "failed", "pid": 0},
                                                    "gpu002": {"state": "running", "pid": 0}}}))
-    manifest = {"daemons": [{"name": "gpu001", "grpc": "127.0.0.1:9"}, {"name": "gpu002", "grpc": "127.0.0.1:19"}]}
+    daemons = [DaemonEntry(name=n, kind="gpu_node", host=n, grpc=grpc, addresses={})
+               for n, grpc in (("gpu001", "127.0.0.1:9"), ("gpu002", "127.0.0.1:19"))]
     started = time.monotonic()
     with pytest.raises(lifecycle.TwinError, match=r"gpu001 kept crashing at start-up: OSError: \[Errno 98\]"):
-        lifecycle.wait_healthy(run, manifest, time.monotonic() + 60, lambda *_: None)
+        lifecycle.wait_healthy(run, daemons, time.monotonic() + 60, lambda *_: None)
     assert time.monotonic() - started < 60   # it gave up at once, not at the deadline
 
 
