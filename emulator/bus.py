@@ -143,13 +143,10 @@ class Publisher(BusClient):
     also in the daemon's store and its gRPC event stream, which are the durable record.
     """
 
-    def __init__(self, host: str, port: int, twin: str = "", source: str = "", maxsize: int = 4096, *,
-                 client_id: str | None = None, status_topic: str | None = None) -> None:
-        if client_id:   # the older call, Publisher(host, port, client_id="<twin>/<name>", status_topic=...)
-            twin, _, source = client_id.partition("/")
+    def __init__(self, host: str, port: int, twin: str, source: str, maxsize: int = 4096) -> None:
         super().__init__(twin, source)
         self.host, self.port, self.client_id = host, port, f"{twin}/{source}"
-        self.status_topic = status_topic or f"{prefix(twin)}/status/{source}"
+        self.status_topic = status_topic(twin, source)
         self.queue: asyncio.Queue[Message] = asyncio.Queue(maxsize=maxsize)
         self.connected = asyncio.Event()
         self.dropped = 0
