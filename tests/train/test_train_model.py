@@ -89,3 +89,15 @@ def test_shipped_drills_parse_and_bad_drills_are_refused(tmp_path: Path) -> None
                    "fault: meteor}\n")
     with pytest.raises(DrillError, match=r"schedule\[0\].*meteor"):
         load(bad)
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ("{name: a, at: {step: 1}, fault: {xid: 79}}", r"schedule\[0\]: fault \{'xid': 79\}; choose one of"),
+    ("{name: [a], at: {step: 1}, fault: xid, xid: 79}", r"schedule\[0\]: the name \['a'\] is not a string"),
+])
+def test_a_fault_kind_or_name_of_the_wrong_type_is_refused_with_the_entry(tmp_path: Path, entry: str,
+                                                                           problem: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"name: x\ntopology: rack\nworkload: {{gpus: 32}}\nschedule:\n  - {entry}\n")
+    with pytest.raises(DrillError, match=problem):
+        load(bad)

@@ -178,8 +178,10 @@ def _fault(i: int, entry: Any, names: set[str], path: str) -> Fault:
         raise DrillError(_where(path, f"{where}: a mapping with name, at, fault"))
     f = dict(entry)
     name, kind, at = f.pop("name", f"fault-{i + 1}"), f.pop("fault", None), f.pop("at", None)
-    if kind not in FAULTS:
+    if not isinstance(kind, str) or kind not in FAULTS:
         raise DrillError(_where(path, f"{where}: fault {kind!r}; choose one of {', '.join(FAULTS)}"))
+    if not isinstance(name, str):
+        raise DrillError(_where(path, f"{where}: the name {name!r} is not a string"))
     if name in names:
         raise DrillError(_where(path, f"{where}: the name {name!r} is used twice"))
     if not isinstance(at, dict) or len(at) != 1 or next(iter(at)) not in AT \
