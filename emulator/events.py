@@ -173,6 +173,15 @@ class LustreFaultEvent(LustreEvent):
     fault: FaultPayload = Field(description="The fault record (above).")
 
 
+class DaemonStartEvent(Strict):
+    """A daemon (re)started by the twin's supervisor, published from the daemon's own process on the
+    twin clock before it serves."""
+
+    daemon_kind: str = Field(description="Its kind: gpu_node, fabric, ceph_mon, ceph_osd, ceph_rgw, lustre_mds, ...")
+    pid: int = Field(description="Its process id.")
+    restarts: int = Field(description="How many times the supervisor restarted it (0: its first start).")
+
+
 class NetworkFaultEvent(Strict):
     """A network fault (`twin net fault`) raised or, for `<kind>-clear`, cleared (netns backend)."""
 
@@ -239,6 +248,8 @@ NET_FAULT_KINDS = ("link-down", "loss", "switch-down", "node-cut", "partition")
 
 KINDS: tuple[Kinds, ...] = (
     Kinds("twin", ("fault", "fault_clear"), FaultEvent, "the twin's fault log (`twin fault inject|clear|list`)"),
+    Kinds("twin", ("daemon_start",), DaemonStartEvent, "a daemon's boot line (Ceph's `osd.N boot`, systemd's "
+          "`Started ...`), after a crash too"),
     Kinds("gpu", ("xid",), GpuEvent, "an NVRM Xid line in the kernel log (`NVRM: Xid (PCI:...): 79, ...`) "
           "and DCGM's DCGM_FR_XID_ERROR"),
     Kinds("gpu", ("health",), GpuEvent, "DCGM health watches (`dcgmi health -c`: PASS/WARN/FAIL)"),

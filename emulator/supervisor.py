@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from emulator import broker
+from emulator import broker, bus
 from emulator.addressing import acquire_slot
 from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
@@ -72,7 +72,7 @@ class Supervisor:
         if pid == 0:  # the daemon
             code = 0
             try:
-                self._become_daemon(child.config)
+                self._become_daemon(child.config, child.restarts)
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
             except BaseException:
@@ -83,7 +83,7 @@ class Supervisor:
         child.pid, child.start, child.started_at, child.state = pid, start_time(pid), time.time(), "running"
         self.by_pid[pid] = child.config.name
 
-    def _become_daemon(self, cfg: DaemonConfig) -> None:
+    def _become_daemon(self, cfg: DaemonConfig, restarts: int) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         die_with_parent()
@@ -103,6 +103,7 @@ class Supervisor:
                             format=f"%(asctime)s {cfg.name} %(levelname)s %(name)s: %(message)s")
         # The zygote's objects stay frozen: a collection that walked them would copy every page
         # this daemon shares with its 127 siblings.
+        announce_start(cfg, restarts)
         runner(cfg.kind)(cfg)
 
     def reap(self) -> None:
@@ -234,6 +235,18 @@ class Supervisor:
             self.network.stop()
         if self.slot:
             self.slot.release()
+
+
+def announce_start(cfg: DaemonConfig, restarts: int) -> None:
+    """Every daemon's first event, from its own process on the twin clock: it (re)started. Best
+    effort: a daemon without its broker still starts (its own publisher reconnects later)."""
+    try:
+        with bus.SyncPublisher(cfg.broker_host, cfg.broker_port, cfg.twin, cfg.name, wait=True) as pub:
+            pub.event("twin", "daemon_start", {"daemon_kind": cfg.kind, "pid": os.getpid(), "restarts": restarts},
+                      time=cfg.clock.now(), node=cfg.name, message=f"{cfg.name} started (restarts: {restarts})")
+            pub.flush(2.0)
+    except (OSError, TimeoutError) as e:
+        log.warning("%s: could not announce its start on the bus: %s", cfg.name, e)
 
 
 def main(argv: list[str]) -> int:
