@@ -35,6 +35,9 @@ class NetworkClient:
         self.twin, self.broker = manifest["twin"], manifest["broker"]
         self.state_dir = Path(backend["state_dir"])
         self.remote = RemoteNetwork(run.control_socket)
+        self.run, self.manifest = run, manifest
+        self.raised: list[Any] = []    # what the last change raised and cleared (NetFaults)
+        self.cleared: list[Any] = []
 
     def _change(self, op: Callable[[], Any]) -> Any:
         """Run one change under the fault lock; publish the faults it raised and cleared."""
@@ -47,8 +50,37 @@ class NetworkClient:
             now = self.remote.faults(include_cleared=True)
         raised = [f for f in now if f.active and f.id not in before]
         cleared = [f for f in now if not f.active and f.id in before]
+        self.raised, self.cleared = raised, cleared
         events.publish(self.broker, self.twin, raised, cleared)
         return result
+
+    def change(self, op: Callable[[], Any]) -> Any:
+        """Any change (e.g. the fabric manager's, for compute cables) under the network's fault lock,
+        its faults published and kept in `raised` and `cleared`."""
+        return self._change(op)
+
+    def fabric_cables(self, a: str, b: str, index: int | None = None) -> dict[str, list[int]] | None:
+        """On a twin whose fabric manager drives the compute plane: per switch, the ports of the
+        compute cable(s) between a and b (index None: every parallel one) on that switch. None when
+        this twin has no fabric manager or these are not compute cables."""
+        from emulator.network.plan import make_network_plan
+        from emulator.topology import load_topology
+        from services.fabric.lft_routes import ComputeMap
+        from services.fabric.netfile import SWITCH, make_fabric_plan
+
+        if not any(d["kind"] == "fabric" for d in self.manifest["daemons"]):
+            return None
+        topo = load_topology(self.run.read(self.run.config)["topology_file"])
+        plan = make_fabric_plan(topo)
+        if a not in plan.nodes and a not in {n.system for n in plan.hcas}:
+            return None
+        switch = a if a in plan.nodes and plan.nodes[a].kind == SWITCH else b
+        per_switch: dict[str, list[int]] = {}
+        for node, port in ComputeMap(plan, make_network_plan(topo, "ct0")).ports_of_link(a, b, index):
+            if node != switch:   # the request names one switch: its end of every cable
+                node, port = plan.peer(node, port) or (node, port)
+            per_switch.setdefault(node, []).append(port)
+        return per_switch or None
 
     def show(self) -> dict[str, Any]:
         """Per plane: what is emulated and how (`twin net show`)."""
