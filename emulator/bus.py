@@ -26,8 +26,10 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -253,3 +255,76 @@ def publish_fault(broker: dict[str, Any], twin: str, fault: Any, source: str = "
         pub.event(subsystem, kind, {"fault": record}, time=(clock or Clock()).now(), message=message, node=node)
         pub.fault(node, record)
         pub.flush(timeout)
+
+
+class Subscription:
+    """A subscription to a twin's bus (paho's network thread): messages arrive as dicts with their
+    topic under '_topic' (a payload that is not a JSON object under 'payload'). `Twin.events()` makes one."""
+
+    def __init__(self, host: str, port: int, topics: list[str], connect_timeout: float = 10.0) -> None:
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._subscribed = threading.Event()
+        import paho.mqtt.client as mqtt
+
+        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self._client.on_connect = lambda c, *_: c.subscribe([(t, 1) for t in topics])
+        self._client.on_subscribe = lambda *_: self._subscribed.set()
+        self._client.on_message = self._on_message
+        self._client.connect(host, port)
+        self._client.loop_start()
+        if not self._subscribed.wait(connect_timeout):
+            self.close()
+            raise TimeoutError(f"could not subscribe at MQTT broker {host}:{port} within {connect_timeout:.0f}s")
+
+    def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
+        try:
+            doc = json.loads(msg.payload) if msg.payload else {}
+        except json.JSONDecodeError:
+            doc = {"payload": msg.payload.decode(errors="replace")}
+        if not isinstance(doc, dict):
+            doc = {"payload": doc}
+        doc["_topic"] = msg.topic
+        self.messages.put(doc)
+
+    def get(self, timeout: float) -> dict[str, Any]:
+        return self.messages.get(timeout=timeout)
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.messages.get(timeout=left)
+            except queue.Empty:
+                break
+            if predicate(msg):
+                return msg
+        raise TimeoutError(f"no matching message within {timeout:.1f}s")
+
+    def wait_for_all(self, predicates: dict[str, Callable[[dict[str, Any]], bool]],
+                     timeout: float = 10.0) -> dict[str, dict[str, Any]]:
+        """The first message matching each predicate, whatever order they arrive in (events from
+        different daemons race); {name: message}. Messages matching none are dropped."""
+        found: dict[str, dict[str, Any]] = {}
+        deadline = time.monotonic() + timeout
+        while len(found) < len(predicates) and (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.messages.get(timeout=left)
+            except queue.Empty:
+                break
+            for name, predicate in predicates.items():
+                if name not in found and predicate(msg):
+                    found[name] = msg
+        if len(found) < len(predicates):
+            missing = sorted(set(predicates) - set(found))
+            raise TimeoutError(f"no message for {', '.join(missing)} within {timeout:.1f}s")
+        return found
+
+    def close(self) -> None:
+        self._client.loop_stop()
+        self._client.disconnect()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

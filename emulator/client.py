@@ -29,17 +29,12 @@ with the gRPC status code and the daemon's message. A service the twin does not 
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
-
 from emulator import bus, lifecycle
+from emulator.bus import Subscription as EventSubscription
 from emulator.errors import TwinRpcError
 from emulator.rundir import RunDir
 from emulator.sdk.faults import FaultsClient
@@ -49,76 +44,6 @@ from emulator.service import services
 
 __all__ = ["FAULT_KINDS", "EventSubscription", "FaultsClient", "GpuNodeClient", "NetworkClient", "Twin",
            "TwinRpcError"]
-
-class EventSubscription:
-    """MQTT subscription to a twin's bus; messages arrive as dicts with their topic under '_topic'."""
-
-    def __init__(self, host: str, port: int, topics: list[str], connect_timeout: float = 10.0) -> None:
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._subscribed = threading.Event()
-        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-        self._client.on_connect = lambda c, *_: c.subscribe([(t, 1) for t in topics])
-        self._client.on_subscribe = lambda *_: self._subscribed.set()
-        self._client.on_message = self._on_message
-        self._client.connect(host, port)
-        self._client.loop_start()
-        if not self._subscribed.wait(connect_timeout):
-            self.close()
-            raise TimeoutError(f"could not subscribe at MQTT broker {host}:{port} within {connect_timeout:.0f}s")
-
-    def _on_message(self, _client: Any, _userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        try:
-            doc = json.loads(msg.payload) if msg.payload else {}
-        except json.JSONDecodeError:
-            doc = {"payload": msg.payload.decode(errors="replace")}
-        if not isinstance(doc, dict):
-            doc = {"payload": doc}
-        doc["_topic"] = msg.topic
-        self.messages.put(doc)
-
-    def get(self, timeout: float) -> dict[str, Any]:
-        return self.messages.get(timeout=timeout)
-
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.messages.get(timeout=left)
-            except queue.Empty:
-                break
-            if predicate(msg):
-                return msg
-        raise TimeoutError(f"no matching message within {timeout:.1f}s")
-
-    def wait_for_all(self, predicates: dict[str, Callable[[dict[str, Any]], bool]],
-                     timeout: float = 10.0) -> dict[str, dict[str, Any]]:
-        """The first message matching each predicate, whatever order they arrive in (events from
-        different daemons race); {name: message}. Messages matching none are dropped."""
-        found: dict[str, dict[str, Any]] = {}
-        deadline = time.monotonic() + timeout
-        while len(found) < len(predicates) and (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.messages.get(timeout=left)
-            except queue.Empty:
-                break
-            for name, predicate in predicates.items():
-                if name not in found and predicate(msg):
-                    found[name] = msg
-        if len(found) < len(predicates):
-            missing = sorted(set(predicates) - set(found))
-            raise TimeoutError(f"no message for {', '.join(missing)} within {timeout:.1f}s")
-        return found
-
-    def close(self) -> None:
-        self._client.loop_stop()
-        self._client.disconnect()
-
-    def __enter__(self) -> EventSubscription:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
 
 class Twin:
     """A running twin, found through its run directory's manifest."""
@@ -193,11 +118,11 @@ class Twin:
     def status(self) -> dict[str, Any]:
         return lifecycle.status(self.run)
 
-    def events(self, *patterns: str) -> EventSubscription:
+    def events(self, *patterns: str) -> bus.Subscription:
         """Subscribe to bus topics under this twin's prefix (default: every event and fault)."""
         b = self.manifest["broker"]
         topics = [f"{b['topic_prefix']}/{p}" for p in (patterns or ("events/#", "faults/#"))]
-        return EventSubscription(b["host"], b["port"], topics)
+        return bus.Subscription(b["host"], b["port"], topics)
 
     def topic(self, *parts: str) -> str:
         return "/".join([bus.prefix(self.name), *parts])

@@ -21,11 +21,12 @@ from emulator.process import stop_process
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def logged(pred, timeout: float = 10.0) -> list[dict]:
+def logged(pred, since: int, timeout: float = 10.0) -> list[dict]:
+    """The log's entries after byte `since` that match `pred` (waiting up to `timeout` for one)."""
     path = Path(os.environ[EVENT_LOG_ENV])
     deadline = time.monotonic() + timeout
     while True:
-        found = [e for e in map(json.loads, path.read_text().splitlines()) if pred(e)]
+        found = [e for e in map(json.loads, path.read_bytes()[since:].splitlines()) if pred(e)]
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
@@ -33,10 +34,11 @@ def logged(pred, timeout: float = 10.0) -> list[dict]:
 
 def test_a_daemons_events_reach_the_session_log_and_validate(mini_twin: Twin) -> None:
     node = mini_twin.gpu_node("gpu002")
+    since = Path(os.environ[EVENT_LOG_ENV]).stat().st_size   # the session's other twins logged before
     fault = node.inject_xid(gpu=5, xid=48)
     node.clear_fault(fault.id)
-    lines = logged(lambda e: e["doc"] and e["doc"].get("id") == fault.id
-                   or (e["doc"] and e["doc"].get("fault", {}).get("id") == fault.id))
+    lines = logged(lambda e: isinstance(e["doc"], dict) and fault.id in (e["doc"].get("id"),
+                                                                         e["doc"].get("fault", {}).get("id")), since)
     pids = {e["pid"] for e in lines}
     daemon_pid = json.loads(mini_twin.run.daemons.read_text())["daemons"]["gpu002"]["pid"]
     assert pids == {daemon_pid} != {os.getpid()}, "the events come from the daemon the supervisor forked"
