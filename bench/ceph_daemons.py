@@ -23,7 +23,7 @@ import boto3
 from botocore.config import Config
 
 from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
+from emulator.client import Twin
 from emulator.rundir import RunDir
 
 AK, SK = "BENCHKEY000000000001", "benchsecret0000000000000000000000000001"
@@ -42,7 +42,7 @@ def _timed(fn: Any) -> float:
     return time.perf_counter() - t0
 
 
-def run_bench(admin: CephAdmin, small: int, big: int, rbd: bool = True) -> dict[str, float]:
+def run_bench(admin: Any, small: int, big: int, rbd: bool = True) -> dict[str, float]:
     from clustertwin.v1 import ceph_pb2 as pb
 
     try:
@@ -91,8 +91,7 @@ def run_bench(admin: CephAdmin, small: int, big: int, rbd: bool = True) -> dict[
     out["get_64m_mib_s"] = 64 / statistics.median(bg)
 
     if rbd:
-        from emulator.cli.rbd import rbd_client
-        rbd = rbd_client(admin)
+        rbd = admin.rbd()
         name = f"bench{os.getpid()}"
         rbd.create("rbd", name, 1 << 30)
         w = [_timed(lambda: rbd.write("rbd", name, 0, body64)) for _ in range(big)]
@@ -113,14 +112,14 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="start the twin in this directory and leave its logs")
     args = ap.parse_args()
     if args.run_dir:
-        res = run_bench(CephAdmin(args.run_dir), args.small, args.big, not args.no_rbd)
+        res = run_bench(Twin.connect(args.run_dir).ceph(), args.small, args.big, not args.no_rbd)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             run = RunDir(args.keep or Path(tmp) / "ceph")
             lifecycle.up("mini", run, ceph=True, clock_scale=args.clock_scale, timeout=90)
             try:
                 time.sleep(2.0)
-                res = run_bench(CephAdmin(run.path), args.small, args.big, not args.no_rbd)
+                res = run_bench(Twin.connect(run.path).ceph(), args.small, args.big, not args.no_rbd)
             finally:
                 lifecycle.down(run)
     for k, v in res.items():

@@ -109,13 +109,13 @@ def daemon_twin(tmp: Path) -> Iterator[Endpoint]:
     """The twin as it is deployed (`twin up mini --ceph`): the RGW daemon over the monitor and 15 OSD
     daemons, every chunk a gRPC call and a file, every object's metadata a committed row."""
     from emulator import lifecycle
-    from emulator.cli.ceph import CephAdmin
+    from emulator.client import Twin
     from emulator.rundir import RunDir
 
     run = RunDir(tmp / "daemons")
     lifecycle.up("mini", run, ceph=True, timeout=120)
     try:
-        admin = CephAdmin(run.path)
+        admin = Twin.connect(run.path).ceph()
         admin.mon.UserCreate(pb_ceph.UserCreateRequest(user=pb_ceph.RgwUser(
             uid="bench", display_name="bench", access_key=ACCESS, secret_key=SECRET)), timeout=30)
         status = json.loads(run.daemons.read_text())

@@ -1,5 +1,5 @@
 """OSD faults for `twin fault inject|clear|list osd.N ...`: the CLI's side of `CephAdmin.inject_osd_fault`,
-`clear_osd_fault` and `osd_faults` (emulator/sdk/ceph.py), which apply each fault, record it on the
+`clear_osd_fault` and `osd_faults` (services/ceph/sdk.py), which apply each fault, record it on the
 monitor (for `twin fault list` and the bus) and undo it.
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator.cli.common import user_errors
 from emulator.rundir import RunDirError
-from emulator.sdk.ceph import OSD_FAULT_KINDS as KINDS
-from emulator.sdk.ceph import CephAdmin
+from services.ceph.sdk import OSD_FAULT_KINDS as KINDS
+from services.ceph.sdk import CephAdmin
 
 __all__ = ["KINDS", "clear", "faults", "inject", "is_osd"]
 

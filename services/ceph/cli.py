@@ -11,7 +11,10 @@
     twin ceph pg ls [--pool P] | deep-scrub [PGID] | repair [PGID]
     twin ceph user create --uid UID --display-name NAME [--email E] [--tenant T] [--access-key K --secret S]
     twin ceph user list
-    twin ceph rbd create|ls|info|resize|snap ...|clone|rm|import|export   (emulator/cli/rbd.py)
+    twin ceph rbd create|ls|info|resize|snap ...|clone|rm|import|export   (services/ceph/cli_rbd.py)
+
+kill, stop/start and slow are faults of the twin's fault API (the SDK's CephAdmin.inject_fault): each
+is logged with its id (`twin fault list`) and published on the bus.
 """
 
 from __future__ import annotations
@@ -24,11 +27,9 @@ import typer
 from rich.table import Table
 
 from clustertwin.v1 import ceph_pb2 as pb
-from emulator.cli import rbd
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
-from emulator.sdk.ceph import CephAdmin
-
-__all__ = ["CephAdmin", "admin", "app"]   # CephAdmin lives in the SDK (emulator.sdk.ceph); named here for old callers
+from services.ceph import cli_rbd as rbd
+from services.ceph.sdk import CephAdmin
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 osd_app = typer.Typer(no_args_is_help=True, help="OSDs: tree, map changes and faults.")
@@ -128,34 +129,38 @@ def osd_down(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     _osd_command(run_dir, osd, "down")
 
 
+# kill, stop, start and slow are shortcuts onto the fault API (CephAdmin.inject_fault/clear_fault):
+# each fault is logged with its id (`twin fault list`) and published on the bus.
+
 @osd_app.command("kill")
 def osd_kill(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """kill -9 the OSD daemon. The supervisor restarts it; it keeps its data directory."""
     a = admin(run_dir)
     with user_errors():
-        name = a.osd_entry(osd)["name"]
-        pid = a.kill(name)
-    console.print(f"killed {name} (pid {pid}) with SIGKILL; the supervisor restarts it", highlight=False)
-
-
-def _fault(run_dir: Path, osd: int, **fields: Any) -> pb.OsdStat:
-    a = admin(run_dir)
-    with user_errors():
-        return a.set_osd_fault(osd, **fields)
+        f = a.inject_fault(osd, "kill")
+    console.print(f"osd.{osd} {f.effect} (fault {f.id})", highlight=False)
 
 
 @osd_app.command("stop")
 def osd_stop(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """Stop an OSD: marked down at once, refuses I/O, no heartbeats, stays so across restarts."""
-    st = _fault(run_dir, osd, stopped=True)
-    console.print(f"osd.{st.osd} {st.state}", highlight=False)
+    a = admin(run_dir)
+    with user_errors():
+        f = a.inject_fault(osd, "stop")
+        st = a.osd(osd, "Stat", pb.OsdStatRequest())
+    console.print(f"osd.{st.osd} {st.state} (fault {f.id})", highlight=False)
 
 
 @osd_app.command("start")
 def osd_start(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """Start a stopped OSD: it heartbeats again and the monitor marks it up."""
-    st = _fault(run_dir, osd, stopped=False)
-    console.print(f"osd.{st.osd} {st.state}", highlight=False)
+    a = admin(run_dir)
+    with user_errors():
+        f = a.active_fault(osd, "stop")
+        if f is not None:
+            a.clear_fault(f.id)
+        st = a.set_osd_fault(osd, stopped=False)   # also a stop the fault log does not know
+    console.print(f"osd.{st.osd} {st.state}" + (f" (fault {f.id} cleared)" if f else ""), highlight=False)
 
 
 @osd_app.command("slow")
@@ -164,10 +169,16 @@ def osd_slow(osd: OsdId, factor: Annotated[float, typer.Argument(help="Multiplie
     """Slow disk: every chunk call on the OSD takes FACTOR times the device model's time."""
     if not factor >= 1:
         fail(f"FACTOR must be >= 1 (1 = a healthy disk), got {factor:g}")
-    st = _fault(run_dir, osd, slow_factor=factor)
+    a = admin(run_dir)
+    with user_errors():
+        old = a.active_fault(osd, "slow")
+        if old is not None:
+            a.clear_fault(old.id)
+        f = a.inject_fault(osd, "slow", factor=factor) if factor > 1 else None
+        st = a.set_osd_fault(osd, slow_factor=factor) if f is None else a.osd(osd, "Stat", pb.OsdStatRequest())
     m = st.model
     console.print(f"osd.{st.osd} ({m.device_class}: {m.latency_s * 1e3:g} ms + {m.bandwidth_bytes_s / 1e6:g} MB/s) "
-                  f"slow factor {st.slow_factor:g}", highlight=False)
+                  f"slow factor {st.slow_factor:g}" + (f" (fault {f.id})" if f else ""), highlight=False)
 
 
 @osd_app.command("corrupt")

@@ -27,9 +27,7 @@ import typer
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator.cli.common import DEFAULT, RunDirOption, fail, user_errors
 from emulator.errors import TwinRpcError
-from emulator.sdk.ceph import CephAdmin, RbdClient
-
-__all__ = ["RbdClient", "app", "rbd_client"]   # RbdClient lives in the SDK (emulator.sdk.ceph)
+from services.ceph.sdk import CephAdmin, RbdClient
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 snap_app = typer.Typer(no_args_is_help=True, help="Snapshots: create, ls, rollback, rm, protect, unprotect.")

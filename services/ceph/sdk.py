@@ -3,8 +3,9 @@
     ceph = Twin.connect(run_dir).ceph()
     ceph.status().health                        # "HEALTH_OK"; .text is `ceph -s`
     ceph.osd_command(4, "out")                  # ceph osd out 4
-    f = ceph.inject_osd_fault(4, "slow", factor=10)
-    ceph.clear_osd_fault(f.id)
+    f = ceph.inject_fault(4, "slow", factor=10)    # applied, logged and published; f.id is "osd.4-1"
+    ceph.list_faults()
+    ceph.clear_fault(f.id)
     ceph.user_create("alice", "Alice", access_key=AK, secret_key=SK)
     ceph.rbd().create("rbd", "disk1", 1 << 30)
 
@@ -28,7 +29,7 @@ from emulator.sdk import daemons
 
 OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
 IO_PIECE = 16 << 20   # RBD reads and writes go in calls of at most this many bytes
-OSD_FAULT_KINDS = ("stop", "kill", "slow", "corrupt", "out")
+OSD_FAULT_KINDS = ("stop", "kill", "down", "slow", "corrupt", "out")
 DATA_POOL = "default.rgw.buckets.data"
 
 
@@ -197,11 +198,20 @@ class CephAdmin:
     def users(self) -> list[pb.RgwUser]:
         return list(self.call("UserList", pb.UserListRequest()).users)
 
-    # the fault log (what `twin fault inject|clear|list osd.N` does)
-    def inject_osd_fault(self, osd: int, kind: str, factor: float = 0.0, obj: str = "",
-                         pool: str = DATA_POOL) -> pb.CephFault:
-        """Apply an OSD fault (stop, kill, slow, out, corrupt), then record it on the monitor, which
-        keeps it for `twin fault list` and publishes it (events/ceph/fault, retained faults/ceph/<id>)."""
+    # the fault API (`twin fault inject|clear|list osd.N`; `twin ceph osd kill|stop|start|slow` are shortcuts)
+    def inject_fault(self, osd: int, kind: str, factor: float = 0.0, obj: str = "",
+                     pool: str = DATA_POOL) -> pb.CephFault:
+        """Apply an OSD fault, then log it on the monitor, which gives it its id (`.id`, osd.N-<n>) and
+        publishes it (events/ceph/fault, retained on faults/ceph/<id> while active). Kinds:
+        stop (stays down until cleared), kill (kill -9 of the recorded pid, its start time checked;
+        the supervisor restarts it), down (marked down by the monitor until its next heartbeat),
+        out, slow (--factor F > 1), corrupt (a byte of --object's shard)."""
+        self._check_fault(osd, kind, factor, obj)
+        effect = self._apply(osd, kind, factor, obj, pool)
+        return self.call("RecordFault", pb.FaultRecordRequest(fault=pb.CephFault(
+            kind=kind, osd=osd, factor=factor, pool=pool if kind == "corrupt" else "", object=obj, effect=effect)))
+
+    def _check_fault(self, osd: int, kind: str, factor: float, obj: str) -> None:
         if kind not in OSD_FAULT_KINDS:
             raise ValueError(f"an OSD fault needs --kind {'|'.join(OSD_FAULT_KINDS)}"
                              + (f", not {kind!r}" if kind else ""))
@@ -210,31 +220,26 @@ class CephAdmin:
         if kind == "corrupt" and not obj:
             raise ValueError("--kind corrupt needs --object NAME "
                              "(a RADOS object: `twin ceph pg ls`, the gateway's names)")
-        name = self.osd_entry(osd)["name"]
+        self.osd_entry(osd)   # KeyError for an OSD this twin does not have
+
+    def _apply(self, osd: int, kind: str, factor: float, obj: str, pool: str) -> str:
         if kind == "stop":
             self.set_osd_fault(osd, stopped=True)
-            effect = "stopped: marked down at once, refuses I/O, stays down until cleared"
-        elif kind == "kill":
-            effect = f"killed (pid {self.kill(name)}) with SIGKILL; the supervisor restarts it"
-        elif kind == "slow":
+            return "stopped: marked down at once, refuses I/O, stays down until cleared"
+        if kind == "kill":
+            return f"killed (pid {self.kill(f'osd.{osd}')}) with SIGKILL; the supervisor restarts it"
+        if kind == "slow":
             st = self.set_osd_fault(osd, slow_factor=factor)
-            effect = f"slow disk: every chunk call takes {st.slow_factor:g}x the {st.model.device_class} model"
-        elif kind == "out":
-            effect = self.osd_command(osd, "out").strip()
-        else:
-            r = self.corrupt(obj, pool, osd)
-            effect = f"corrupted shard {r.shard} of {obj!r} (pg {r.pg})"
-        return self.record_fault(pb.CephFault(kind=kind, osd=osd, factor=factor, pool=pool if kind == "corrupt" else "",
-                                              object=obj, effect=effect))
+            return f"slow disk: every chunk call takes {st.slow_factor:g}x the {st.model.device_class} model"
+        if kind in ("out", "down"):
+            return self.osd_command(osd, kind).strip()
+        r = self.corrupt(obj, pool, osd)
+        return f"corrupted shard {r.shard} of {obj!r} (pg {r.pg})"
 
-    def record_fault(self, fault: pb.CephFault) -> pb.CephFault:
-        """Record a fault already applied (the monitor gives it its id and publishes it)."""
-        return self.call("RecordFault", pb.FaultRecordRequest(fault=fault))
-
-    def clear_osd_fault(self, fault_id: str, osd: int | None = None) -> pb.CephFault:
-        """Undo an OSD fault (start, heal, mark in, repair the PG; a kill is over once restarted) and
-        mark it cleared. `osd`: refuse the id unless it is that OSD's."""
-        f = {f.id: f for f in self.osd_faults(include_cleared=True)}.get(fault_id)
+    def clear_fault(self, fault_id: str, osd: int | None = None) -> pb.CephFault:
+        """Undo an OSD fault (start, heal, mark in, repair the PG; a kill or a mark-down is over by
+        itself) and log it cleared. `osd`: refuse the id unless it is that OSD's."""
+        f = {f.id: f for f in self.list_faults(include_cleared=True)}.get(fault_id)
         if f is None or (osd is not None and f.osd != osd):
             raise KeyError(f"no fault {fault_id!r}" + (f" on osd.{osd}" if osd is not None else "")
                            + " (see `twin fault list`)")
@@ -249,8 +254,17 @@ class CephAdmin:
                 self.scrub(self.pgs(f.pool, f.object)[0].pgid, repair=True)
         return self.call("ClearFault", pb.FaultClearRequest(id=fault_id))
 
-    def osd_faults(self, include_cleared: bool = False) -> list[pb.CephFault]:
+    def list_faults(self, include_cleared: bool = False) -> list[pb.CephFault]:
+        """The OSD fault log, oldest first (active ones only unless `include_cleared`)."""
         return list(self.call("ListFaults", pb.FaultListRequest(include_cleared=include_cleared)).faults)
+
+    def active_fault(self, osd: int, kind: str) -> pb.CephFault | None:
+        return next((f for f in self.list_faults() if f.osd == osd and f.kind == kind), None)
+
+    # the names the fault API had before (emulator/sdk/faults.py, workloads and tests still use them)
+    inject_osd_fault = inject_fault
+    clear_osd_fault = clear_fault
+    osd_faults = list_faults
 
     def __enter__(self) -> CephAdmin:
         return self

@@ -30,7 +30,7 @@ def check(opts, topo):  # noqa: ANN001, ANN201 - emulator.plan.Options, emulator
 
 def ceph_admin(twin, timeout: float):  # noqa: ANN001, ANN201 - emulator.client.Twin
     """Ceph's admin client (a twin started with --ceph); `.rbd()` for RBD images."""
-    from emulator.sdk.ceph import CephAdmin
+    from services.ceph.sdk import CephAdmin
     return CephAdmin(twin.run.path, timeout=timeout, manifest=twin.manifest)
 
 
@@ -39,7 +39,7 @@ def s3(twin, access_key: str, secret_key: str, **options):  # noqa: ANN001, ANN0
     Under `--network netns` the gateway is on the storage plane: the client works only in a
     process inside one of the twin's host namespaces."""
     from emulator.rundir import RunDirError
-    from emulator.sdk.s3 import s3_client
+    from services.ceph.sdk_s3 import s3_client
     gateways = twin.daemons("ceph_rgw")
     if not gateways:
         raise RunDirError(f"twin {twin.name!r} runs no S3 gateway: start it with `twin up --ceph`")
@@ -52,7 +52,7 @@ SERVICE = Service(
     order=30, plan=plan, check=check,
     daemons={"ceph_mon": "services.ceph.mon.daemon:run", "ceph_osd": "services.ceph.osd.daemon:run",
              "ceph_rgw": "services.ceph.rgw.daemon:run"},
-    cli={"ceph": "emulator.cli.ceph:app", "rbd": "emulator.cli.rbd:app"},
+    cli={"ceph": "services.ceph.cli:app", "rbd": "services.ceph.cli_rbd:app"},
     sdk={"ceph": lambda twin: lambda timeout=60.0: ceph_admin(twin, timeout),
          "s3": lambda twin: lambda access_key, secret_key, **options: s3(twin, access_key, secret_key, **options)},
 )

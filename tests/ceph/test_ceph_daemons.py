@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
+import grpc
 import pytest
 from botocore import UNSIGNED
 from botocore.config import Config
@@ -25,43 +27,23 @@ from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
 from clustertwin.v1 import ceph_pb2 as pb
-from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.cli.main import app
 from emulator.health import SERVING, check_all
-from emulator.rundir import RunDir
-from tests.conftest import assert_nothing_left, twin_pids
+from services.ceph.errors import CephError
+from services.ceph.sdk import CephAdmin
+from tests.ceph import helpers
+from tests.ceph.helpers import SCALE, all_clean, osd_fault, pg_state, wait_for
 
 DATA = "default.rgw.buckets.data"
-SCALE = 50.0
 LC_DAY = 50.0  # twin seconds per lifecycle day: 1 s of wall time
 AK, SK = "CEPHTESTKEY0000000001", "cephtestsecret000000000000000000000000001"
 
 
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(every)
-
-
 @pytest.fixture(scope="module")
 def ceph_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
-    run = RunDir(tmp_path_factory.mktemp("ceph"))
-    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60,
-                 rgw_lc_debug_interval=LC_DAY)
-    admin = CephAdmin(run.path)
-    pids = twin_pids(run)
-    try:
+    with helpers.ceph_twin(tmp_path_factory, "ceph", clean=False, rgw_lc_debug_interval=LC_DAY) as admin:
         yield admin
-    finally:
-        pids = sorted(set(pids + twin_pids(run)))
-        lifecycle.down(run)
-        assert_nothing_left(run, pids)
 
 
 def cli(admin: CephAdmin, *args: str) -> Any:
@@ -92,19 +74,6 @@ def pg_of(admin: CephAdmin, name: str) -> pb.PgInfo:
     return admin.call("Pgs", pb.PgsRequest(pool=DATA, object=name)).pgs[0]
 
 
-def pg_state(admin: CephAdmin, pgid: str) -> str:
-    return admin.call("Pgs", pb.PgsRequest(pg=pgid)).pgs[0].state
-
-
-def all_clean(admin: CephAdmin) -> bool:
-    st = admin.call("Status", pb.StatusRequest())
-    return dict(st.pg_states) == {"active+clean": sum(st.pg_states.values())} and st.osds_up == st.osds
-
-
-def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.OsdStat:
-    return admin.osd(osd, "SetFault", pb.SetFaultRequest(**kw))
-
-
 def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
     kinds = [d["kind"] for d in ceph_twin.manifest["daemons"]]
     assert kinds.count("ceph_osd") == 15 and kinds.count("ceph_mon") == 1 and kinds.count("ceph_rgw") == 1
@@ -133,6 +102,31 @@ def test_bad_input_is_refused_and_changes_nothing(ceph_twin: CephAdmin) -> None:
     r = cli(ceph_twin, "pg", "repair", "nonsense")
     assert r.exit_code == 2 and "is not a PG id" in r.output
     assert ceph_twin.call("Status", pb.StatusRequest()).epoch == before
+
+
+def test_ceph_errors_reach_clients_as_their_grpc_status(ceph_twin: CephAdmin) -> None:
+    """Each CephError a daemon raises ends the call with its own status, read back by CephError.from_rpc."""
+    osd0 = pb_grpc.CephOsdStub(grpc.insecure_channel(ceph_twin.daemons["osd.0"]["grpc"]))
+    rbd = pb_grpc.CephRbdStub(grpc.insecure_channel(ceph_twin.mon_address))
+    calls = {
+        "NOT_FOUND": lambda: ceph_twin.mon.OsdCommand(pb.OsdCommandRequest(osd=99, command="out")),
+        "INVALID_ARGUMENT": lambda: ceph_twin.mon.OsdCommand(pb.OsdCommandRequest(osd=0, command="explode")),
+        "ALREADY_EXISTS": lambda: [ceph_twin.mon.UserCreate(pb.UserCreateRequest(user=pb.RgwUser(
+            uid="twice", display_name="Twice", access_key="AKTWICE", secret_key="sk"))) for _ in range(2)],
+        "FAILED_PRECONDITION": lambda: ceph_twin.mon.ClearFault(pb.FaultClearRequest(id=cleared.id)),
+    }
+    cleared = ceph_twin.inject_fault(0, "down")   # over by itself: logged cleared, so it cannot be cleared
+    osd_calls = {
+        "NOT_FOUND": lambda: osd0.Corrupt(pb.CorruptRequest(key=pb.ChunkKey(pg="1.0", object="none", shard=0))),
+        "INVALID_ARGUMENT": lambda: osd0.PutChunk(pb.PutChunkRequest(key=pb.ChunkKey(pg="../x", object="o"),
+                                                                     data=b"x")),
+    }
+    for code, call in [*calls.items(), *osd_calls.items(),
+                       ("INVALID_ARGUMENT", lambda: rbd.Read(pb.RbdReadRequest(name="x", length=64 << 20)))]:
+        with pytest.raises(grpc.RpcError) as e:
+            call()
+        assert e.value.code() == grpc.StatusCode[code], (code, e.value.details())
+        assert CephError.from_rpc(e.value).code == code
 
 
 def test_boto3_put_get_byte_exact(ceph_twin: CephAdmin, s3: Any) -> None:
@@ -254,14 +248,44 @@ def test_down_then_out_backfills_to_the_spare_host(ceph_twin: CephAdmin, s3: Any
 def test_kill9_monitor_loses_nothing(ceph_twin: CephAdmin, s3: Any) -> None:
     body = os.urandom(1 << 20)
     s3.put_object(Bucket="data", Key="before-mon-crash", Body=body)
-    old = ceph_twin.kill("ceph-mon")
-    wait_for("the monitor restarted", lambda: ceph_twin.run.read(ceph_twin.run.daemons)["daemons"]["ceph-mon"][
-        "pid"] not in (0, old), timeout=10)
-    addr = ceph_twin.mon_address
-    wait_for("the monitor serving", lambda: check_all([addr])[addr] == SERVING, timeout=20)
+    restart_monitor(ceph_twin)
     assert s3.get_object(Bucket="data", Key="before-mon-crash")["Body"].read() == body
     wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
     assert ceph_twin.call("Scrub", pb.ScrubRequest()).errors == []
+
+
+def test_kill9_monitor_restarts_with_its_maps_faults_and_users_from_tables(ceph_twin: CephAdmin, s3: Any) -> None:
+    """The monitor's store is real tables (no key-value table): an operator's out, the epoch, a fault
+    and the users survive a kill -9, read back from the same rows a person can query."""
+    wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=30)
+    ceph_twin.osd_command(2, "out")
+    f = ceph_twin.inject_fault(5, "slow", factor=2.0)
+    epoch = ceph_twin.status().epoch
+    restart_monitor(ceph_twin)
+    assert ceph_twin.status().epoch >= epoch
+    assert not getattr({o.id: o for o in ceph_twin.osd_tree().osds}[2], "in")
+    assert [(x.id, x.kind, x.active) for x in ceph_twin.list_faults()] == [(f.id, "slow", True)]
+    assert "tester" in [u.uid for u in ceph_twin.users()]
+    db = sqlite3.connect(ceph_twin.run.path / "state" / "ceph-mon.db")
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"ceph_mon_osdmap", "ceph_mon_osds", "ceph_mon_pgs", "ceph_mon_objects", "ceph_mon_users",
+                "ceph_mon_faults"} <= tables and "ceph_mon_kv" not in tables
+        assert db.execute('SELECT "in" FROM ceph_mon_osds WHERE id = 2').fetchone() == (0,)
+        assert db.execute("SELECT id, kind FROM ceph_mon_faults WHERE active").fetchall() == [(f.id, "slow")]
+    finally:
+        db.close()
+    ceph_twin.clear_fault(f.id)
+    ceph_twin.osd_command(2, "in")
+    wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=60)
+
+
+def restart_monitor(admin: CephAdmin) -> None:
+    """kill -9 the monitor and wait for the supervisor's restart to serve again."""
+    old = admin.kill("ceph-mon")
+    wait_for("the monitor restarted", lambda: admin.run.read(admin.run.daemons)["daemons"]["ceph-mon"][
+        "pid"] not in (0, old), timeout=10)
+    wait_for("the monitor serving", lambda: check_all([admin.mon_address])[admin.mon_address] == SERVING, timeout=20)
 
 
 def kill9_gateway(admin: CephAdmin, then: Callable[[], None] = lambda: None) -> None:

@@ -33,17 +33,13 @@ from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
 from clustertwin.v1 import ceph_pb2 as pb
-from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
 from emulator.cli.main import app
 from emulator.health import SERVING, check_all
-from emulator.rundir import RunDir
 from services.ceph.erasure import ErasureCode
-from tests.ceph.test_ceph_daemons import all_clean, osd_fault, pg_state, wait_for
-from tests.conftest import assert_nothing_left, twin_pids
+from services.ceph.sdk import CephAdmin
+from tests.ceph.helpers import SCALE, all_clean, ceph_twin, osd_fault, pg_state, wait_for
 
 DATA = "default.rgw.buckets.data"
-SCALE = 50.0
 OP_TIMEOUT_WALL = 30 / SCALE
 AK, SK = "ECFAULTKEY0000000001", "ecfaultsecret00000000000000000000000001"
 SIZES = {"zero": 0, "one": 1, "half-mib": 512 << 10, "stripe-plus-1": (4 << 20) + 1, "hundred-mib": 100 << 20}
@@ -52,19 +48,9 @@ RNG = random.Random(5)
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
-    run = RunDir(tmp_path_factory.mktemp("ecf"))
-    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60)
-    admin = CephAdmin(run.path)
-    pids = twin_pids(run)
-    try:
-        wait_for("active+clean", lambda: all_clean(admin), timeout=30)
-        admin.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(uid="ec", display_name="EC", access_key=AK,
-                                                                      secret_key=SK)))
+    with ceph_twin(tmp_path_factory, "ecf") as admin:
+        admin.user_create("ec", "EC", access_key=AK, secret_key=SK)
         yield admin
-    finally:
-        pids = sorted(set(pids + twin_pids(run)))
-        lifecycle.down(run)
-        assert_nothing_left(run, pids)
 
 
 def client(admin: CephAdmin) -> Any:

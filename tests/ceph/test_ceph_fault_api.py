@@ -12,13 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from clustertwin.v1 import ceph_pb2 as pb
-from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
 from emulator.cli.main import app
 from emulator.client import Twin
-from emulator.rundir import RunDir
-from tests.ceph.test_ceph_daemons import all_clean, wait_for
-from tests.conftest import assert_nothing_left, twin_pids
+from services.ceph.sdk import CephAdmin
+from tests.ceph.helpers import all_clean, ceph_twin, wait_for
 
 DATA = "default.rgw.buckets.data"
 AK, SK = "FILEDUSERKEY00000001", "fileduser0secret000000000000000000000001"
@@ -26,21 +23,11 @@ AK, SK = "FILEDUSERKEY00000001", "fileduser0secret000000000000000000000001"
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
-    run = RunDir(tmp_path_factory.mktemp("faultapi"))
-    users = run.path.parent / "users.yaml"
+    users = tmp_path_factory.mktemp("faultapi-users") / "users.yaml"
     users.write_text(f"- {{uid: filed, display_name: From File, access_key: {AK}, secret_key: {SK}}}\n"
                      "- {uid: ops, tenant: team-a, display_name: Ops, access_key: AKOPS, secret_key: skops}\n")
-    lifecycle.up("mini", run, ceph=True, clock_scale=50.0, telemetry_interval=1.0, timeout=60,
-                 ceph_users=str(users))
-    admin = CephAdmin(run.path)
-    pids = twin_pids(run)
-    try:
-        wait_for("active+clean", lambda: all_clean(admin), timeout=30)
+    with ceph_twin(tmp_path_factory, "faultapi", ceph_users=str(users)) as admin:
         yield admin
-    finally:
-        pids = sorted(set(pids + twin_pids(run)))
-        lifecycle.down(run)
-        assert_nothing_left(run, pids)
 
 
 def fault(admin: CephAdmin, *args: str) -> Any:
@@ -150,3 +137,49 @@ def test_users_from_the_start_up_file_sign_requests(twin: CephAdmin) -> None:
     s3.create_bucket(Bucket="from-file")
     s3.put_object(Bucket="from-file", Key="k", Body=b"hello")
     assert s3.get_object(Bucket="from-file", Key="k")["Body"].read() == b"hello"
+
+
+def test_sdk_inject_list_clear_round_trip_with_its_events(twin: CephAdmin) -> None:
+    """CephAdmin.inject_fault returns the logged fault (its id), list_faults shows it, clear_fault undoes
+    and logs it; each step is an event on the bus and the record is retained on faults/ceph/<id> while active."""
+    t = Twin.connect(twin.run.path)
+    with t.events("events/ceph/fault", "events/ceph/fault_clear", "faults/ceph/#") as sub:
+        f = twin.inject_fault(8, "slow", factor=3.0)
+        assert f.id.startswith("osd.8-") and f.active and osd_stat(twin, 8).slow_factor == 3
+        assert [x.id for x in twin.list_faults() if x.osd == 8] == [f.id]
+        got = sub.wait_for_all({"event": lambda m: m["_topic"].endswith("/events/ceph/fault"),
+                                "record": lambda m: m["_topic"].endswith(f"/faults/ceph/{f.id}")}, timeout=15)
+        assert got["event"]["fault"]["id"] == f.id and got["event"]["fault"]["params"] == {"factor": 3.0}
+        assert got["record"]["target"] == "osd.8" and got["record"]["active"]
+        cleared = twin.clear_fault(f.id)
+        assert not cleared.active and cleared.cleared_at >= f.injected_at and osd_stat(twin, 8).slow_factor == 1
+        ev = sub.wait_for(lambda m: m["_topic"].endswith("/events/ceph/fault_clear"), timeout=15)
+        assert ev["fault"]["id"] == f.id and not ev["fault"]["active"]
+    assert f.id not in [x.id for x in twin.list_faults()]
+    assert f.id in [x.id for x in twin.list_faults(include_cleared=True)]
+    with pytest.raises(KeyError):
+        twin.clear_fault(f.id, osd=9)   # not osd.9's
+
+
+def test_osd_shortcuts_are_logged_faults(twin: CephAdmin) -> None:
+    """`twin ceph osd stop|start|slow|kill` go through the fault API: each prints and logs its fault."""
+    def ceph(*args: str) -> Any:
+        return CliRunner().invoke(app, ["ceph", "osd", *args, "--run-dir", str(twin.run.path)])
+
+    r = ceph("stop", "9")
+    assert r.exit_code == 0 and "osd.9 stopped (fault osd.9-" in r.output, r.output
+    stop = twin.active_fault(9, "stop")
+    assert stop is not None and stop.id in r.output
+    r = ceph("start", "9")
+    assert r.exit_code == 0 and f"osd.9 running (fault {stop.id} cleared)" in r.output, r.output
+    assert twin.active_fault(9, "stop") is None and osd_stat(twin, 9).state == "running"
+    assert "(fault osd.10-" in ceph("slow", "10", "5").output
+    r = ceph("slow", "10", "1")   # heals: the slow fault is cleared
+    assert r.exit_code == 0 and "slow factor 1" in r.output and twin.active_fault(10, "slow") is None
+    old = twin.pid("osd.11")
+    r = ceph("kill", "11")
+    assert r.exit_code == 0 and f"killed (pid {old}) with SIGKILL" in r.output, r.output
+    kill = [f for f in twin.list_faults(include_cleared=True) if f.osd == 11 and f.kind == "kill"]
+    assert len(kill) == 1 and not kill[0].active   # over once the supervisor restarts it
+    wait_for("restarted", lambda: twin.run.read(twin.run.daemons)["daemons"]["osd.11"]["pid"] not in (0, old))
+    wait_for("active+clean", lambda: all_clean(twin), timeout=30)

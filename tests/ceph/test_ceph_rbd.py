@@ -16,32 +16,18 @@ import pytest
 from typer.testing import CliRunner
 
 from clustertwin.v1 import ceph_pb2 as pb
-from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
 from emulator.cli.main import app
-from emulator.cli.rbd import RbdClient
 from emulator.health import SERVING, check_all
-from emulator.rundir import RunDir
-from tests.ceph.test_ceph_daemons import all_clean, osd_fault, wait_for
-from tests.conftest import assert_nothing_left, twin_pids
+from services.ceph.sdk import CephAdmin, RbdClient
+from tests.ceph.helpers import all_clean, ceph_twin, osd_fault, wait_for
 
 MIB = 1 << 20
-SCALE = 50.0
 
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
-    run = RunDir(tmp_path_factory.mktemp("rbd"))
-    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60)
-    admin = CephAdmin(run.path)
-    pids = twin_pids(run)
-    try:
-        wait_for("active+clean", lambda: all_clean(admin), timeout=30)
+    with ceph_twin(tmp_path_factory, "rbd") as admin:
         yield admin
-    finally:
-        pids = sorted(set(pids + twin_pids(run)))
-        lifecycle.down(run)
-        assert_nothing_left(run, pids)
 
 
 def rbd(admin: CephAdmin, *args: str) -> Any:

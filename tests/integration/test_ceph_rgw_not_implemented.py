@@ -37,9 +37,10 @@ from botocore.model import OperationModel, Shape
 
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator import lifecycle
-from emulator.cli.ceph import CephAdmin
+from emulator.client import Twin
 from emulator.rundir import RunDir
 from services.ceph.rgw import routes
+from services.ceph.sdk import CephAdmin
 from tests.conftest import stopped_at_exit
 
 AK, SK = "NOTIMPLTESTKEY000001", "notimpltestsecret0000000000000000000000001"
@@ -159,7 +160,7 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
     run = RunDir(tmp_path_factory.mktemp("notimpl"))
     lifecycle.up("mini", run, ceph=True, telemetry_interval=1.0, timeout=60)
     with stopped_at_exit(run, lambda: lifecycle.down(run)):
-        yield CephAdmin(run.path)
+        yield Twin.connect(run.path).ceph()
 
 
 @pytest.fixture(scope="module")

@@ -53,9 +53,7 @@ class Injector:
         if f.kind == "kill":
             return "nothing to clear: the supervisor restarts the daemon"
         if f.kind == "osd-stop":
-            from emulator.cli.ceph import CephAdmin
-
-            a = CephAdmin(self.run.path)
+            a = self.twin.ceph()
             a.osd(t["osd"], "SetFault", ceph_pb2.SetFaultRequest(stopped=False))
             if f.id in self._ceph_faults:
                 a.call("ClearFault", ceph_pb2.FaultClearRequest(id=self._ceph_faults.pop(f.id)))
@@ -91,10 +89,8 @@ class Injector:
         return pid
 
     def _osd_stop(self, f: PlannedFault) -> str:
-        from emulator.cli.ceph import CephAdmin
-
         osd = f.target["osd"]
-        a = CephAdmin(self.run.path)
+        a = self.twin.ceph()
         st = a.osd(osd, "SetFault", ceph_pb2.SetFaultRequest(stopped=True))
         rec = a.call("RecordFault", ceph_pb2.FaultRecordRequest(fault=ceph_pb2.CephFault(
             kind="stop", osd=osd, effect="stopped by the chaos schedule: marked down, refuses I/O")))

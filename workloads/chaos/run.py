@@ -109,11 +109,7 @@ class Thrasher:
         from services.slurm import lifecycle as slurm
 
         self.slurm_doc = slurm.up(self.run, timeout=120)
-        from clustertwin.v1 import ceph_pb2 as pb
-        from emulator.cli.ceph import CephAdmin
-
-        CephAdmin(self.run.path).call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
-            uid="chaos", display_name="Chaos workload", access_key=AK, secret_key=SK)))
+        self.twin.ceph().user_create("chaos", "Chaos workload", access_key=AK, secret_key=SK)
         from services.lustre.client.mount import mount_background
 
         self.mounts = []
@@ -376,10 +372,7 @@ class Thrasher:
 
 
 def _osd_up(twin: Twin, osd: int) -> verify.Check:
-    from clustertwin.v1 import ceph_pb2 as pb
-    from emulator.cli.ceph import CephAdmin
-
-    info = next(o for o in CephAdmin(twin.run.path, timeout=10).call("OsdTree", pb.OsdTreeRequest()).osds
+    info = next(o for o in twin.ceph(timeout=10).osd_tree().osds
                 if o.id == osd)
     return info.up and info.__getattribute__("in"), f"osd.{osd} {'up' if info.up else 'down'}"
 

@@ -48,10 +48,7 @@ def daemon_serving(twin: Twin, name: str, old_pid: int = 0) -> Check:
 
 
 def ceph(twin: Twin) -> Check:
-    from clustertwin.v1 import ceph_pb2 as pb
-    from emulator.cli.ceph import CephAdmin
-
-    r = CephAdmin(twin.run.path, timeout=10).call("Status", pb.StatusRequest())
+    r = twin.ceph(timeout=10).status()
     states = dict(r.pg_states)
     ok = r.health == "HEALTH_OK" and set(states) == {ACTIVE_CLEAN} and r.osds_up == r.osds == r.osds_in
     return ok, {"health": r.health, "osds": r.osds, "up": r.osds_up, "in": r.osds_in, "pg_states": states}
@@ -97,9 +94,7 @@ def active_faults(twin: Twin) -> Check:
     if gpu:
         found["gpu"] = gpu
     if twin.daemons("ceph_mon"):
-        from emulator.cli import ceph_faults
-
-        cf = [f"{f.id} {f.kind} osd.{f.osd}" for f in ceph_faults.faults(twin.run.path, include_cleared=False)]
+        cf = [f"{f.id} {f.kind} osd.{f.osd}" for f in twin.ceph().list_faults()]
         if cf:
             found["ceph"] = cf
     if twin.manifest.get("lustre"):

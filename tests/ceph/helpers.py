@@ -1,0 +1,57 @@
+"""What the Ceph twin tests share: a module's `twin up mini --ceph` (down and checked at the end), waits
+on the cluster's state, and the OSD daemons' own fault call."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from clustertwin.v1 import ceph_pb2 as pb
+from emulator import lifecycle
+from emulator.rundir import RunDir
+from services.ceph.sdk import CephAdmin
+from tests.conftest import stopped_at_exit
+
+SCALE = 50.0   # Ceph's 6 s heartbeat, 20 s grace and 600 s down→out take 0.12 s, 0.4 s and 12 s
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(every)
+
+
+def all_clean(admin: CephAdmin) -> bool:
+    st = admin.call("Status", pb.StatusRequest())
+    return dict(st.pg_states) == {"active+clean": sum(st.pg_states.values())} and st.osds_up == st.osds
+
+
+def pg_state(admin: CephAdmin, pgid: str) -> str:
+    return admin.call("Pgs", pb.PgsRequest(pg=pgid)).pgs[0].state
+
+
+def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.OsdStat:
+    return admin.osd(osd, "SetFault", pb.SetFaultRequest(**kw))
+
+
+@contextlib.contextmanager
+def ceph_twin(tmp_path_factory: pytest.TempPathFactory, name: str, clean: bool = True,
+              **up: Any) -> Iterator[CephAdmin]:
+    """`twin up mini --ceph` at --clock-scale 50 in a fresh run directory (`up`: more of lifecycle.up's
+    options), active+clean first unless `clean` is False; downed at the end with nothing left."""
+    run = RunDir(tmp_path_factory.mktemp(name))
+    lifecycle.up("mini", run, ceph=True, clock_scale=SCALE, telemetry_interval=1.0, timeout=60, **up)
+    with stopped_at_exit(run, lambda: lifecycle.down(run)):
+        admin = CephAdmin(run.path)
+        if clean:
+            wait_for("active+clean", lambda: all_clean(admin), timeout=30)
+        yield admin
