@@ -7,13 +7,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from emulator.cli.common import DEFAULT, RunDirOption, fail
 from emulator.rundir import RunDir, RunDirError
+
+if TYPE_CHECKING:
+    from workloads.stage.job import StageReport
 
 
 def _parse_url(src: str) -> tuple[str, str]:
@@ -51,18 +54,7 @@ def stage(
     from workloads.stage.job import StageError, StageJob
 
     bucket, prefix = _parse_url(src)
-    manifest = None
-    try:
-        run = RunDir(run_dir)
-        manifest = run.read(run.manifest)
-    except RunDirError as e:
-        if endpoint is None:
-            fail(f"{e} (or give --endpoint)")
-    if endpoint is None:
-        rgw = [d for d in manifest.get("daemons", []) if d.get("kind") == "ceph_rgw"]
-        if not rgw:
-            fail("this twin runs no Ceph gateway: start it with `twin up TOPOLOGY --ceph`, or give --endpoint")
-        endpoint = rgw[0]["s3"]
+    manifest, endpoint = _endpoint(run_dir, endpoint)
     if not access_key or not secret_key:
         fail("S3 credentials: give --access-key and --secret-key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); "
              "`twin ceph user create` makes a user")
@@ -104,19 +96,40 @@ def stage(
     if as_json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
-        mib = report.bytes_copied / 2**20
-        print(f"staged s3://{bucket}/{prefix} -> {dest}: {report.listed} objects listed, {report.copied} copied "
-              f"({mib:.1f} MiB in {report.seconds:.1f} s, {mib / max(report.seconds, 1e-9):.1f} MiB/s), "
-              f"{report.skipped} already there; verified: {report.md5_verified} by MD5, {report.size_verified} "
-              "by size only (multipart without a stored MD5)")
-        if report.retries:
-            print(f"{len(report.retries)} retries:")
-            for r in report.retries:
-                print(f"  {r.key} attempt {r.attempt}: {r.error} (waited {r.wait_s:.1f} s)")
-        for key, err in report.failed:
-            print(f"FAILED {key}: {err}", file=sys.stderr)
+        _print_report(report, f"s3://{bucket}/{prefix}", dest)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _endpoint(run_dir: Path, endpoint: str | None) -> tuple[dict | None, str]:
+    """The twin's manifest (None without a twin) and the S3 endpoint: the one given, else the twin's gateway."""
+    manifest = None
+    try:
+        run = RunDir(run_dir)
+        manifest = run.read(run.manifest)
+    except RunDirError as e:
+        if endpoint is None:
+            fail(f"{e} (or give --endpoint)")
+    if endpoint is None:
+        rgw = [d for d in manifest.get("daemons", []) if d.get("kind") == "ceph_rgw"]
+        if not rgw:
+            fail("this twin runs no Ceph gateway: start it with `twin up TOPOLOGY --ceph`, or give --endpoint")
+        endpoint = rgw[0]["s3"]
+    return manifest, endpoint
+
+
+def _print_report(report: StageReport, src: str, dest: str) -> None:
+    mib = report.bytes_copied / 2**20
+    print(f"staged {src} -> {dest}: {report.listed} objects listed, {report.copied} copied "
+          f"({mib:.1f} MiB in {report.seconds:.1f} s, {mib / max(report.seconds, 1e-9):.1f} MiB/s), "
+          f"{report.skipped} already there; verified: {report.md5_verified} by MD5, {report.size_verified} "
+          "by size only (multipart without a stored MD5)")
+    if report.retries:
+        print(f"{len(report.retries)} retries:")
+        for r in report.retries:
+            print(f"  {r.key} attempt {r.attempt}: {r.error} (waited {r.wait_s:.1f} s)")
+    for key, err in report.failed:
+        print(f"FAILED {key}: {err}", file=sys.stderr)
 
 
 def _layout_setter(run_dir: Path, manifest: dict | None, dest: str, count: int, size_text: str):  # noqa: ANN202
