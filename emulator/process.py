@@ -15,6 +15,7 @@ import os
 import signal
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from emulator.procutil import pid_alive
@@ -94,6 +95,24 @@ def stop_process(pid: int, grace: float, *, kill_group: bool = False, start: int
     if start is not None and not same_process(pid, start):
         return False
     return bool(stop_processes([pid], grace, kill_group=kill_group))
+
+
+@dataclass
+class Backoff:
+    """When to restart a process that died: at once after a run of at least `window` seconds; after a
+    shorter one, `first` seconds doubling with each quick death in a row, and after more than `limit`
+    of them not at all (`delay` answers None: it is crash-looping)."""
+
+    window: float = 10.0
+    limit: int = 5
+    first: float = 0.2
+    fast: int = 0   # quick deaths in a row
+
+    def delay(self, ran_for: float) -> float | None:
+        self.fast = self.fast + 1 if ran_for < self.window else 0
+        if self.fast > self.limit:
+            return None
+        return self.first * 2 ** (self.fast - 1) if self.fast else 0.0
 
 
 class Cgroup:

@@ -191,6 +191,7 @@ class FabricDaemon:
                 await start
                 return
             start.result()
+            self.manager.watch_subnet()
             self.write_subnet_info()
             sock = control_socket(self.cfg)
             if self.cfg.extra.get("drive_compute_plane", True) and sock is not None and sock.exists():

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from emulator.network.errors import NetworkError
+from emulator.process import Backoff
 from services.fabric.alarms import LINK_DOWN, UNHEALTHY, Alarms
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.collectives import CollectiveError, Estimate, FabricView, estimate
@@ -81,6 +82,7 @@ class FabricManager:
         self._port_views: dict[tuple[str, int], dict[str, Any]] = {}   # for the current state; not to be mutated
         self.version = 0   # bumped at every read-back of the fabric: what the views depend on
         self._full_read: asyncio.Task[None] | None = None
+        self._keeper: asyncio.Task[None] | None = None   # keep_subnet_up, started by `watch_subnet`
         self.sharp = AggregationManager(self.state)   # SHARP's aggregation manager, next to the SM
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
@@ -124,8 +126,9 @@ class FabricManager:
         if self.store is not None:
             self.store.save(list(self._disabled.values()), self.unhealthy, self.subnet.partition_list)
 
-    def _restore(self, saved: Saved, timeout: float) -> bool:
-        """Apply what `_save` kept to a subnet just started; whether there was anything."""
+    def _restore(self, saved: Saved, timeout: float, alarms: bool = True) -> bool:
+        """Apply what `_save` kept to a subnet just started; whether there was anything. `alarms`:
+        raise the alarms that go with it (not when they are still open, after a restart of ibsim)."""
         self._disabled.clear()
         self.unhealthy.clear()
         for node_id, port in saved.disabled:
@@ -134,24 +137,79 @@ class FabricManager:
                 continue
             self.subnet.link_down(node_id, port, timeout)
             self._disabled[frozenset({(node_id, port), peer})] = (node_id, port)
-            self._raise_link_alarm(self.plan.nodes[node_id], port)
+            if alarms:
+                self._raise_link_alarm(self.plan.nodes[node_id], port)
         if saved.partitions:
             self.subnet.set_partitions(saved.partitions, timeout)
         for name, view in saved.unhealthy.items():
             if name in self._by_port_name:
                 self.unhealthy[name] = view
                 node_id, port = self._by_port_name[name]
-                self._raise_unhealthy_alarm(self.plan.nodes[node_id], port, view["action"])
+                if alarms:
+                    self._raise_unhealthy_alarm(self.plan.nodes[node_id], port, view["action"])
         return bool(saved.disabled or saved.unhealthy or saved.partitions)
+
+    # --- ibsim and OpenSM kept running ----------------------------------------------------------
+
+    def watch_subnet(self, poll: float = 0.2, timeout: float = 60.0) -> None:
+        """From now on, restart ibsim or OpenSM when one dies (`keep_subnet_up`); call in the loop."""
+        self._keeper = asyncio.create_task(self.keep_subnet_up(poll, timeout), name="fabric-keep-subnet-up")
+
+    async def keep_subnet_up(self, poll: float = 0.2, timeout: float = 60.0) -> None:
+        """Restart what died, with backoff (emulator.process.Backoff): OpenSM alone over the running
+        ibsim; after ibsim, both, with the operator's changes applied again. The fabric is read back
+        and the compute plane given its routes. Gives up (and logs it) on a crash loop."""
+        backoff = {"ibsim": Backoff(), "opensm": Backoff()}
+        while True:
+            await asyncio.sleep(poll)
+            dead = self.subnet.dead()
+            if not dead:
+                continue
+            which = "ibsim" if "ibsim" in dead else "opensm"
+            delay = backoff[which].delay(time.monotonic() - self.subnet.started_at.get(which, 0.0))
+            if delay is None:
+                log.error("%s keeps dying; not restarting it again (the fabric is served as last read)", which)
+                return
+            log.warning("%s died; restarting %s in %.1f s", ", ".join(dead), which, delay)
+            if which == "ibsim":
+                self.subnet.kill_diags()   # a read-back holding the lock would wait for ibsim's answers
+            await asyncio.sleep(delay)
+            async with self._lock:
+                try:
+                    state = await asyncio.to_thread(self._restart_subnet, which, timeout)
+                except SubnetError as e:
+                    log.warning("restarting %s failed: %s", which, e)
+                    continue
+                self._set_state(state)
+                if self.compute_plane is not None:
+                    await asyncio.to_thread(self.compute_plane.install, state)
+            log.warning("%s restarted; OpenSM swept in %.2f s", which, self.last_sweep_seconds)
+
+    def _restart_subnet(self, which: str, timeout: float) -> FabricState:
+        """Blocking: `which` ("ibsim" or "opensm") again, and the fabric read back."""
+        if which == "opensm":
+            self.last_sweep_seconds = self.subnet.restart_opensm(timeout)
+            self.last_sweep_time = self.now()
+            return self.subnet.snapshot(reuse_discovery=True)
+        saved = Saved(list(self._disabled.values()), dict(self.unhealthy), self.subnet.partition_list)
+        self.subnet.stop()
+        self.last_sweep_seconds = self.subnet.start(timeout=timeout)
+        self.last_sweep_time = self.now()
+        state = self.subnet.snapshot()   # discovered with every cable up, as at `start`
+        if self._restore(saved, timeout, alarms=False):
+            state = self.subnet.snapshot(reuse_discovery=True)
+        return state
 
     def stop(self) -> None:
         self.subnet.stop()
 
     async def cancel_background(self) -> None:
-        """Before `stop`: drop a read-back still running (its diags would meet a stopped ibsim)."""
-        if self._full_read is not None and not self._full_read.done():
-            self._full_read.cancel()
-            await asyncio.gather(self._full_read, return_exceptions=True)
+        """Before `stop`: no more restarts, and drop a read-back still running (its diags would meet
+        a stopped ibsim)."""
+        for task in (self._keeper, self._full_read):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     # --- naming ---------------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.process import record, stop_process
 from emulator.procutil import dies_with_parent, pid_alive
 from services.fabric.counters import check_settable, parse_perfquery
 from services.fabric.diags import (
@@ -113,6 +114,8 @@ class Subnet:
         self.work = self.run_dir / "work"
         self._ibsim: subprocess.Popen[bytes] | None = None
         self._opensm: subprocess.Popen[bytes] | None = None
+        self.records: dict[str, dict[str, int | None]] = {}   # "ibsim"/"opensm" -> {"pid", "start"}
+        self.started_at: dict[str, float] = {}                 # ... -> time.monotonic() at its start
         self._diags: set[subprocess.Popen[bytes]] = set()   # running infiniband-diags, killed by stop()
         self._diags_lock = threading.Lock()
         self._stopping = False
@@ -133,6 +136,11 @@ class Subnet:
         """Whether OpenSM (started by this Subnet) is still running."""
         return self._opensm is not None and self._opensm.poll() is None
 
+    def dead(self) -> list[str]:
+        """Which of ibsim and OpenSM, started and not stopped, have exited ("ibsim", "opensm")."""
+        procs = (("ibsim", self._ibsim), ("opensm", self._opensm))
+        return [name for name, p in procs if p is not None and not self._stopping and p.poll() is not None]
+
     def start(self, timeout: float = 30.0) -> float:
         """Write the files, start ibsim, then OpenSM; return seconds from OpenSM's start to its
         first "SUBNET UP". Raises SubnetError (and leaves nothing running) on failure."""
@@ -141,7 +149,8 @@ class Subnet:
             raise SubnetError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
         self._stopping = False
         try:
-            self._link_downs.clear()  # a new ibsim counts from zero
+            self._link_downs.clear()  # a new ibsim counts from zero, with every cable up
+            self._unlinked.clear()
             self._write_files()
             self._start_ibsim(timeout)
             return self._start_opensm(timeout)
@@ -150,21 +159,14 @@ class Subnet:
             raise
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop OpenSM, then ibsim (SIGTERM, then SIGKILL after `timeout`); nothing is left.
-        A diag still running is killed first: without ibsim it would wait for MADs forever."""
+        """Stop OpenSM, then ibsim (SIGTERM, then SIGKILL after `timeout`: emulator/process.py, by
+        their recorded pid and start time); nothing is left. A diag still running is killed first:
+        without ibsim it would wait for MADs forever."""
         with self._diags_lock:
             self._stopping = True
-            for diag in self._diags:
-                diag.kill()
-        for proc in (self._opensm, self._ibsim):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout)
-        self._opensm = self._ibsim = None
+        self.kill_diags()
+        self._stop("opensm", timeout)
+        self._stop("ibsim", timeout)
         if self._ctl_fd is not None:
             os.close(self._ctl_fd)
             self._ctl_fd = None
@@ -172,6 +174,32 @@ class Subnet:
             pid = leftover.name.removeprefix("sys-")
             if not (pid.isdigit() and pid_alive(int(pid))):
                 shutil.rmtree(leftover, ignore_errors=True)
+
+    def kill_diags(self) -> None:
+        """End the diags running now (each fails with SubnetError): with ibsim gone they would wait
+        for their MADs until their timeout."""
+        with self._diags_lock:
+            for diag in self._diags:
+                diag.kill()
+
+    def _stop(self, name: str, timeout: float) -> None:
+        proc = self._opensm if name == "opensm" else self._ibsim
+        rec = self.records.pop(name, None)
+        if proc is not None and rec is not None:
+            stop_process(proc.pid, timeout, start=rec["start"])
+            proc.poll()   # reaped by stop_process: Popen takes the exit as it finds it
+        if name == "opensm":
+            self._opensm = None
+        else:
+            self._ibsim = None
+
+    def restart_opensm(self, timeout: float = 30.0) -> float:
+        """OpenSM again over the running ibsim (after it died): the same files, a fresh log (an old
+        "SUBNET UP" must not pass for the new one's). Seconds to its first sweep."""
+        self._stop("opensm", timeout)
+        for old in (self.osm_log, self.osm_out):
+            old.unlink(missing_ok=True)
+        return self._start_opensm(timeout)
 
     def __enter__(self) -> Subnet:
         return self
@@ -216,6 +244,7 @@ class Subnet:
             self._ibsim = subprocess.Popen(
                 dies_with_parent(["ibsim", "-s", str(self.netfile)]), stdin=self._ctl_fd, stdout=log,
                 stderr=subprocess.STDOUT, cwd=self.work, env=self._env())
+        self.records["ibsim"], self.started_at["ibsim"] = record(self._ibsim.pid), time.monotonic()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._ibsim.poll() is not None:
@@ -232,6 +261,7 @@ class Subnet:
         with open(self.osm_out, "wb") as out:
             self._opensm = subprocess.Popen(dies_with_parent(cmd), stdin=subprocess.DEVNULL, stdout=out,
                                             stderr=subprocess.STDOUT, cwd=self.work, env=self._env())
+        self.records["opensm"], self.started_at["opensm"] = record(self._opensm.pid), time.monotonic()
         self.wait_for_sweep(0, timeout)
         return time.monotonic() - started
 
