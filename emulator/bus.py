@@ -14,9 +14,9 @@ Publishers: `Publisher` (aiomqtt, for the asyncio daemons: a bounded queue, neve
 fault`, training jobs). Both build events with `event()` (the envelope is made in
 emulator/events.py, here only) and fault records with `fault()`. `Subscription` reads the bus.
 
-When CLUSTERTWIN_EVENT_LOG names a file, every event and fault record published is also appended
-to it as one JSON line ({"pid", "topic", "retain", "doc"}); the test suite sets it and checks the
-file against the schema at its end (tests/event_log.py).
+When CLUSTERTWIN_EVENT_LOG names a file, every event and fault record published (and the first
+telemetry sample of each GPU) is also appended to it as one JSON line ({"pid", "topic", "retain",
+"doc"}); the test suite sets it and checks the file against the schema at its end (tests/event_log.py).
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def encode(payload: Any) -> bytes:
 
 
 EVENT_LOG_ENV = "CLUSTERTWIN_EVENT_LOG"
-LOGGED = ("events", "faults", "train")   # the topic kinds that carry events and fault records
+LOGGED = ("events", "faults", "train", "telemetry")   # the topic kinds that carry documents of the schema
+_telemetry_logged: set[str] = set()   # telemetry is periodic: its first sample per topic is enough
 
 
 def log_message(topic: str, data: bytes, retain: bool) -> None:
@@ -86,6 +87,10 @@ def log_message(topic: str, data: bytes, retain: bool) -> None:
     parts = topic.split("/", 3)
     if not path or not data or len(parts) < 3 or parts[2] not in LOGGED:
         return
+    if parts[2] == "telemetry":
+        if topic in _telemetry_logged:
+            return
+        _telemetry_logged.add(topic)
     try:
         doc = json.loads(data)
     except ValueError:

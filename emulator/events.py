@@ -65,6 +65,29 @@ class FaultPayload(Strict):
     effect: str = Field("", description="What it did, in words.")
 
 
+class Telemetry(Strict):
+    """One GPU's telemetry sample on `telemetry/<node>/gpu/<index>` (not an event: no envelope; QoS 0,
+    every telemetry interval; the fields of dcgm-exporter's DCGM_FI_DEV_* gauges). A lost GPU sends none."""
+
+    time: float = Field(description="Twin-clock time, Unix seconds.")
+    node: str = Field(description="The GPU server.")
+    gpu: int = Field(description="GPU index 0..7.")
+    uuid: str = Field(description="GPU UUID (GPU-...).")
+    power_w: float = Field(description="DCGM_FI_DEV_POWER_USAGE.")
+    temperature_c: float = Field(description="DCGM_FI_DEV_GPU_TEMP.")
+    memory_temperature_c: float = Field(description="DCGM_FI_DEV_MEMORY_TEMP.")
+    gpu_util: float = Field(description="DCGM_FI_DEV_GPU_UTIL (%).")
+    mem_copy_util: float = Field(description="DCGM_FI_DEV_MEM_COPY_UTIL (%).")
+    sm_clock_mhz: int = Field(description="DCGM_FI_DEV_SM_CLOCK.")
+    mem_clock_mhz: int = Field(description="DCGM_FI_DEV_MEM_CLOCK.")
+    memory_used_mib: int = Field(description="DCGM_FI_DEV_FB_USED.")
+    memory_free_mib: int = Field(description="DCGM_FI_DEV_FB_FREE.")
+    total_energy_mj: float = Field(description="DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION.")
+    health: str = Field(description="DCGM health: PASS, WARN, FAIL.")
+    last_xid: int = Field(description="DCGM_FI_DEV_XID_ERRORS: the last Xid, 0 if none.")
+    throttle_reasons: list[str] = Field(description="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, by name.")
+
+
 # --------------------------------------------------------------------------- payloads, per subsystem
 
 
@@ -328,11 +351,20 @@ def validate(doc: Any) -> tuple[Envelope, Strict]:
 
 def validate_message(topic: str, doc: Any) -> None:
     """One message as published: `.../events/<node>/<kind>` and `.../train/<job>/<kind>` carry an event
-    whose kind is the topic's last level; `.../faults/<node>/<id>` carries that fault's record."""
+    whose kind is the topic's last level; `.../faults/<node>/<id>` carries that fault's record;
+    `.../telemetry/<node>/gpu/<index>` that GPU's sample."""
     parts = topic.split("/")
     if len(parts) < 5:
         raise EventError(f"topic {topic!r} is not PREFIX/<events|faults|train>/<node>/<name>")
     what, name = parts[2], parts[-1]
+    if what == "telemetry":
+        try:
+            sample = Telemetry.model_validate(doc)
+        except ValidationError as e:
+            raise EventError(f"telemetry: {_errors(e)}") from None
+        if (sample.node, str(sample.gpu)) != (parts[3], name):
+            raise EventError(f"telemetry of {sample.node} GPU {sample.gpu} on {topic!r}")
+        return
     if what == "faults":
         try:
             fault = FaultPayload.model_validate(doc)
@@ -342,7 +374,7 @@ def validate_message(topic: str, doc: Any) -> None:
             raise EventError(f"fault record {fault.id!r} on the topic of {name!r}")
         return
     if what not in ("events", "train"):
-        raise EventError(f"topic {topic!r}: only events/, faults/ and train/ carry events")
+        raise EventError(f"topic {topic!r}: only events/, faults/, train/ and telemetry/ carry documents")
     env, _ = validate(doc)
     if env.kind != name or (what == "train") != (env.subsystem == "train"):
         raise EventError(f"{env.subsystem}/{env.kind} event published on {topic!r}")
@@ -423,7 +455,8 @@ def render() -> str:
     """docs/EVENTS.md."""
     lines = [DOC_HEAD.rstrip("\n"), "", *_fields(Envelope), "",
              "## The fault record", "", " ".join((FaultPayload.__doc__ or "").split()), "",
-             *_fields(FaultPayload), "", "## Payloads, per kind", ""]
+             *_fields(FaultPayload), "", "## Telemetry", "", " ".join((Telemetry.__doc__ or "").split()), "",
+             *_fields(Telemetry), "", "## Payloads, per kind", ""]
     first: dict[type, Kinds] = {}
     for k in KINDS:
         lines += _payload_section(k, first)

@@ -40,8 +40,8 @@ class EventLogCheck:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.problems:
             if self.count:
-                terminalreporter.write_line(f"events: all {self.count} published events and fault records "
-                                            "validate against emulator/events.py")
+                terminalreporter.write_line(f"events: all {self.count} published messages (events, fault records, "
+                                            "first telemetry samples) validate against emulator/events.py")
             return
         terminalreporter.section("events that do not validate against emulator/events.py", red=True)
         for line in self.problems:

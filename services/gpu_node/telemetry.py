@@ -1,4 +1,4 @@
-"""Per-GPU telemetry samples, the payload of `PREFIX/telemetry/<node>/gpu/<index>` (see emulator/bus.py)."""
+"""Per-GPU telemetry samples, the payload of `PREFIX/telemetry/<node>/gpu/<index>` (docs/EVENTS.md)."""
 
 from __future__ import annotations
 

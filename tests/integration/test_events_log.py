@@ -96,7 +96,7 @@ def test_a_malformed_event_fails_the_session_naming_it(pytester: pytest.Pytester
     out = result.stdout.str()
     if not malformed:
         assert result.ret == 0, out
-        assert "all 1 published events and fault records validate" in out
+        assert "events: all 1 published messages" in out
         return
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
     result.stdout.fnmatch_lines(["*events that do not validate against emulator/events.py*",

@@ -87,3 +87,15 @@ def test_check_log_names_each_bad_line(tmp_path: Path) -> None:
     assert count == 3 and len(problems) == 2
     assert problems[0].startswith(f"{log}:2 (pid 2, clustertwin/t1/events/gpu001/xid): gpu/xid payload: gpu")
     assert problems[1].startswith(f"{log}:3: ")
+
+
+def test_telemetry_samples_are_checked_against_their_topic() -> None:
+    sample = {"time": 1.0, "node": "gpu001", "gpu": 2, "uuid": "GPU-1", "power_w": 100.0, "temperature_c": 40.0,
+              "memory_temperature_c": 45.0, "gpu_util": 0.0, "mem_copy_util": 0.0, "sm_clock_mhz": 1980,
+              "mem_clock_mhz": 2619, "memory_used_mib": 0, "memory_free_mib": 81559, "total_energy_mj": 5.0,
+              "health": "PASS", "last_xid": 0, "throttle_reasons": []}
+    events.validate_message("clustertwin/t1/telemetry/gpu001/gpu/2", sample)
+    with pytest.raises(events.EventError, match="telemetry of gpu001 GPU 2 on"):
+        events.validate_message("clustertwin/t1/telemetry/gpu001/gpu/3", sample)
+    with pytest.raises(events.EventError, match="telemetry: power_w"):
+        events.validate_message("clustertwin/t1/telemetry/gpu001/gpu/2", {**sample, "power_w": "hot"})
