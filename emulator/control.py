@@ -16,12 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulator.errors import UserError
+
 MAX_REQUEST = 1 << 20
 
 Handler = Callable[[str, list[Any], dict[str, Any]], Any]
 
 
-class ControlError(RuntimeError):
+class ControlError(UserError, RuntimeError):
     """The supervisor refused the command (the message says why) or could not be reached."""
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulator.errors import UserError
 from emulator.health import SERVING, check_all
 from emulator.manifest import DaemonEntry, Manifest
 from emulator.plan import Options, parse_broker_url
@@ -24,7 +25,7 @@ NETWORKS = ("loopback", "netns")
 DOWN_TIMEOUT_S = 15.0
 
 
-class TwinError(RuntimeError):
+class TwinError(UserError, RuntimeError):
     """A user-facing failure to start, stop or reach a twin."""
 
 

@@ -21,12 +21,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from emulator.errors import UserError
 from emulator.process import same_process, start_time
 
 DEFAULT_RUN_DIR = Path(os.environ.get("TWIN_RUN_DIR", ".twin"))
 
 
-class RunDirError(RuntimeError):
+class RunDirError(UserError, RuntimeError):
     """A run directory that is missing, unreadable or not a twin's."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emulator.daemon_config import DaemonConfig
+from emulator.errors import UserError
 from emulator.store import store_url
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "clustertwin.services"
 
 
-class ServiceError(RuntimeError):
+class ServiceError(UserError, RuntimeError):
     """A service refused the options of `twin up` before anything started (the message says why)."""
 
 

@@ -15,6 +15,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase
 
+from emulator.errors import UserError
+
 
 class Base(DeclarativeBase):
     pass
@@ -51,7 +53,7 @@ def create_tables(engine: Engine, models: list[type[Base]]) -> None:
         Base.metadata.create_all(conn, tables=[m.__table__ for m in models])
 
 
-class StoreError(RuntimeError):
+class StoreError(UserError, RuntimeError):
     pass
 
 

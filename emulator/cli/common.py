@@ -10,10 +10,9 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from emulator.client import Twin, TwinRpcError
-from emulator.lifecycle import TwinError
-from emulator.rundir import DEFAULT_RUN_DIR, RunDirError
-from emulator.topology import TopologyError
+from emulator.client import Twin
+from emulator.errors import UserError
+from emulator.rundir import DEFAULT_RUN_DIR
 
 console = Console()
 err_console = Console(stderr=True)
@@ -32,7 +31,7 @@ def user_errors() -> Iterator[None]:
     """Turn the errors a user can cause into one clear line and exit status 2, never a traceback."""
     try:
         yield
-    except (TwinError, TopologyError, RunDirError, TwinRpcError, KeyError, ValueError, TimeoutError) as e:
+    except (UserError, KeyError, ValueError, TimeoutError) as e:
         fail(str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e))
 
 

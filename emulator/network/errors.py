@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from emulator.errors import UserError
 
-class NetworkError(Exception):
+
+class NetworkError(UserError):
     """Bad input (unknown host or link, a prefix already in use) or a kernel step that failed."""

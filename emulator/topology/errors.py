@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from emulator.errors import UserError
+
 Loc = tuple[str | int, ...]
 
 
@@ -21,7 +23,7 @@ class Problem:
         return out
 
 
-class TopologyError(ValueError):
+class TopologyError(UserError, ValueError):
     """A topology that cannot be loaded. `str()` is one line per problem, each self-contained:
     `topologies/bad.yaml:14: compute.leaf_radix: must be even, got 63`."""
 
