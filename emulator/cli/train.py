@@ -98,9 +98,7 @@ def train(
     def say(message: str) -> None:
         out.print(message, highlight=False)
 
-    say(f"job {job_id}: {params:.3g} params, {gpus} GPUs = TP {tp} × PP {pp} × DP {cfg.dp}; every time printed is "
-        f"modelled (H100 {cfg.peak_tflops:g} TFLOPS × MFU {mfu:g}; collectives from the fabric model), "
-        f"paced at {time_scale:g} modelled s per wall s")
+    say(_intro(cfg))
     signal.signal(signal.SIGTERM, _terminate)
     job = None
     wall0, started_at = time.monotonic(), time.time()
@@ -113,20 +111,10 @@ def train(
             _write_result(result_file, {"status": "refused", "reason": str(e), "job_id": job_id})
             fail(str(e))
         except Terminated as e:
-            events = job.events if job is not None else []
-            done = [e for e in events if e["kind"] == "checkpoint"]
-            steps = [e.get("step") for e in events if e["kind"] in ("start", "checkpoint", "resumed")]
-            last = job.last_step if job is not None else None
-            _write_result(result_file, {"status": "terminated", "reason": f"{e} (preempted or cancelled)",
-                                        "job_id": job_id, "last_step": last, "servers": job.servers if job else [],
-                                        "checkpoints": [c["step"] for c in done], "events": events,
-                                        "first_step": (steps[0] + 1) if steps else None,
-                                        "modelled_s": job.modelled_t if job is not None else 0.0,
-                                        "resumed_from": next((x["step"] for x in events if x["kind"] == "resumed"),
-                                                             None),
-                                        "wall_s": time.monotonic() - wall0, "wall_started_at": started_at})
-            err_console.print(f"[bold yellow]job terminated:[/] {e} after step {last}; leases released; resume "
-                              "with --resume", highlight=False)
+            doc = _terminated(job, job_id, str(e), wall0, started_at)
+            _write_result(result_file, doc)
+            err_console.print(f"[bold yellow]job terminated:[/] {e} after step {doc['last_step']}; leases released; "
+                              "resume with --resume", highlight=False)
             raise typer.Exit(TERMINATED) from None
     _write_result(result_file, result.as_dict() | {"wall_started_at": started_at})
     if as_json:
@@ -135,3 +123,23 @@ def train(
         err_console.print(f"[bold red]job failed:[/] {result.reason} (after step {result.last_step}; resume with "
                           f"--resume)", highlight=False)
         raise typer.Exit(1)
+
+
+def _intro(cfg: TrainConfig) -> str:
+    return (f"job {cfg.job_id}: {cfg.params:.3g} params, {cfg.gpus} GPUs = TP {cfg.tp} × PP {cfg.pp} × DP {cfg.dp}; "
+            f"every time printed is modelled (H100 {cfg.peak_tflops:g} TFLOPS × MFU {cfg.mfu:g}; collectives from the "
+            f"fabric model), paced at {cfg.time_scale:g} modelled s per wall s")
+
+
+def _terminated(job: TrainJob | None, job_id: str, signal_name: str, wall0: float, started_at: float) -> dict:
+    """The result of a run SIGTERM ended (job None: before it was made), from what it got to."""
+    events = job.events if job is not None else []
+    steps = [e.get("step") for e in events if e["kind"] in ("start", "checkpoint", "resumed")]
+    return {"status": "terminated", "reason": f"{signal_name} (preempted or cancelled)",
+            "job_id": job_id, "last_step": job.last_step if job is not None else None,
+            "servers": job.servers if job else [],
+            "checkpoints": [e["step"] for e in events if e["kind"] == "checkpoint"], "events": events,
+            "first_step": (steps[0] + 1) if steps else None,
+            "modelled_s": job.modelled_t if job is not None else 0.0,
+            "resumed_from": next((x["step"] for x in events if x["kind"] == "resumed"), None),
+            "wall_s": time.monotonic() - wall0, "wall_started_at": started_at}

@@ -223,100 +223,144 @@ def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[
 
 def _workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, Any], wall: dict[str, Any],
               log: Log, ckdir: Path, mount: Path | None) -> None:
-    cfg = drill.workload
-    assert cfg is not None
-    rng = random.Random(seed)
-    shutil.rmtree(ckdir, ignore_errors=True)
-    if mount is not None and drill.storage.get("checkpoints") == "lustre":
-        ckdir.mkdir(parents=True, exist_ok=True)
-        _layout(twin, mount, drill.storage["stripe_count"])(ckdir)
-    targets = _targets(drill, _job_servers(drill, twin), rng)
-    pending = list(drill.schedule)
-    sub = twin.events("events/#")
-    bus: list[dict[str, Any]] = []
-    timeline = report["timeline"]
-    clock = 0.0  # modelled time at the start of the current attempt
-    run_wall0 = time.monotonic()
-    written: list[int] = []
-    faults_rep: dict[str, dict[str, Any]] = {}
-    wall_faults: list[str] = []
+    _DrillRun(drill, seed, twin, report, wall, log, ckdir, mount).run()
 
-    def pump() -> None:
-        while not sub.messages.empty():
-            bus.append(sub.messages.get_nowait())
 
-    storage_nodes = {"oss": {d["name"] for d in twin.daemons() if d["kind"].startswith("lustre_")},
-                     "mds": {d["name"] for d in twin.daemons() if d["kind"].startswith("lustre_")},
-                     "osd": {"ceph"} | {d["name"] for d in twin.daemons() if d["kind"].startswith("ceph_")}}
-    fire_lock = threading.Lock()
+class _DrillRun:
+    """One drill's workload on a live twin: the schedule's faults fired from the training's hooks, a
+    scheduler's requeues after each failure, then what the bus, the checkpoints and the attempts
+    show, written into `report` (modelled figures) and `wall` (wall-clock facts)."""
 
-    def fire(f: Any, step: int, t: float, **extra: Any) -> Touched:
-        with fire_lock:
-            pending.remove(f)
-            pump()
-            mark = len(bus)
-            what, tch = faults.inject(twin, f, targets[f.name])
+    def __init__(self, drill: Drill, seed: int, twin: Any, report: dict[str, Any], wall: dict[str, Any],
+                 log: Log, ckdir: Path, mount: Path | None) -> None:
+        assert drill.workload is not None
+        self.drill, self.seed, self.twin, self.report, self.wall, self.log = drill, seed, twin, report, wall, log
+        self.ckdir, self.mount = ckdir, mount
+        self.cfg = drill.workload
+        self.pending = list(drill.schedule)
+        self.timeline: list[dict[str, Any]] = report["timeline"]
+        self.clock = 0.0  # modelled time at the start of the current attempt
+        self.written: list[int] = []  # steps whose checkpoint the job wrote
+        self.faults_rep: dict[str, dict[str, Any]] = {}
+        self.wall_faults: list[str] = []
+        self.exclude: tuple[str, ...] = ()  # servers drained for the next attempts
+        self.bus: list[dict[str, Any]] = []
+        self._fire_lock = threading.Lock()
+
+    def run(self) -> None:
+        self._prepare_checkpoint_dir()
+        self.targets = _targets(self.drill, _job_servers(self.drill, self.twin), random.Random(self.seed))
+        self.sub = self.twin.events("events/#")
+        self.run_wall0 = time.monotonic()
+        lustre = {d["name"] for d in self.twin.daemons() if d["kind"].startswith("lustre_")}
+        ceph = {"ceph"} | {d["name"] for d in self.twin.daemons() if d["kind"].startswith("ceph_")}
+        self.storage_nodes = {"oss": lustre, "mds": lustre, "osd": ceph}
+        if self.drill.storage.get("dataset"):
+            self._stage_dataset()
+        final = self._train()
+        self._observe_faults()
+        self._report_checkpoints()
+        if self.drill.storage:
+            self._report_storage()
+        self._report_outcome(final)
+
+    def _prepare_checkpoint_dir(self) -> None:
+        shutil.rmtree(self.ckdir, ignore_errors=True)
+        if self.mount is not None and self.drill.storage.get("checkpoints") == "lustre":
+            self.ckdir.mkdir(parents=True, exist_ok=True)
+            _layout(self.twin, self.mount, self.drill.storage["stripe_count"])(self.ckdir)
+
+    # --- the fault schedule, fired from the training's hooks -----------------------------------
+
+    def _pump(self) -> None:
+        while not self.sub.messages.empty():
+            self.bus.append(self.sub.messages.get_nowait())
+
+    def _fire(self, f: Any, step: int, t: float, **extra: Any) -> Touched:
+        with self._fire_lock:
+            self.pending.remove(f)
+            self._pump()
+            mark = len(self.bus)
+            target = self.targets[f.name]
+            what, tch = faults.inject(self.twin, f, target)
             if "wall_s" in f.at:
-                wall_faults.append(f.name)
-            log(f"[{(clock + t) / 60:8.1f} min] fault {f.name}: {what}")
-            timeline.append({"t_s": round(clock + t, 6), "kind": "fault", "name": f.name, "fault": f.kind,
-                             "detail": what, "step": step, **extra})
-            faults_rep[f.name] = {"name": f.name, "fault": f.kind, "t_s": round(clock + t, 6), "step": step,
-                                  "target": targets[f.name] or {k: v for k, v in f.args.items()}, "effect": what,
-                                  **extra, "_mark": mark, "_server": targets[f.name].get("server"),
-                                  "_nodes": storage_nodes.get(f.kind, set()), "observed": []}
+                self.wall_faults.append(f.name)
+            now = self.clock + t
+            self.log(f"[{now / 60:8.1f} min] fault {f.name}: {what}")
+            self.timeline.append({"t_s": round(now, 6), "kind": "fault", "name": f.name, "fault": f.kind,
+                                  "detail": what, "step": step, **extra})
+            self.faults_rep[f.name] = {"name": f.name, "fault": f.kind, "t_s": round(now, 6), "step": step,
+                                       "target": target or {k: v for k, v in f.args.items()}, "effect": what,
+                                       **extra, "_mark": mark, "_server": target.get("server"),
+                                       "_nodes": self.storage_nodes.get(f.kind, set()), "observed": []}
             return tch
 
-    def before_step(job: TrainJob, step: int, t: float) -> Touched | None:
+    def _due(self, f: Any, step: int, t: float) -> bool:
+        return (("step" in f.at and step >= f.at["step"])
+                or ("modelled_min" in f.at and self.clock + t >= f.at["modelled_min"] * 60)
+                or ("wall_s" in f.at and time.monotonic() - self.run_wall0 >= f.at["wall_s"]))
+
+    def before_step(self, job: TrainJob, step: int, t: float) -> Touched | None:
         touched = Touched()
-        for f in list(pending):
-            due = (("step" in f.at and step >= f.at["step"])
-                   or ("modelled_min" in f.at and clock + t >= f.at["modelled_min"] * 60)
-                   or ("wall_s" in f.at and time.monotonic() - run_wall0 >= f.at["wall_s"]))
-            if not due:
-                continue
-            tch = fire(f, step, t)
-            touched = Touched(touched.servers + tch.servers, touched.fabric or tch.fabric)
+        for f in list(self.pending):
+            if self._due(f, step, t):
+                tch = self._fire(f, step, t)
+                touched = Touched(touched.servers + tch.servers, touched.fabric or tch.fabric)
         return touched if (touched.servers or touched.fabric) else None
 
-    def during_checkpoint(job: TrainJob, step: int, t: float) -> None:
-        for f in [f for f in pending if f.at.get("checkpoint") == step]:
-            fire(f, step, t, checkpoint=step)
+    def during_checkpoint(self, job: TrainJob, step: int, t: float) -> None:
+        for f in [f for f in self.pending if f.at.get("checkpoint") == step]:
+            self._fire(f, step, t, checkpoint=step)
 
-    def on_event(e: dict[str, Any]) -> None:
+    def on_event(self, e: dict[str, Any]) -> None:
         if e["kind"] == "checkpoint":
-            written.append(e["step"])
+            self.written.append(e["step"])
 
-    if drill.storage.get("dataset"):
-        assert mount is not None
-        staged = [f for f in pending if "staged_pct" in f.at]
+    def _stage_dataset(self) -> None:
+        """Stage the dataset before training, firing the `staged_pct` faults as the bytes arrive."""
+        assert self.mount is not None
+        staged = [f for f in self.pending if "staged_pct" in f.at]
 
         def on_bytes(done: int, total: int) -> None:
-            for f in [f for f in staged if f in pending and done >= total * f.at["staged_pct"] / 100]:
-                fire(f, 0, 0.0, staged_pct=round(100 * done / max(1, total), 1))
+            for f in [f for f in staged if f in self.pending and done >= total * f.at["staged_pct"] / 100]:
+                self._fire(f, 0, 0.0, staged_pct=round(100 * done / max(1, total), 1))
 
-        stage = _stage(drill, seed, twin, mount, on_bytes, log)
-        for f in [f for f in staged if f in pending]:  # an empty dataset: fire them at the end of staging
-            fire(f, 0, 0.0, staged_pct=100.0)
-        report["stage"] = stage
-        timeline.append({"t_s": 0.0, "kind": "stage", "detail": f"staged {stage['copied']} of {stage['listed']} "
-                         f"objects from {stage['source']}, {stage['verified_after_stage']} verified, "
-                         f"{len(stage['retries'])} retries, {len(stage['failed'])} failed (before training)"})
-        cfg = cfg.with_(dataset=stage.pop("path"))
-    attempt = 0
-    exclude: tuple[str, ...] = ()
-    final: JobResult | None = None
-    prev_fail: dict[str, Any] | None = None
-    while True:
-        attempt += 1
-        job = TrainJob(cfg.with_(job_id=f"{cfg.job_id}"), twin, ckdir, resume=attempt > 1,
-                       hooks=Hooks(before_step, on_event, during_checkpoint), exclude=exclude,
-                       take_mig=drill.take_mig, log=log)
-        res = job.run()
-        final = res
+        stage = _stage(self.drill, self.seed, self.twin, self.mount, on_bytes, self.log)
+        for f in [f for f in staged if f in self.pending]:  # an empty dataset: fire them at the end of staging
+            self._fire(f, 0, 0.0, staged_pct=100.0)
+        self.report["stage"] = stage
+        self.timeline.append({"t_s": 0.0, "kind": "stage", "detail": f"staged {stage['copied']} of "
+                              f"{stage['listed']} objects from {stage['source']}, {stage['verified_after_stage']} "
+                              f"verified, {len(stage['retries'])} retries, {len(stage['failed'])} failed "
+                              "(before training)"})
+        self.cfg = self.cfg.with_(dataset=stage.pop("path"))
+
+    # --- attempts: run, fail, react as a scheduler, requeue ------------------------------------
+
+    def _train(self) -> JobResult:
+        """Run the job until it completes or runs out of requeues; returns the last attempt's result."""
+        attempt = 0
+        prev_fail: dict[str, Any] | None = None
+        while True:
+            attempt += 1
+            res = TrainJob(self.cfg.with_(job_id=f"{self.cfg.job_id}"), self.twin, self.ckdir, resume=attempt > 1,
+                           hooks=Hooks(self.before_step, self.on_event, self.during_checkpoint),
+                           exclude=self.exclude, take_mig=self.drill.take_mig, log=self.log).run()
+            self._record_attempt(attempt, res, prev_fail)
+            if res.status == "completed":
+                self.clock += res.modelled_s
+                return res
+            prev_fail = self._record_failure(attempt, res)
+            if attempt > self.drill.scheduler["max_requeues"]:
+                self.log(f"giving up after {attempt} attempts")
+                return res
+
+    def _record_attempt(self, attempt: int, res: JobResult, prev_fail: dict[str, Any] | None) -> None:
+        """The attempt's events on the timeline, its summary, and how the previous failure resumed."""
+        clock = self.clock
         for e in res.events:
             if e["kind"] in ("start", "resumed", "checkpoint", "fault_seen", "failed", "completed", "step_time"):
-                timeline.append({**e, "t_s": round(clock + e["t_s"], 6), "attempt": attempt})
+                self.timeline.append({**e, "t_s": round(clock + e["t_s"], 6), "attempt": attempt})
         first_step_t = clock + (res.restore_s if res.resumed_from is not None else 0.0)
         if prev_fail is not None:
             prev_fail["resumed_from"] = res.resumed_from or 0
@@ -324,99 +368,116 @@ def _workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, A
             prev_fail["resume_gap_s"] = round(first_step_t - prev_fail["t_s"], 6)
             prev_fail["time_lost_s"] = round(prev_fail["lost_work_s"] + prev_fail["detect_s"] + prev_fail["requeue_s"]
                                              + prev_fail["reboot_s"] + res.restore_s, 6)
-        report["attempts"].append({"attempt": attempt, "start_s": round(clock, 6), "status": res.status,
-                                   "first_step": res.first_step, "last_step": res.last_step,
-                                   "resumed_from": res.resumed_from, "modelled_s": round(res.modelled_s, 6),
-                                   "useful_s": round(res.useful_s, 6), "checkpoint_s": round(res.checkpoint_s, 6),
-                                   "step_time": res.step_time, "servers": res.servers,
-                                   "dataset_reads": res.dataset_reads, "dataset_bytes": res.dataset_bytes,
-                                   "progress": _thin(res.progress, clock)})
-        if res.status == "completed":
-            clock += res.modelled_s
-            break
-        # the failure: what was lost, and the scheduler's reaction
-        t_fault = clock + res.modelled_s - res.detect_s
-        last_ck = max([s for s in written if s <= res.last_step], default=None)
+        self.report["attempts"].append({
+            "attempt": attempt, "start_s": round(clock, 6), "status": res.status,
+            "first_step": res.first_step, "last_step": res.last_step,
+            "resumed_from": res.resumed_from, "modelled_s": round(res.modelled_s, 6),
+            "useful_s": round(res.useful_s, 6), "checkpoint_s": round(res.checkpoint_s, 6),
+            "step_time": res.step_time, "servers": res.servers,
+            "dataset_reads": res.dataset_reads, "dataset_bytes": res.dataset_bytes,
+            "progress": _thin(res.progress, clock)})
+
+    def _record_failure(self, attempt: int, res: JobResult) -> dict[str, Any]:
+        """What the failure lost, the scheduler's reaction, and the fault it is blamed on."""
+        t_fault = self.clock + res.modelled_s - res.detect_s
+        last_ck = max([s for s in self.written if s <= res.last_step], default=None)
         ck_t = max([e["t_s"] for e in res.events if e["kind"] == "checkpoint"], default=None)
         since = ck_t if ck_t is not None else (res.restore_s if res.resumed_from is not None else 0.0)
-        lost_work = clock + res.modelled_s - res.detect_s - (clock + since)
-        clock += res.modelled_s
-        reboot_s = 0.0
-        reaction = f"requeue job {cfg.job_id} (attempt {attempt + 1})"
-        if res.failure_kind in ("xid", "lease") and res.failed_server:
-            twin.gpu_node(res.failed_server).reboot()
-            reboot_s = drill.scheduler["reboot_s"]
-            timeline.append({"t_s": round(clock, 6), "kind": "reaction", "detail":
-                             f"drain {res.failed_server}, reboot it (GPU lost until reboot)"})
-        elif res.failure_kind == "fabric" and res.failed_server:
-            exclude = (*exclude, res.failed_server)
-            timeline.append({"t_s": round(clock, 6), "kind": "reaction",
-                             "detail": f"drain {res.failed_server} (no fabric path); requeue without it"})
-        requeue = drill.scheduler["requeue_s"]
-        timeline.append({"t_s": round(clock + reboot_s, 6), "kind": "reaction", "detail": reaction})
-        fault_name = next((n for n, f in sorted(faults_rep.items(), key=lambda kv: -kv[1]["t_s"])
+        lost_work = self.clock + res.modelled_s - res.detect_s - (self.clock + since)
+        self.clock += res.modelled_s
+        reboot_s = self._drain(res)
+        requeue = self.drill.scheduler["requeue_s"]
+        self.timeline.append({"t_s": round(self.clock + reboot_s, 6), "kind": "reaction",
+                              "detail": f"requeue job {self.cfg.job_id} (attempt {attempt + 1})"})
+        fault_name = next((n for n, f in sorted(self.faults_rep.items(), key=lambda kv: -kv[1]["t_s"])
                            if f["t_s"] <= t_fault + 1e-6), "external")
-        prev_fail = {"fault": fault_name, "t_s": round(t_fault, 6), "reason": res.reason, "kind": res.failure_kind,
-                     "server": res.failed_server, "step": res.last_step, "last_checkpoint": last_ck,
-                     "lost_work_s": round(lost_work, 6), "detect_s": res.detect_s, "requeue_s": requeue,
-                     "reboot_s": reboot_s, "resumed_from": None, "resume_gap_s": None, "time_lost_s": None}
-        report["failures"].append(prev_fail)
-        clock += reboot_s + requeue
-        if attempt > drill.scheduler["max_requeues"]:
-            log(f"giving up after {attempt} attempts")
-            break
-    # bus events each fault produced (wait briefly for the ones the expectations name)
-    wanted: dict[str, set[str]] = {}
-    for e in drill.expect:
-        if "event" in e:
-            wanted.setdefault(e["event"]["fault"], set()).add(e["event"]["kind"])
-    deadline = time.monotonic() + WATCH_S
-    while True:
-        pump()
-        if all(wanted.get(n, set()) <= _kinds(f, bus) for n, f in faults_rep.items()) or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    sub.close()
-    job_kinds = {f["fault"]: {"job_failed"} for f in report["failures"]}
-    raw = {}
-    for n, f in faults_rep.items():
-        seen = _kinds(f, bus)
-        raw[n] = sorted(seen)
-        f["observed"] = sorted((seen & wanted.get(n, set())) | job_kinds.get(n, set()))
-        del f["_mark"], f["_server"], f["_nodes"]
-    report["faults"] = [faults_rep[f.name] for f in drill.schedule if f.name in faults_rep]
-    report["not_fired"] = [f.name for f in pending]
-    wall["bus_events_per_fault"] = raw
-    wall["wall_timed_faults"] = wall_faults
-    good, bad = checkpoint_store.scan(ckdir)
-    report["checkpoints"] = {"written": sorted(set(written)), "complete": [c.step for c in good],
-                             "incomplete": [d.name for d in bad],
-                             "lost": sorted(set(written) - {c.step for c in good})}
-    complete = {c.step for c in good}
-    for f in report["faults"]:
-        if f.get("checkpoint") is not None and f["checkpoint"] in complete:
-            f["observed"] = sorted({*f["observed"], "checkpoint_complete"})
-    if drill.storage:
+        failure = {"fault": fault_name, "t_s": round(t_fault, 6), "reason": res.reason, "kind": res.failure_kind,
+                   "server": res.failed_server, "step": res.last_step, "last_checkpoint": last_ck,
+                   "lost_work_s": round(lost_work, 6), "detect_s": res.detect_s, "requeue_s": requeue,
+                   "reboot_s": reboot_s, "resumed_from": None, "resume_gap_s": None, "time_lost_s": None}
+        self.report["failures"].append(failure)
+        self.clock += reboot_s + requeue
+        return failure
+
+    def _drain(self, res: JobResult) -> float:
+        """The failed server: rebooted (a lost GPU) or left out of the next attempts (no fabric path).
+        Returns the modelled reboot time."""
+        if res.failure_kind in ("xid", "lease") and res.failed_server:
+            self.twin.gpu_node(res.failed_server).reboot()
+            self.timeline.append({"t_s": round(self.clock, 6), "kind": "reaction", "detail":
+                                  f"drain {res.failed_server}, reboot it (GPU lost until reboot)"})
+            return self.drill.scheduler["reboot_s"]
+        if res.failure_kind == "fabric" and res.failed_server:
+            self.exclude = (*self.exclude, res.failed_server)
+            self.timeline.append({"t_s": round(self.clock, 6), "kind": "reaction",
+                                  "detail": f"drain {res.failed_server} (no fabric path); requeue without it"})
+        return 0.0
+
+    # --- what was seen ------------------------------------------------------------------------
+
+    def _observe_faults(self) -> None:
+        """The bus events each fault produced (waiting briefly for the ones the expectations name)."""
+        wanted: dict[str, set[str]] = {}
+        for e in self.drill.expect:
+            if "event" in e:
+                wanted.setdefault(e["event"]["fault"], set()).add(e["event"]["kind"])
+        deadline = time.monotonic() + WATCH_S
+        while True:
+            self._pump()
+            if all(wanted.get(n, set()) <= _kinds(f, self.bus) for n, f in self.faults_rep.items()) \
+                    or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.sub.close()
+        job_kinds = {f["fault"]: {"job_failed"} for f in self.report["failures"]}
+        raw = {}
+        for n, f in self.faults_rep.items():
+            seen = _kinds(f, self.bus)
+            raw[n] = sorted(seen)
+            f["observed"] = sorted((seen & wanted.get(n, set())) | job_kinds.get(n, set()))
+            del f["_mark"], f["_server"], f["_nodes"]
+        self.report["faults"] = [self.faults_rep[f.name] for f in self.drill.schedule if f.name in self.faults_rep]
+        self.report["not_fired"] = [f.name for f in self.pending]
+        self.wall["bus_events_per_fault"] = raw
+        self.wall["wall_timed_faults"] = self.wall_faults
+
+    def _report_checkpoints(self) -> None:
+        good, bad = checkpoint_store.scan(self.ckdir)
+        complete = {c.step for c in good}
+        self.report["checkpoints"] = {"written": sorted(set(self.written)), "complete": [c.step for c in good],
+                                      "incomplete": [d.name for d in bad],
+                                      "lost": sorted(set(self.written) - complete)}
+        for f in self.report["faults"]:
+            if f.get("checkpoint") is not None and f["checkpoint"] in complete:
+                f["observed"] = sorted({*f["observed"], "checkpoint_complete"})
+
+    def _report_storage(self) -> None:
+        report, storage = self.report, self.drill.storage
         report["storage"] = {
-            "lustre_mount": bool(mount), "checkpoint_dir": "lustre mount" if drill.storage.get("checkpoints") ==
-            "lustre" else "local", "checkpoint_model": cfg.checkpoint_storage,
+            "lustre_mount": bool(self.mount),
+            "checkpoint_dir": "lustre mount" if storage.get("checkpoints") == "lustre" else "local",
+            "checkpoint_model": self.cfg.checkpoint_storage,
             "checkpoint_write_s": [e["write_s"] for e in report["timeline"] if e["kind"] == "checkpoint"],
-            "dataset": "staged into the Lustre mount" if drill.storage.get("dataset") else None,
+            "dataset": "staged into the Lustre mount" if storage.get("dataset") else None,
             "dataset_reads": sum(a["dataset_reads"] for a in report["attempts"]),
             "dataset_bytes": sum(a["dataset_bytes"] for a in report["attempts"]),
             "storage_failures": [f["reason"] for f in report["failures"] if f.get("kind") == "storage"]}
-    assert final is not None
-    report["final"] = {"status": final.status, "step": final.last_step, "reason": final.reason}
-    useful = sum(a["useful_s"] for a in report["attempts"]) - sum(f["lost_work_s"] for f in report["failures"])
-    ck = sum(a["checkpoint_s"] for a in report["attempts"])
-    report["metrics"] = {"wall_s": round(clock, 6), "useful_s": round(useful, 6),
-                         "goodput": round(useful / clock, 6) if clock else 0.0,
-                         "checkpoint_s": round(ck, 6), "checkpoint_overhead": round(ck / clock, 6) if clock else 0.0,
-                         "time_lost_s": round(sum(f["time_lost_s"] or 0 for f in report["failures"]), 6),
-                         "failures": len(report["failures"]),
-                         "max_throughput_drop_pct": _max_drop(report["timeline"]),
-                         "note": "goodput = useful training time (steps kept) / elapsed time, both modelled"}
-    report["timeline"].sort(key=lambda e: (e["t_s"], e["kind"]))
+
+    def _report_outcome(self, final: JobResult) -> None:
+        """The last attempt's end and the run's goodput, all in modelled time."""
+        report, clock = self.report, self.clock
+        report["final"] = {"status": final.status, "step": final.last_step, "reason": final.reason}
+        useful = sum(a["useful_s"] for a in report["attempts"]) - sum(f["lost_work_s"] for f in report["failures"])
+        ck = sum(a["checkpoint_s"] for a in report["attempts"])
+        report["metrics"] = {"wall_s": round(clock, 6), "useful_s": round(useful, 6),
+                             "goodput": round(useful / clock, 6) if clock else 0.0,
+                             "checkpoint_s": round(ck, 6),
+                             "checkpoint_overhead": round(ck / clock, 6) if clock else 0.0,
+                             "time_lost_s": round(sum(f["time_lost_s"] or 0 for f in report["failures"]), 6),
+                             "failures": len(report["failures"]),
+                             "max_throughput_drop_pct": _max_drop(report["timeline"]),
+                             "note": "goodput = useful training time (steps kept) / elapsed time, both modelled"}
+        report["timeline"].sort(key=lambda e: (e["t_s"], e["kind"]))
 
 
 def _kinds(f: dict[str, Any], bus: list[dict[str, Any]]) -> set[str]:

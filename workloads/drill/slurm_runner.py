@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from services.slurm import jobs, lifecycle
 from workloads.drill import faults
 from workloads.drill.spec import Drill
 from workloads.train import checkpoint_store
+from workloads.train.runner import whole_gpus
 
 Log = Callable[[str], None]
 POLL_S = 0.1
@@ -40,19 +42,6 @@ POLL_S = 0.1
 def _twin_cmd() -> str:
     t = Path(sys.executable).with_name("twin")
     return str(t) if t.exists() else "twin"
-
-
-def _unmig_all(twin: Any) -> None:
-    for s in twin.gpu_nodes:
-        node = twin.gpu_node(s)
-        for g in node.gpus():
-            if not g.mig_enabled:
-                continue
-            for gi in node.gpu_instances(g.index):
-                for ci in gi.compute_instances:
-                    node.destroy_compute_instance(g.index, gi.id, ci.id)
-                node.destroy_gpu_instance(g.index, gi.id)
-            node.set_mig(g.index, False)
 
 
 class _Slurm:
@@ -78,7 +67,8 @@ def run_slurm(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, A
     own_slurm = lifecycle.running(twin.run) is None
     if own_slurm:
         if drill.take_mig:
-            _unmig_all(twin)  # Slurm reads each node's GRES when it starts: whole GPUs, gpu:h100:8
+            for server in twin.gpu_nodes:  # Slurm reads each node's GRES when it starts: whole GPUs, gpu:h100:8
+                whole_gpus(twin.gpu_node(server))
         lifecycle.up(twin.run, timeout=120)
     wall["slurm"] = "started for this drill" if own_slurm else "joined the twin's running Slurm"
     work = out / "slurm"
@@ -192,72 +182,9 @@ def _inject(drill: Drill, f: Any, twin: Any, slurm: _Slurm, job: str) -> dict[st
 
 def _report(drill: Drill, report: dict[str, Any], attempts: list[dict[str, Any]], fired: list[dict[str, Any]],
             pending: list[Any], ckdir: Path, wall: dict[str, Any]) -> None:
-    sched = drill.scheduler
-    clock = 0.0
+    """The drill's report from the attempts' result files and the faults fired, in modelled time."""
+    clock, written, useful_total, ck_total = _replay(drill, report, attempts, fired)
     timeline = report["timeline"]
-    written: list[int] = []
-    prev: dict[str, Any] | None = None
-    useful_total = ck_total = 0.0
-    for i, a in enumerate(attempts):
-        events = a.get("events", [])
-        step_s = next((e.get("step_s") for e in events if e["kind"] == "start"), 0.0) or 0.0
-        restore_s = a.get("restore_s") or next((e.get("restore_s") for e in events if e["kind"] == "resumed"), 0.0) \
-            or 0.0
-        resumed_from = a.get("resumed_from")
-        first = (resumed_from or 0) + 1
-        last = a.get("last_step") or (resumed_from or 0)
-        cks = [e for e in events if e["kind"] == "checkpoint"]
-        written += [e["step"] for e in cks]
-        ck_s = sum(e.get("write_s", 0.0) for e in cks)
-        useful = max(0, last - (resumed_from or 0)) * step_s
-        modelled = a.get("modelled_s") or 0.0
-        if a["status"] == "failed":
-            modelled -= a.get("detect_s", 0.0)
-        for e in events:
-            if e["kind"] in ("start", "resumed", "checkpoint", "fault_seen", "failed", "completed", "step_time"):
-                timeline.append({**e, "t_s": round(clock + e["t_s"], 6), "attempt": i + 1})
-        if prev is not None:
-            if resumed_from and prev["step"] >= resumed_from > (prev["last_checkpoint"] or 0):
-                # Written as Slurm's SIGTERM arrived, before its event was recorded: the resume proves
-                # it complete, so it is the latest checkpoint that existed, not a lost one.
-                written.append(resumed_from)
-                prev["last_checkpoint"] = resumed_from
-            prev["resumed_from"] = resumed_from or 0
-            prev["restore_s"] = restore_s
-            prev["resume_gap_s"] = round(clock + restore_s - prev["t_s"], 6)
-            prev["time_lost_s"] = round(prev["lost_work_s"] + prev["detect_s"] + prev["requeue_s"] + prev["reboot_s"]
-                                        + prev["hold_s"] + restore_s, 6)
-            prev = None
-        report["attempts"].append({"attempt": i + 1, "start_s": round(clock, 6), "status": a["status"],
-                                   "first_step": first, "last_step": last, "resumed_from": resumed_from,
-                                   "modelled_s": round(modelled, 6), "useful_s": round(useful, 6),
-                                   "checkpoint_s": round(ck_s, 6), "servers": a.get("servers", []),
-                                   "step_time": a.get("step_time", {}),
-                                   "progress": [[first - 1, round(clock + restore_s, 6)],
-                                                [last, round(clock + modelled, 6)]]})
-        useful_total += useful
-        ck_total += ck_s
-        if a["status"] in ("completed", "refused"):
-            clock += modelled
-            continue
-        t_fault = clock + modelled
-        last_ck_t = max([e["t_s"] for e in cks], default=restore_s if resumed_from else 0.0)
-        last_ck = max([s for s in written if s <= last], default=None)
-        cause = next((f for f in reversed(fired) if f["attempt"] == i), None)
-        hold = float(cause.get("hold_modelled_s", 0.0)) if cause else 0.0
-        detect = a.get("detect_s", 0.0) if a["status"] == "failed" else 0.0
-        reboot = sched["reboot_s"] if a.get("failure_kind") in ("xid", "lease") else 0.0
-        prev = {"fault": cause["name"] if cause else "unknown", "kind": "preempted" if a["status"] == "terminated"
-                else a.get("failure_kind", "failed"), "t_s": round(t_fault, 6), "step": last,
-                "reason": a.get("reason", ""), "last_checkpoint": last_ck,
-                "lost_work_s": round(modelled - last_ck_t, 6), "detect_s": detect, "requeue_s": sched["requeue_s"],
-                "reboot_s": reboot, "hold_s": hold, "resumed_from": None, "resume_gap_s": None, "time_lost_s": None}
-        report["failures"].append(prev)
-        useful_total -= max(0.0, prev["lost_work_s"])  # steps after the last checkpoint are computed again
-        timeline.append({"t_s": round(t_fault, 6), "kind": "reaction", "detail":
-                         f"Slurm requeues the job ({prev['kind']} at step {last}; "
-                         f"{'regression job holds the nodes ' + format(hold / 60, '.0f') + ' min' if hold else ''})"})
-        clock = t_fault + detect + hold + sched["requeue_s"] + reboot
     for f in fired:
         timeline.append({"t_s": next((p["t_s"] for p in report["failures"] if p["fault"] == f["name"]), 0.0),
                          "kind": "fault", "name": f["name"], "fault": f["fault"], "detail": f["effect"],
@@ -284,3 +211,114 @@ def _report(drill: Drill, report: dict[str, Any], attempts: list[dict[str, Any]]
                          "failures": len(report["failures"]), "max_throughput_drop_pct": 0.0,
                          "note": "goodput = useful training time (steps kept) / elapsed time, both modelled"}
     timeline.sort(key=lambda e: (e["t_s"], e["kind"]))
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """What one attempt's result file says, in modelled seconds since the attempt started."""
+
+    doc: dict[str, Any]
+    restore_s: float
+    resumed_from: int | None
+    first: int  # the first step it computed
+    last: int  # the last step it completed
+    checkpoints: list[dict[str, Any]]  # its checkpoint events
+    checkpoint_s: float
+    useful_s: float
+    modelled_s: float  # up to its end (a failure's detection time left out)
+
+    @classmethod
+    def read(cls, a: dict[str, Any]) -> _Attempt:
+        events = a.get("events", [])
+        step_s = next((e.get("step_s") for e in events if e["kind"] == "start"), 0.0) or 0.0
+        restore_s = a.get("restore_s") or next((e.get("restore_s") for e in events if e["kind"] == "resumed"), 0.0) \
+            or 0.0
+        resumed_from = a.get("resumed_from")
+        last = a.get("last_step") or (resumed_from or 0)
+        cks = [e for e in events if e["kind"] == "checkpoint"]
+        modelled = a.get("modelled_s") or 0.0
+        if a["status"] == "failed":
+            modelled -= a.get("detect_s", 0.0)
+        return cls(a, restore_s, resumed_from, (resumed_from or 0) + 1, last, cks,
+                   sum(e.get("write_s", 0.0) for e in cks), max(0, last - (resumed_from or 0)) * step_s, modelled)
+
+    def row(self, number: int, clock: float) -> dict[str, Any]:
+        """Its entry in the report's attempts, starting at modelled time `clock`."""
+        a = self.doc
+        return {"attempt": number, "start_s": round(clock, 6), "status": a["status"],
+                "first_step": self.first, "last_step": self.last, "resumed_from": self.resumed_from,
+                "modelled_s": round(self.modelled_s, 6), "useful_s": round(self.useful_s, 6),
+                "checkpoint_s": round(self.checkpoint_s, 6), "servers": a.get("servers", []),
+                "step_time": a.get("step_time", {}),
+                "progress": [[self.first - 1, round(clock + self.restore_s, 6)],
+                             [self.last, round(clock + self.modelled_s, 6)]]}
+
+
+def _replay(drill: Drill, report: dict[str, Any], attempts: list[dict[str, Any]],
+            fired: list[dict[str, Any]]) -> tuple[float, list[int], float, float]:
+    """The attempts one after the other on the modelled clock: each one's events and row, each
+    failure and Slurm's requeue. Returns the clock at the end, the checkpoints written, the useful
+    and the checkpoint time."""
+    timeline = report["timeline"]
+    clock = useful_total = ck_total = 0.0
+    written: list[int] = []
+    prev: dict[str, Any] | None = None
+    for i, a in enumerate(attempts):
+        at = _Attempt.read(a)
+        written += [e["step"] for e in at.checkpoints]
+        for e in a.get("events", []):
+            if e["kind"] in ("start", "resumed", "checkpoint", "fault_seen", "failed", "completed", "step_time"):
+                timeline.append({**e, "t_s": round(clock + e["t_s"], 6), "attempt": i + 1})
+        if prev is not None:
+            _resumed(prev, at, clock, written)
+            prev = None
+        report["attempts"].append(at.row(i + 1, clock))
+        useful_total += at.useful_s
+        ck_total += at.checkpoint_s
+        if a["status"] in ("completed", "refused"):
+            clock += at.modelled_s
+            continue
+        t_fault = clock + at.modelled_s
+        prev = _failure(drill, i, at, t_fault, written, fired)
+        report["failures"].append(prev)
+        useful_total -= max(0.0, prev["lost_work_s"])  # steps after the last checkpoint are computed again
+        hold = prev["hold_s"]
+        timeline.append({"t_s": round(t_fault, 6), "kind": "reaction", "detail":
+                         f"Slurm requeues the job ({prev['kind']} at step {at.last}; "
+                         f"{'regression job holds the nodes ' + format(hold / 60, '.0f') + ' min' if hold else ''})"})
+        clock = t_fault + prev["detect_s"] + hold + prev["requeue_s"] + prev["reboot_s"]
+    return clock, written, useful_total, ck_total
+
+
+def _resumed(prev: dict[str, Any], at: _Attempt, clock: float, written: list[int]) -> None:
+    """The previous failure, completed by how the next attempt (starting at `clock`) resumed."""
+    resumed_from = at.resumed_from
+    if resumed_from and prev["step"] >= resumed_from > (prev["last_checkpoint"] or 0):
+        # Written as Slurm's SIGTERM arrived, before its event was recorded: the resume proves
+        # it complete, so it is the latest checkpoint that existed, not a lost one.
+        written.append(resumed_from)
+        prev["last_checkpoint"] = resumed_from
+    prev["resumed_from"] = resumed_from or 0
+    prev["restore_s"] = at.restore_s
+    prev["resume_gap_s"] = round(clock + at.restore_s - prev["t_s"], 6)
+    prev["time_lost_s"] = round(prev["lost_work_s"] + prev["detect_s"] + prev["requeue_s"] + prev["reboot_s"]
+                                + prev["hold_s"] + at.restore_s, 6)
+
+
+def _failure(drill: Drill, i: int, at: _Attempt, t_fault: float, written: list[int],
+             fired: list[dict[str, Any]]) -> dict[str, Any]:
+    """Attempt i's end (at modelled `t_fault`): the fault fired during it, the work lost since its
+    last checkpoint, the modelled delays before the next attempt."""
+    a, sched = at.doc, drill.scheduler
+    last_ck_t = max([e["t_s"] for e in at.checkpoints], default=at.restore_s if at.resumed_from else 0.0)
+    cause = next((f for f in reversed(fired) if f["attempt"] == i), None)
+    return {"fault": cause["name"] if cause else "unknown",
+            "kind": "preempted" if a["status"] == "terminated" else a.get("failure_kind", "failed"),
+            "t_s": round(t_fault, 6), "step": at.last, "reason": a.get("reason", ""),
+            "last_checkpoint": max([s for s in written if s <= at.last], default=None),
+            "lost_work_s": round(at.modelled_s - last_ck_t, 6),
+            "detect_s": a.get("detect_s", 0.0) if a["status"] == "failed" else 0.0,
+            "requeue_s": sched["requeue_s"],
+            "reboot_s": sched["reboot_s"] if a.get("failure_kind") in ("xid", "lease") else 0.0,
+            "hold_s": float(cause.get("hold_modelled_s", 0.0)) if cause else 0.0,
+            "resumed_from": None, "resume_gap_s": None, "time_lost_s": None}

@@ -35,7 +35,7 @@ from workloads.train import checkpoint_store, fabric_probe
 from workloads.train.checkpoint_model import StorageModel, write_time
 from workloads.train.config import GPUS_PER_SERVER, TrainConfig
 from workloads.train.loss import loss_at
-from workloads.train.step import step_time
+from workloads.train.step import StepTime, step_time
 
 Log = Callable[[str], None]
 
@@ -49,6 +49,15 @@ DETECT_STORAGE_S = 30.0  # an I/O error (EIO) kills the rank that got it, the la
 
 class TrainError(RuntimeError):
     """The job cannot start as asked (nothing was leased, or what was leased is released)."""
+
+
+class _Failed(Exception):
+    """The running job found itself dead: `kind` ("xid", "lease", "fabric", "storage"), the server
+    it is blamed on ("" for none) and why; `TrainJob._run` turns it into the failed JobResult."""
+
+    def __init__(self, kind: str, server: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind, self.server, self.reason = kind, server, reason
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,19 @@ class JobResult:
         d = dict(self.__dict__)
         d["modelled"] = "every *_s time except wall_s is modelled"
         return d
+
+
+def whole_gpus(node: Any) -> None:
+    """MIG off on every GPU of a GPU server (its compute and GPU instances destroyed first), as
+    `--take-mig` needs: the job leases whole GPUs."""
+    for g in node.gpus():
+        if not g.mig_enabled:
+            continue
+        for gi in node.gpu_instances(g.index):
+            for ci in gi.compute_instances:
+                node.destroy_compute_instance(g.index, gi.id, ci.id)
+            node.destroy_gpu_instance(g.index, gi.id)
+        node.set_mig(g.index, False)
 
 
 class _Bus:
@@ -192,17 +214,6 @@ class TrainJob:
                              + (f" (excluded: {', '.join(self.exclude)})" if self.exclude else ""))
         return chosen
 
-    def _unmig(self, server: str) -> None:
-        node = self.twin.gpu_node(server)
-        for g in node.gpus():
-            if not g.mig_enabled:
-                continue
-            for gi in node.gpu_instances(g.index):
-                for ci in gi.compute_instances:
-                    node.destroy_compute_instance(g.index, gi.id, ci.id)
-                node.destroy_gpu_instance(g.index, gi.id)
-            node.set_mig(g.index, False)
-
     def acquire(self, utilization: int) -> None:
         """Gang lease: 8 GPUs on every server, or nothing (what was taken is released)."""
         from emulator.errors import TwinRpcError
@@ -210,7 +221,7 @@ class TrainJob:
         self.servers = self.pick_servers()
         if self.take_mig:
             with ThreadPoolExecutor(32) as pool:
-                list(pool.map(self._unmig, self.servers))
+                list(pool.map(lambda s: whole_gpus(self.twin.gpu_node(s)), self.servers))
 
         def take(server: str) -> tuple[str, str | Exception]:
             try:
@@ -341,7 +352,45 @@ class TrainJob:
         self.last_step = start_step
         res = JobResult("running", "", "", "", start_step + 1, start_step, start_step if manifest else None,
                         0.0, 0.0, 0.0, restore_s, 0.0, self.events)
-        t = 0.0
+        t = 0.0  # modelled time since this attempt started
+        step = start_step
+        try:
+            st, files = self._start(res, bus, start_step)
+            if manifest is not None:
+                t += restore_s
+                self._event(t, "resumed", step=start_step, restore_s=restore_s)
+                self.log(f"resumed from checkpoint step {start_step} (restore {restore_s:.1f} s modelled)")
+            self.log(f"step time {st.total_s:.2f} s modelled (compute {st.compute.time_s:.2f} s, DP {st.dp_s:.3f} s, "
+                     f"PP {st.pp_s:.3f} s; {st.tokens_per_s:,.0f} tokens/s; {st.fabric})")
+            pace0 = time.monotonic() - t / cfg.time_scale if cfg.time_scale else 0.0
+            while step < cfg.steps:
+                st = self._before_step(res, files, step + 1, t, st)
+                t += st.total_s
+                step += 1
+                loss = self._stepped(res, bus, step, t, st)
+                if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
+                    try:
+                        t = self._checkpoint(res, bus, t, step, loss)
+                    except OSError as e:
+                        raise _Failed("storage", "", f"checkpoint step {step}: {_oserror(e)}") from None
+                if cfg.time_scale:
+                    lag = pace0 + t / cfg.time_scale - time.monotonic()
+                    if lag > 0:
+                        time.sleep(lag)
+        except _Failed as f:
+            return self._fail(res, bus, t, f.kind, f.server, f.reason)
+        res.status, res.modelled_s = "completed", t
+        res.reason = f"completed {cfg.steps} steps"
+        res.wall_s = time.monotonic() - wall0
+        self._event(t, "completed", step=step)
+        bus.publish("completed", {"job_id": cfg.job_id, "step": step, "modelled_s": t})
+        self.log(f"completed step {step}: {t:.1f} s modelled, {res.wall_s:.2f} s wall")
+        return res
+
+    def _start(self, res: JobResult, bus: _Bus, start_step: int) -> tuple[StepTime, list[Path]]:
+        """Watch the bus, lease the GPUs, see the fabric, list the dataset; returns the step time and
+        the dataset's files. Raises _Failed."""
+        cfg = self.cfg
         if self.twin is not None:
             if self.twin.daemons("fabric"):
                 self._fabric = self.twin.fabric()
@@ -352,8 +401,8 @@ class TrainJob:
             self.acquire(st.utilization)
             seen = self.see_fabric()
             if not seen.ok:
-                return self._fail(res, bus, t, "fabric", seen.lost[0],
-                                  f"fabric paths lost at start: {', '.join(seen.lost)} has no compute rail up")
+                raise _Failed("fabric", seen.lost[0],
+                              f"fabric paths lost at start: {', '.join(seen.lost)} has no compute rail up")
             st = step_time(cfg, seen.view, seen.note)
             self.report_load(st.utilization)
         res.servers = list(self.servers)
@@ -363,74 +412,59 @@ class TrainJob:
             try:
                 files = self._dataset_files()
             except OSError as e:
-                return self._fail(res, bus, t, "storage", "", f"dataset {cfg.dataset}: {_oserror(e)}")
+                raise _Failed("storage", "", f"dataset {cfg.dataset}: {_oserror(e)}") from None
         self._event(0.0, "start", step=start_step, servers=len(self.servers) or cfg.n_servers,
                     step_s=st.total_s, tokens_per_s=st.tokens_per_s, fabric=st.fabric)
         bus.publish("start", {"job_id": cfg.job_id, "step": start_step, "gpus": cfg.gpus, "tp": cfg.tp, "pp": cfg.pp,
                               "dp": cfg.dp, "servers": self.servers, **st.as_dict()})
-        if manifest is not None:
-            t += restore_s
-            self._event(t, "resumed", step=start_step, restore_s=restore_s)
-            self.log(f"resumed from checkpoint step {start_step} (restore {restore_s:.1f} s modelled)")
-        self.log(f"step time {st.total_s:.2f} s modelled (compute {st.compute.time_s:.2f} s, DP {st.dp_s:.3f} s, "
-                 f"PP {st.pp_s:.3f} s; {st.tokens_per_s:,.0f} tokens/s; {st.fabric})")
-        pace0 = time.monotonic() - t / cfg.time_scale if cfg.time_scale else 0.0
-        step = start_step
-        while step < cfg.steps:
-            nxt = step + 1
-            touched = self.hooks.before_step(self, nxt, t) if self.hooks.before_step else None
-            reason = self._drain_bus()
-            kind = "lease"
-            if reason is None and touched is not None and touched.servers:
-                reason = self.check_servers(touched.servers)
-            if reason is None and files:
-                reason = self._read_dataset(res, files, nxt)
-                if reason is not None:
-                    return self._fail(res, bus, t, "storage", "", reason)
+        return st, files
+
+    def _before_step(self, res: JobResult, files: list[Path], step: int, t: float, st: StepTime) -> StepTime:
+        """Before `step`: the drill's hook, the bus, the leases it touched, the dataset read, the
+        fabric if it changed. Returns the step time (new if the fabric changed it). Raises _Failed."""
+        touched = self.hooks.before_step(self, step, t) if self.hooks.before_step else None
+        reason = self._drain_bus()
+        if reason is None and touched is not None and touched.servers:
+            reason = self.check_servers(touched.servers)
+        if reason is None and files:
+            reason = self._read_dataset(res, files, step)
             if reason is not None:
-                server = reason.split(":", 1)[0]
-                xid = self._xid_in(reason) or self._last_xid.get(server)
-                return self._fail(res, bus, t, "xid" if xid else kind, server,
-                                  reason + (f"; {xid}" if xid and xid.lower() not in reason.lower() else ""))
-            if self._fabric is not None and (self._fabric_dirty or (touched is not None and touched.fabric)):
-                self._fabric_dirty = False
-                seen = self.see_fabric()
-                if not seen.ok:
-                    return self._fail(res, bus, t, "fabric", seen.lost[0],
-                                      f"fabric paths lost: {', '.join(seen.lost)} has no compute rail up "
-                                      f"(NCCL timeout after {DETECT_FABRIC_S:.0f} s modelled)")
-                new = step_time(cfg, seen.view, seen.note)
-                if not math.isclose(new.total_s, st.total_s, rel_tol=1e-9):
-                    self._event(t, "step_time", step_s=new.total_s, tokens_per_s=new.tokens_per_s, fabric=new.fabric)
-                    self.log(f"step {nxt}: step time now {new.total_s:.3f} s modelled ({new.fabric})")
-                    if new.utilization != st.utilization and self.twin is not None:
-                        self.report_load(new.utilization)
-                    st = new
-            t += st.total_s
-            res.useful_s += st.total_s
-            step = nxt
-            res.last_step = self.last_step = step
-            self.modelled_t = t
-            res.progress.append((step, round(t, 6)))
-            loss = loss_at(step)
-            bus.publish("progress", {"job_id": cfg.job_id, "step": step, "loss": loss, "modelled_s": t,
-                                     "step_s": st.total_s, "tokens_per_s": st.tokens_per_s}, qos=0)
-            if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-                try:
-                    t = self._checkpoint(res, bus, t, step, loss)
-                except OSError as e:
-                    return self._fail(res, bus, t, "storage", "", f"checkpoint step {step}: {_oserror(e)}")
-            if cfg.time_scale:
-                lag = pace0 + t / cfg.time_scale - time.monotonic()
-                if lag > 0:
-                    time.sleep(lag)
-        res.status, res.modelled_s = "completed", t
-        res.reason = f"completed {cfg.steps} steps"
-        res.wall_s = time.monotonic() - wall0
-        self._event(t, "completed", step=step)
-        bus.publish("completed", {"job_id": cfg.job_id, "step": step, "modelled_s": t})
-        self.log(f"completed step {step}: {t:.1f} s modelled, {res.wall_s:.2f} s wall")
-        return res
+                raise _Failed("storage", "", reason)
+        if reason is not None:
+            server = reason.split(":", 1)[0]
+            xid = self._xid_in(reason) or self._last_xid.get(server)
+            raise _Failed("xid" if xid else "lease", server,
+                          reason + (f"; {xid}" if xid and xid.lower() not in reason.lower() else ""))
+        if self._fabric is not None and (self._fabric_dirty or (touched is not None and touched.fabric)):
+            self._fabric_dirty = False
+            return self._fabric_step_time(step, t, st)
+        return st
+
+    def _fabric_step_time(self, step: int, t: float, st: StepTime) -> StepTime:
+        """The step time over the fabric as it is now. Raises _Failed when a server has no rail up."""
+        seen = self.see_fabric()
+        if not seen.ok:
+            raise _Failed("fabric", seen.lost[0], f"fabric paths lost: {', '.join(seen.lost)} has no compute rail up "
+                                                  f"(NCCL timeout after {DETECT_FABRIC_S:.0f} s modelled)")
+        new = step_time(self.cfg, seen.view, seen.note)
+        if math.isclose(new.total_s, st.total_s, rel_tol=1e-9):
+            return st
+        self._event(t, "step_time", step_s=new.total_s, tokens_per_s=new.tokens_per_s, fabric=new.fabric)
+        self.log(f"step {step}: step time now {new.total_s:.3f} s modelled ({new.fabric})")
+        if new.utilization != st.utilization and self.twin is not None:
+            self.report_load(new.utilization)
+        return new
+
+    def _stepped(self, res: JobResult, bus: _Bus, step: int, t: float, st: StepTime) -> float:
+        """`step` is done at modelled time `t`: record and publish its progress; returns its loss."""
+        res.useful_s += st.total_s
+        res.last_step = self.last_step = step
+        self.modelled_t = t
+        res.progress.append((step, round(t, 6)))
+        loss = loss_at(step)
+        bus.publish("progress", {"job_id": self.cfg.job_id, "step": step, "loss": loss, "modelled_s": t,
+                                 "step_s": st.total_s, "tokens_per_s": st.tokens_per_s}, qos=0)
+        return loss
 
     @staticmethod
     def _xid_in(reason: str) -> str | None:
