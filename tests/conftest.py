@@ -13,7 +13,9 @@ import pytest
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir
-from tests.event_log import EventLogCheck
+from tests import event_log
+
+event_log.start()   # before the conftests and test modules below are imported (some copy os.environ)
 
 
 def skip_reason(what: str, missing: list[str], packages: list[str]) -> str:
@@ -169,4 +171,4 @@ class CiSkips:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(CiSkips(load_skip_allowlist(config.rootpath / SKIP_ALLOWLIST)), "ci-skips")
-    config.pluginmanager.register(EventLogCheck(), "event-log")   # every event published must validate
+    config.pluginmanager.register(event_log.for_session(), "event-log")   # every event published must validate

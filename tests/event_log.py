@@ -1,7 +1,8 @@
 """The suite-wide event check (issue 14): every event and fault record published while the tests
 run is logged by the publishers (emulator/bus.py, $CLUSTERTWIN_EVENT_LOG, inherited by every twin's
 supervisor and daemons) and must validate against emulator/events.py; the session fails otherwise,
-naming each bad message. Registered by tests/conftest.py."""
+naming each bad message. Registered by tests/conftest.py, which starts the log when it is imported:
+conftests below it copy os.environ when they are imported, before pytest_configure (tests/lustre)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,18 @@ class EventLogCheck:
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"{len(self.problems)} of {self.count} published messages invalid "
                                     f"(log kept: {self.path})")
+
+
+_early: list[EventLogCheck] = []
+
+
+def start() -> None:
+    """Set $CLUSTERTWIN_EVENT_LOG now, for the session `for_session` will then check."""
+    if not _early:
+        _early.append(EventLogCheck())
+
+
+def for_session() -> EventLogCheck:
+    """The check of this session: the log `start` began, or, for a pytest run inside this one
+    (pytester), a log of its own (the outer one's is restored at its end)."""
+    return _early.pop() if _early else EventLogCheck()

@@ -103,3 +103,18 @@ def test_a_malformed_event_fails_the_session_naming_it(pytester: pytest.Pytester
                                  "*clustertwin/t1/events/gpu009/xid): envelope: v: Field required*",
                                  "*1 of 2 published messages invalid*"])
     assert "1 passed" in out   # the test passed: the session failed on the event alone
+
+
+def test_the_log_is_set_before_the_conftests_below_are_imported(pytester: pytest.Pytester,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/lustre/conftest.py copies os.environ for its `twin` commands when it is imported, which
+    is before pytest_configure: a log started there was never seen by the Lustre daemons."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv(EVENT_LOG_ENV)
+    pytester.makeconftest("from tests.conftest import pytest_configure  # noqa: F401\n")
+    sub = pytester.mkpydir("sub")
+    sub.joinpath("conftest.py").write_text("import os\n\nENV = dict(os.environ)\n")
+    sub.joinpath("test_env.py").write_text(
+        "import os\nfrom sub.conftest import ENV\n\n"
+        f"def test_env():\n    assert ENV.get({EVENT_LOG_ENV!r}) == os.environ[{EVENT_LOG_ENV!r}]\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "sub/test_env.py").assert_outcomes(passed=1)
