@@ -35,6 +35,7 @@ class Backend:
     subsystem: ClassVar[str]
     kinds: ClassVar[dict[str, str]]            # kind -> what it does (help text)
     params: ClassVar[dict[str, type]] = {}     # parameter -> its type
+    oneshot: ClassVar[frozenset[str]] = frozenset()   # kinds over once applied (a kill the supervisor restarts)
 
     def __init__(self, twin: Any) -> None:
         self.twin = twin

@@ -35,6 +35,7 @@ class CephFaults(Backend):
                                "corrupt": "flip a byte of an object's shard (object=NAME [pool=POOL])"}.items()
              if k in OSD_FAULT_KINDS}
     params = {"factor": float, "object": str, "pool": str}
+    oneshot = frozenset({"kill"})   # the monitor records a kill as over at once, too
 
     def present(self) -> str:
         return "" if self.twin.daemons("ceph_mon") else "this twin runs no Ceph: start it with `twin up --ceph`"

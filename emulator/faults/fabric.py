@@ -1,4 +1,4 @@
-"""InfiniBand faults through the fabric manager (emulator/fabric_client.py): a port disabled in ibsim
+"""InfiniBand faults through the fabric manager (services/fabric/sdk.py): a port disabled in ibsim
 as `ibportstate LID PORT disable` does, OpenSM re-sweeping around it.
 
     inject("fabric", "ib-leaf01/3", "port-down")     # SYSTEM/PORT; clear: the port enabled again

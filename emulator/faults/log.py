@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Boolean, Float, Integer, String, Text, select
+from sqlalchemy import Boolean, Engine, Float, Integer, String, Text, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from emulator import store
@@ -46,6 +47,25 @@ class FaultRow(store.Base):
                             injected_at=self.injected_at, cleared_at=self.cleared_at, effect=self.effect)
 
 
+_ENGINES: dict[Path, tuple[int, Engine]] = {}   # per database file and process: Twin.faults() is called often
+
+
+def _engine(run: RunDir) -> Engine:
+    """The log's engine, made again when the file is not the one it was made for (a new twin in the
+    same run directory)."""
+    db = run.state / "faults.db"
+    inode, engine = _ENGINES.get(db, (-1, None))
+    if engine is not None and db.exists() and db.stat().st_ino == inode:
+        return engine
+    if engine is not None:
+        engine.dispose()
+    run.state.mkdir(parents=True, exist_ok=True)
+    engine = store.make_engine(store.store_url(None, run.state, "faults"))
+    store.create_tables(engine, [FaultRow])
+    _ENGINES[db] = (db.stat().st_ino, engine)
+    return engine
+
+
 def seq_of(fault_id: str) -> int | None:
     """fault-7 -> 7; None for anything else."""
     head, _, n = fault_id.partition("-")
@@ -55,12 +75,7 @@ def seq_of(fault_id: str) -> int | None:
 class FaultLog:
     def __init__(self, run: RunDir, now: Callable[[], float] = time.time) -> None:
         self.now = now   # the twin's clock, so the log's times agree with the daemons' under --clock-scale
-        run.state.mkdir(parents=True, exist_ok=True)
-        self.engine = store.make_engine(store.store_url(None, run.state, "faults"))
-        store.create_tables(self.engine, [FaultRow])
-
-    def close(self) -> None:
-        self.engine.dispose()
+        self.engine = _engine(run)
 
     def add(self, subsystem: str, target: str, kind: str, params: dict[str, Any], backend_id: str,
             effect: str) -> FaultPayload:

@@ -24,6 +24,7 @@ class LustreFaults(Backend):
     kinds = {"oss-kill": "kill an OSS and keep it down (its failover partner takes its OSTs)",
              "ost-full": "fill an OST (target OSTxxxx): growing writes get ENOSPC",
              "mds-kill": "SIGKILL an MDS; the supervisor restarts it (as the standby, if the other took over)"}
+    oneshot = frozenset({"mds-kill"})
 
     def present(self) -> str:
         return "" if self.twin.manifest.get("lustre") else \

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.errors import TwinRpcError
 from emulator.events import FaultPayload
 from emulator.faults.backend import Backend, FaultError, Native, need
 from emulator.network.errors import NetworkError
@@ -60,9 +61,9 @@ class NetworkFaults(Backend):
         net = self.twin.network()
         try:
             if kind == "link-down" and (ports := net.fabric_cables(*cable(target))):
-                net.change(lambda: self._fabric(ports, enabled=False))
-            else:
-                net.change(lambda: self._apply(net, target, kind, params))
+                done = net.change(lambda: self._fabric(ports, enabled=False))
+                return ",".join(f.id for f in net.raised), done   # the plane logs it when its routes follow
+            net.change(lambda: self._apply(net, target, kind, params))
         except NetworkError as e:
             raise FaultError(str(e)) from None
         if not net.raised:
@@ -80,23 +81,31 @@ class NetworkFaults(Backend):
             return net.remote.cut_off(target)
         return net.remote.partition(*groups(target))
 
-    def _fabric(self, ports: dict[str, list[int]], enabled: bool) -> None:
-        with self.twin.fabric() as fabric:
-            for switch, numbers in ports.items():
-                fabric.call("SetPortState", system=switch, port=numbers[0], more_ports=numbers[1:], enabled=enabled)
+    def _fabric(self, ports: dict[str, list[int]], enabled: bool) -> str:
+        """The compute cables' switch ports, through the fabric manager (one change per switch)."""
+        done = []
+        try:
+            with self.twin.fabric() as fabric:
+                for switch, numbers in ports.items():
+                    r = fabric.call("SetPortState", system=switch, port=numbers[0], more_ports=numbers[1:],
+                                    enabled=enabled)
+                    done.append(f"{switch} port(s) {', '.join(map(str, numbers))} {r.port.logical_state} "
+                                f"(OpenSM re-swept in {r.resweep_seconds:.2f} s)")
+        except TwinRpcError as e:   # the fabric manager names the step that failed and rolled the others back
+            raise FaultError(str(e)) from None
+        return "; ".join(done) + " in the fabric"
 
     def clear(self, fault: FaultPayload) -> str:
         net = self.twin.network()
         active = {f.id for f in net.faults()}
         ids = [i for i in fault.backend_id.split(",") if i in active]
-        if not ids:
-            return "already cleared in the network"
         try:
             if fault.kind == "link-down" and (ports := net.fabric_cables(*cable(fault.target))):
-                net.change(lambda: self._fabric(ports, enabled=True))
-            else:
-                for i in ids:
-                    net.change(lambda i=i: net.remote.clear(i))
+                return net.change(lambda: self._fabric(ports, enabled=True))
+            if not ids:
+                return "already cleared in the network"
+            for i in ids:
+                net.change(lambda i=i: net.remote.clear(i))
         except NetworkError as e:
             raise FaultError(str(e)) from None
         return "cleared"

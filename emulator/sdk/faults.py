@@ -77,9 +77,10 @@ class FaultsClient:
         return b
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """One change of the log at a time across processes (inject, clear and the list's adoption)."""
-        with open(self.twin.run.state / "faults.lock", "w") as lock:
+    def _locked(self, subsystem: str) -> Iterator[None]:
+        """One change of a subsystem's faults at a time across processes and threads (inject, clear and
+        the list's adoption: a fault applied but not yet logged must not be adopted as well)."""
+        with open(self.twin.run.state / f"faults-{subsystem}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
 
@@ -94,10 +95,13 @@ class FaultsClient:
         """Apply a fault and record it; FaultError (nothing changed) when the request is refused."""
         b = self.backend(subsystem)
         checked = b.check(target, kind, params)
-        with self._locked():
+        with self._locked(subsystem):
             backend_id, effect = b.inject(target, kind, checked)
             fault = self.log.add(subsystem, target, kind, checked, backend_id, effect)
-        return self._publish(fault)
+        self._publish(fault)
+        if kind in b.oneshot:   # over once applied: recorded, then closed
+            fault = self._publish(self.log.mark_cleared(fault.id))
+        return fault
 
     def get(self, fault_id: str) -> Fault:
         fault = self.log.get(fault_id)
@@ -122,7 +126,7 @@ class FaultsClient:
         if not fault.active:
             raise FaultError(f"fault {fault_id} is already cleared")
         b = self.backend(fault.subsystem)
-        with self._locked():
+        with self._locked(fault.subsystem):
             b.clear(fault)
             cleared = self.log.mark_cleared(fault_id)
         return self._publish(cleared)
@@ -140,12 +144,11 @@ class FaultsClient:
             b = cls(self.twin)
             if b.present():
                 continue
-            natives = b.native()
-            if natives is not None:
-                with self._locked():
-                    changed = self._reconcile(name, natives)
-                for fault in changed:
-                    self._publish(fault)
+            with self._locked(name):   # natives read under the lock: an inject's fault is logged by then
+                natives = b.native()
+                changed = [] if natives is None else self._reconcile(name, natives)
+            for fault in changed:
+                self._publish(fault)
 
     def _reconcile(self, subsystem: str, natives: list[Native]) -> list[Fault]:
         rows = self.log.list(subsystem=subsystem)
