@@ -44,6 +44,7 @@ from botocore.config import Config
 
 from bench import procstat
 from clustertwin.v1 import ceph_pb2 as pb_ceph
+from emulator.process import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
@@ -95,12 +96,7 @@ def server(name: str, tmp: Path) -> Iterator[Endpoint]:
         _wait_port(port, proc, tmp / f"{name}.log")
         yield Endpoint(name, f"http://127.0.0.1:{port}", proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc.pid, 10)   # the one stop path: SIGTERM, grace, SIGKILL, reap
         log.close()
 
 
