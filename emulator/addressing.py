@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.errors import BadInput
+
 PLANES = ("oob", "compute", "storage", "business")
 BASE_OCTET = 100
 MAX_SLOTS = 16
@@ -23,11 +25,11 @@ SLOT_LOCK_DIR = Path(os.environ.get("TWIN_SLOT_DIR", "/tmp/clustertwin-slots"))
 
 def host_address(slot: int, plane: str, host: int) -> str:
     if plane not in PLANES:
-        raise ValueError(f"unknown plane {plane!r}; planes are {', '.join(PLANES)}")
+        raise BadInput(f"unknown plane {plane!r}; planes are {', '.join(PLANES)}")
     if not 0 <= slot < MAX_SLOTS:
-        raise ValueError(f"slot {slot} out of range 0..{MAX_SLOTS - 1}")
+        raise BadInput(f"slot {slot} out of range 0..{MAX_SLOTS - 1}")
     if not 0 <= host < 250 * HOSTS_PER_OCTET:
-        raise ValueError(f"host index {host} out of range")
+        raise BadInput(f"host index {host} out of range")
     second = BASE_OCTET + slot * len(PLANES) + PLANES.index(plane)
     return f"127.{second}.{host // HOSTS_PER_OCTET}.{host % HOSTS_PER_OCTET + 1}"
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from emulator import bus, lifecycle
 from emulator.bus import Subscription as EventSubscription
-from emulator.errors import TwinRpcError
+from emulator.errors import NotFound, TwinRpcError
 from emulator.rundir import RunDir
 from emulator.sdk.faults import FaultsClient
 from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
@@ -88,7 +88,7 @@ class Twin:
             if d["name"] == name:
                 return d
         known = ", ".join(d["name"] for d in self.manifest["daemons"][:6])
-        raise KeyError(f"no daemon named {name!r} in twin {self.name!r} (daemons: {known}, ...)")
+        raise NotFound(f"no daemon named {name!r} in twin {self.name!r} (daemons: {known}, ...)")
 
     def cached(self, key: str, make: Callable[[], Any]) -> Any:
         """A client kept for the Twin's life (closed by `down()`), made on first use."""

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from emulator.errors import NotFound
+
 
 class ClockInfo(BaseModel):
     epoch: float = 0.0     # the wall time the twin clock started at (0: the twin clock is wall time)
@@ -88,7 +90,7 @@ class Manifest(BaseModel):
             if d.name == name:
                 return d
         known = ", ".join(d.name for d in self.daemons[:6])
-        raise KeyError(f"no daemon named {name!r} in twin {self.twin!r} (daemons: {known}, ...)")
+        raise NotFound(f"no daemon named {name!r} in twin {self.twin!r} (daemons: {known}, ...)")
 
     def section(self, name: str) -> dict[str, Any] | None:
         """A service's manifest section (`lustre`, ...), None if the twin does not run it."""

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from emulator import addressing, bus
 from emulator.daemon_config import DaemonConfig
+from emulator.errors import BadInput
 from emulator.manifest import Manifest
 from emulator.network.errors import NetworkError
 from emulator.service import PlanContext, services
@@ -57,11 +58,11 @@ class Plan:
 
 def parse_broker_url(url: str) -> tuple[str, int]:
     if not url.startswith("mqtt://"):
-        raise ValueError(f"broker URL {url!r} must look like mqtt://HOST:PORT")
+        raise BadInput(f"broker URL {url!r} must look like mqtt://HOST:PORT")
     hostport = url.removeprefix("mqtt://").rstrip("/")
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"broker URL {url!r} must look like mqtt://HOST:PORT")
+        raise BadInput(f"broker URL {url!r} must look like mqtt://HOST:PORT")
     return host, int(port)
 
 

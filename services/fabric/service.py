@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from emulator.errors import NotFound
 from emulator.service import Service, ServiceError
 from services.fabric.plan import plan
 
@@ -18,18 +19,18 @@ def check(opts, topo) -> None:  # noqa: ANN001 - emulator.plan.Options, emulator
         raise ServiceError(f"--fabric needs {', '.join(missing)}: run `make install`")
 
 
-def fabric_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin -> emulator.fabric_client.FabricClient
+def fabric_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin -> services.fabric.sdk.FabricClient
     """The fabric manager's client (a twin started with --fabric)."""
-    from emulator.fabric_client import FabricClient
+    from services.fabric.sdk import FabricClient
     found = twin.daemons("fabric")
     if not found:
-        raise KeyError(f"twin {twin.name!r} runs no fabric manager: start it with `twin up --fabric`")
+        raise NotFound(f"twin {twin.name!r} runs no fabric manager: start it with `twin up --fabric`")
     return FabricClient(found[0]["grpc"], found[0]["name"])
 
 
 SERVICE = Service(
     name="fabric", summary="Also run the fabric manager: ibsim + OpenSM, gRPC and UFM REST (root).",
     order=20, daemons={"fabric": "services.fabric.daemon:run"}, plan=plan, check=check,
-    cli={"fabric": "emulator.cli.fabric:app", "ib": "emulator.cli.ib:app"},
+    cli={"fabric": "services.fabric.cli:app", "ib": "services.fabric.cli_ib:app"},
     sdk={"fabric": lambda twin: lambda: fabric_client(twin)},
 )

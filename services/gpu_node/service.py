@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.errors import NotFound
 from emulator.service import Service
 from services.gpu_node.plan import plan
 
@@ -15,7 +16,7 @@ def node_client(twin: Any, name: str) -> Any:
     def make() -> GpuNodeClient:
         d = twin.daemon(name)
         if d["kind"] != "gpu_node":
-            raise KeyError(f"{name!r} is a {d['kind']}, not a GPU server")
+            raise NotFound(f"{name!r} is a {d['kind']}, not a GPU server")
         return GpuNodeClient(name, d["grpc"])
     return twin.cached(f"gpu_node/{name}", make)
 
