@@ -18,7 +18,7 @@ from rich.table import Table
 
 from clustertwin.v1 import fabric_pb2 as pb
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, fail, user_errors
-from emulator.fabric_client import FabricClient
+from services.fabric.sdk import FabricClient
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 sharp = typer.Typer(no_args_is_help=True, help="SHARP: aggregation trees per job (the aggregation manager).")
@@ -47,6 +47,16 @@ def _fabric(run_dir: Path) -> Iterator[FabricClient]:
 
 def _dict(message: Any) -> dict[str, Any]:
     return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+
+def _query(run_dir: Path, method: str, as_json: bool, **fields: Any) -> Any:
+    """One call's reply, or None when it was printed as JSON (`--json`): the caller renders the rest."""
+    with _fabric(run_dir) as f:
+        reply = f.call(method, **fields)
+    if as_json:
+        _dump(reply)
+        return None
+    return reply
 
 
 def _dump(messages: Any) -> None:
@@ -134,10 +144,9 @@ def route(src: Annotated[str, typer.Argument(help="'gpu001 mlx5_0', gpu001:0, a 
           dst: Annotated[str, typer.Argument(help="As SRC.")],
           run_dir: RunDirOption = DEFAULT, as_json: Json = False) -> None:
     """The path a packet takes, switch by switch, following the LFTs OpenSM programmed."""
-    with _fabric(run_dir) as f:
-        r = f.call("GetRoute", src=endpoint(src), dst=endpoint(dst))
-    if as_json:
-        return _dump(r)
+    r = _query(run_dir, "GetRoute", as_json, src=endpoint(src), dst=endpoint(dst))
+    if r is None:
+        return None
     console.print(f"LID {r.src_lid} -> LID {r.dst_lid}: {len(r.hops)} switch hops", highlight=False)
     for h in r.hops:
         console.print(f"  {h.switch_name:<14} in port {h.in_port:>3}  out port {h.out_port:>3}", highlight=False)
@@ -146,10 +155,9 @@ def route(src: Annotated[str, typer.Argument(help="'gpu001 mlx5_0', gpu001:0, a 
 @app.command()
 def health(run_dir: RunDirOption = DEFAULT, as_json: Json = False) -> None:
     """The subnet manager's state and the ports that are not Active."""
-    with _fabric(run_dir) as f:
-        h = f.call("GetHealth")
-    if as_json:
-        return _dump(h)
+    h = _query(run_dir, "GetHealth", as_json)
+    if h is None:
+        return None
     console.print(f"SM {h.sm_state} on {h.sm_node}, routing {h.routing_engine}, {h.sweeps} heavy sweeps "
                   f"(last {h.last_sweep_seconds:.2f} s); ports Active {h.ports_active}/{h.ports_total}",
                   highlight=False)
@@ -176,10 +184,9 @@ def analyze(run_dir: RunDirOption = DEFAULT,
             pattern: Annotated[str, typer.Option(help="ring or all_to_all.")] = "ring", as_json: Json = False) -> None:
     """From the real routes: per-leaf capacity (non-blocking?), route balance of a traffic pattern,
     and what the current faults cost (servers that lost rails, paths lost or squeezed)."""
-    with _fabric(run_dir) as f:
-        a = f.call("Analyze", pattern=pattern)
-    if as_json:
-        return _dump(a)
+    a = _query(run_dir, "Analyze", as_json, pattern=pattern)
+    if a is None:
+        return None
     table = Table("leaf", "down ports", "up ports", "down Gb/s", "up Gb/s", "non-blocking")
     for c in a.leaves:
         table.add_row(c.leaf, str(c.down_ports), str(c.up_ports), f"{c.down_gbps:.0f}", f"{c.up_gbps:.0f}",
@@ -282,10 +289,9 @@ def sharp_release(job_id: Annotated[str, typer.Argument(help="The job's id.")],
 @sharp.command("list")
 def sharp_list(run_dir: RunDirOption = DEFAULT, as_json: Json = False) -> None:
     """Jobs, their trees, and the trees in use against the limits."""
-    with _fabric(run_dir) as f:
-        r = f.call("ListSharpJobs")
-    if as_json:
-        return _dump(r)
+    r = _query(run_dir, "ListSharpJobs", as_json)
+    if r is None:
+        return None
     console.print(f"trees in use {r.trees_in_use}/{r.max_trees}, streaming {r.streaming_in_use}/"
                   f"{r.max_streaming_trees}", highlight=False)
     for job in r.jobs:

@@ -31,14 +31,13 @@ import asyncio
 import json
 import logging
 import os
-import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from emulator import bus
+from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from emulator.network.errors import NetworkError
@@ -178,10 +177,7 @@ class FabricDaemon:
         self.bus.event("fabric", event["kind"], payload, time=event["time"], message=event.get("message", ""))
 
     async def serve(self) -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_event()
         bus_task = asyncio.create_task(self.bus.run(), name="bus")
         server = health = rest = None
         try:
@@ -231,7 +227,4 @@ def run(cfg: DaemonConfig) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m services.fabric.daemon CONFIG.json")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))
+    main("services.fabric.daemon", run)

@@ -86,3 +86,22 @@ def test_fabric_cli_errors(fabric_twin: Twin, twin_exe: str, tmp_path: Path) -> 
         assert r.returncode == 2 and "runs no fabric manager" in r.stderr
         r = twin_cli(twin_exe, plain.run.path, "ib", "exec", "iblinkinfo")
         assert r.returncode == 2 and "runs no fabric manager" in r.stderr
+
+
+def test_the_fabric_cli_and_sdk_live_in_the_service(fabric_twin: Twin) -> None:
+    """`twin fabric`, `twin ib` and `Twin.fabric()` come from services/fabric (its registration), not
+    from the emulator core."""
+    import importlib.util
+
+    from emulator.service import load, services
+    from services.fabric.sdk import FabricClient
+
+    fabric = services()["fabric"]
+    assert {name: load(ref).info.help.split(":")[0] for name, ref in fabric.cli.items()} == {
+        "fabric": "`twin fabric ...`", "ib": "`twin ib exec TOOL [ARGS]`"}
+    assert all(ref.startswith("services.fabric.") for ref in fabric.cli.values())
+    for old in ("emulator.cli.fabric", "emulator.cli.ib", "emulator.fabric_client"):
+        assert importlib.util.find_spec(old) is None, old
+    with fabric_twin.fabric() as client:
+        assert isinstance(client, FabricClient)
+        assert client.call("GetHealth").sm_state == "MASTER"

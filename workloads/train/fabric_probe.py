@@ -34,7 +34,7 @@ def healthy(servers: Sequence[str], rails: int = 8) -> FabricSeen:
 
 
 def live(fabric: Any, servers: Sequence[str], rails: int = 8) -> FabricSeen:
-    """`fabric` is an `emulator.fabric_client.FabricClient`."""
+    """`fabric` is a `services.fabric.sdk.FabricClient`."""
     analysis = fabric.call("Analyze", pattern="ring")
     ups = dict.fromkeys(servers, rails)
     for d in analysis.degraded_servers:
