@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail
+from emulator.clock import Clock
 from emulator.network import Network, NetworkError, clean_network
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -138,6 +139,7 @@ class _Target:
             fail("network faults change namespaces' interfaces and need root")
         self.twin = manifest["twin"]
         self.broker = manifest["broker"]
+        self.clock = Clock(**manifest.get("clock", {}))   # the twin's: its events' times
         self.state_dir = Path(backend["state_dir"])
         self._lock = open(self.state_dir / ".faults.lock", "w")  # noqa: SIM115  (held for the command)
         import fcntl
@@ -164,7 +166,7 @@ class _Target:
         from emulator.network import events
 
         try:
-            events.publish(self.broker, self.twin, raised, cleared)
+            events.publish(self.broker, self.twin, raised, cleared, clock=self.clock)
         except (OSError, TimeoutError) as e:
             err_console.print(f"[yellow]warning:[/] the fault is applied and logged, but not published on the bus "
                               f"({self.broker['host']}:{self.broker['port']}: {e})", highlight=False)

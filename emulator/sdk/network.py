@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulator.clock import Clock
 from emulator.rundir import RunDir, RunDirError
 
 
@@ -51,7 +52,7 @@ class NetworkClient:
         raised = [f for f in now if f.active and f.id not in before]
         cleared = [f for f in now if not f.active and f.id in before]
         self.raised, self.cleared = raised, cleared
-        events.publish(self.broker, self.twin, raised, cleared)
+        events.publish(self.broker, self.twin, raised, cleared, clock=Clock(**self.manifest.get("clock", {})))
         return result
 
     def change(self, op: Callable[[], Any]) -> Any:

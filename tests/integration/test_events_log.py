@@ -118,3 +118,32 @@ def test_the_log_is_set_before_the_conftests_below_are_imported(pytester: pytest
         "import os\nfrom sub.conftest import ENV\n\n"
         f"def test_env():\n    assert ENV.get({EVENT_LOG_ENV!r}) == os.environ[{EVENT_LOG_ENV!r}]\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "sub/test_env.py").assert_outcomes(passed=1)
+
+
+def test_twin_events_check_flags_what_is_not_in_the_schema(mini_twin: Twin, twin_exe: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from emulator import bus
+
+    b, name = mini_twin.manifest["broker"], mini_twin.name
+    good, bad = bus.event_topic(name, "gpu099", "xid"), bus.event_topic(name, "gpu099", "health")
+    monkeypatch.delenv(EVENT_LOG_ENV)   # the malformed message stays out of the session's log
+    with bus.SyncPublisher(b["host"], b["port"], name, "gpu099", wait=True) as pub:
+        # Retained, so that `twin events` gets both whenever it has subscribed.
+        doc = events.envelope(name, "gpu", "gpu099", "xid", {"seq": 1, "node": "gpu099", "gpu": 0, "xid": 79,
+                                                              "lease_id": "", "health": ""}, time=1.0)
+        pub.publish(good, doc, qos=1, retain=True)
+        pub.publish(bad, {"kind": "health"}, qos=1, retain=True)
+        pub.flush()
+        try:
+            r = subprocess.run([twin_exe, "events", "--run-dir", str(mini_twin.run.path), "--node", "gpu099",
+                                "--check", "--count", "2", "--timeout", "60"], capture_output=True, text=True,
+                               timeout=90)
+        finally:
+            for topic in (good, bad):
+                pub.publish(topic, b"", qos=1, retain=True)
+            pub.flush()
+    assert r.returncode == 1, r
+    assert "events/gpu099/xid" in r.stdout and "events/gpu099/health" in r.stdout
+    assert r.stderr.count("not in the schema") == 1 and "envelope: v: Field required" in r.stderr
