@@ -1,7 +1,7 @@
 """The `clustertwin.v1.Fabric` gRPC service over a `FabricManager`.
 
-Errors: every refusal is a `FabricError`, aborted with the status its raiser chose (errors.py maps
-it): an unknown system, port, node or LID is NOT_FOUND, a bad argument INVALID_ARGUMENT, no route
+Errors: every refusal is a `FabricError`, aborted with the status its raiser chose (emulator/errors.py
+maps it): an unknown system, port, node or LID is NOT_FOUND, a bad argument INVALID_ARGUMENT, no route
 FAILED_PRECONDITION, SHARP out of trees RESOURCE_EXHAUSTED, a subnet manager that failed
 UNAVAILABLE; each with the manager's message, and nothing changed.
 """
@@ -42,7 +42,7 @@ def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         try:
             return await fn(self, request, context)
         except FabricError as e:
-            await context.abort(e.grpc_status, e.detail)
+            await e.abort(context)
     return handler
 
 
