@@ -24,9 +24,8 @@ import typer
 from rich.table import Table
 
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, fail
-from emulator.errors import TwinRpcError
-from emulator.rundir import RunDirError
-from emulator.sdk.faults import BACKENDS, SUBSYSTEMS, FaultError
+from emulator.errors import UserError
+from emulator.sdk.faults import BACKENDS, SUBSYSTEMS
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 
@@ -34,10 +33,9 @@ KINDS_HELP = "; ".join(f"{s}: {', '.join(b.kinds)}" for s, b in BACKENDS.items()
 
 
 def _refusals() -> Any:
-    """The errors a fault request can meet that are the request's or the twin's, not a bug."""
-    from emulator.network.errors import NetworkError
-
-    return FaultError, RunDirError, TwinRpcError, NetworkError
+    """The errors a fault request can meet that are the request's or the twin's, not a bug: FaultError,
+    a subsystem not answering (TwinRpcError), a refusal of the network (NetworkError), ..."""
+    return UserError
 
 
 def _infer(twin: Any, target: str) -> str:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from emulator.errors import BadInput
 from emulator.events import FaultPayload
 
 
-class FaultError(ValueError):
+class FaultError(BadInput):
     """A fault request the twin refuses (unknown subsystem, target, kind, parameter or id); nothing changed."""
 
 
@@ -39,6 +40,7 @@ class Backend:
 
     def __init__(self, twin: Any) -> None:
         self.twin = twin
+        self.unknown: set[str] = set()   # targets `native` could not ask (a server cut off): left as logged
 
     def present(self) -> str:
         """'' when the twin runs this subsystem, else how to start it."""

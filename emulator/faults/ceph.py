@@ -18,6 +18,7 @@ from emulator.events import FaultPayload
 from emulator.faults.backend import Backend, FaultError, Native
 from emulator.sdk.ceph import DATA_POOL, OSD_FAULT_KINDS
 
+NATIVE_TIMEOUT_S = 5.0   # a monitor that does not answer in this leaves Ceph out of a listing
 _OSD = re.compile(r"^osd\.(\d+)$")
 
 
@@ -69,7 +70,7 @@ class CephFaults(Backend):
         return "cleared"
 
     def native(self) -> list[Native]:
-        with self.twin.ceph() as ceph:
+        with self.twin.ceph(timeout=NATIVE_TIMEOUT_S) as ceph:
             return [Native(f.id, f"osd.{f.osd}", f.kind, f.effect,
                            {k: v for k, v in (("factor", f.factor), ("object", f.object), ("pool", f.pool)) if v})
                     for f in ceph.osd_faults()]

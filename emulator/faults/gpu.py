@@ -15,9 +15,10 @@ from clustertwin.v1 import gpu_node_pb2 as pb
 from emulator.errors import TwinRpcError
 from emulator.events import FaultPayload
 from emulator.faults.backend import Backend, FaultError, Native, need
-from emulator.sdk.gpu_node import FAULT_KINDS
+from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
 
 GPUS_PER_SERVER = 8
+NATIVE_TIMEOUT_S = 3.0   # a server that does not answer in this is left out of a listing
 
 
 class GpuFaults(Backend):
@@ -63,8 +64,16 @@ class GpuFaults(Backend):
     def native(self) -> list[Native]:
         out = []
         for name in self.twin.gpu_nodes:
-            for f in self.twin.gpu_node(name).faults():
-                kind = pb.FaultKind.Name(f.kind).removeprefix("FAULT_KIND_").lower().replace("_", "-")
+            client = GpuNodeClient(name, self.twin.daemon(name)["grpc"], timeout=NATIVE_TIMEOUT_S)
+            try:
+                found = client.faults()
+            except TwinRpcError:   # cut off or restarting: its faults stay as the log has them
+                self.unknown.add(name)
+                continue
+            finally:
+                client.close()
+            for f in found:
+                kind = pb.GpuFaultKind.Name(f.kind).removeprefix("GPU_FAULT_KIND_").lower().replace("_", "-")
                 kind = {"thermal-slowdown": "thermal"}.get(kind, kind)
                 params = {"gpu": f.gpu} | ({"xid": f.xid} if f.xid and kind == "xid" else {})
                 out.append(Native(f"{name}/{f.id}", name, kind, f"GPU {f.gpu}: {f.effect}", params))

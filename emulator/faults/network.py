@@ -25,7 +25,7 @@ from emulator.network.events import describe
 def cable(target: str) -> tuple[str, str, int | None]:
     parts = target.split(":")
     if len(parts) not in (2, 3) or not all(parts[:2]) or (len(parts) == 3 and not parts[2].isdigit()):
-        raise FaultError(f"a cable is A:B or A:B:INDEX (e.g. ib-leaf01:ib-spine01:0), not {target!r}")
+        raise FaultError(f"a cable is END1:END2 or END1:END2:INDEX (e.g. ib-leaf01:ib-spine01:0), not {target!r}")
     return parts[0], parts[1], int(parts[2]) if len(parts) == 3 else None
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.clock import Clock
+from emulator.errors import TwinRpcError
 from emulator.events import FaultPayload
 from emulator.faults import publish
 from emulator.faults.backend import Backend, FaultError, Native
@@ -39,6 +40,8 @@ from emulator.faults.log import FaultLog
 from emulator.faults.lustre import LustreFaults
 from emulator.faults.network import NetworkFaults
 from emulator.faults.slurm import SlurmFaults
+from emulator.network.errors import NetworkError
+from emulator.rundir import RunDirError
 
 __all__ = ["BACKENDS", "Fault", "FaultError", "FaultsClient", "SUBSYSTEMS", "TwinFault"]
 
@@ -48,6 +51,7 @@ BACKENDS: dict[str, type[Backend]] = {b.subsystem: b for b in (GpuFaults, Networ
 SUBSYSTEMS = tuple(BACKENDS)
 
 log = logging.getLogger(__name__)
+UNREACHABLE = (TwinRpcError, RunDirError, NetworkError, OSError)   # a subsystem that cannot answer now
 
 
 @dataclass(frozen=True)
@@ -145,17 +149,23 @@ class FaultsClient:
             if b.present():
                 continue
             with self._locked(name):   # natives read under the lock: an inject's fault is logged by then
-                natives = b.native()
-                changed = [] if natives is None else self._reconcile(name, natives)
+                try:
+                    natives = b.native()
+                except UNREACHABLE as e:   # the log still answers; this subsystem is adopted next time
+                    log.warning("%s faults not compared with the %s itself: %s", name, name, e)
+                    continue
+                changed = [] if natives is None else self._reconcile(b, natives)
             for fault in changed:
                 self._publish(fault)
 
-    def _reconcile(self, subsystem: str, natives: list[Native]) -> list[Fault]:
+    def _reconcile(self, b: Backend, natives: list[Native]) -> list[Fault]:
+        subsystem = b.subsystem
         rows = self.log.list(subsystem=subsystem)
         live = {n.backend_id for n in natives}
         logged = {i for r in rows for i in r.backend_id.split(",") if i}
         changed = [self.log.mark_cleared(r.id, f"{r.effect} (ended in the {subsystem} subsystem)")
-                   for r in rows if r.backend_id and not live & set(r.backend_id.split(","))]
+                   for r in rows if r.backend_id and r.target not in b.unknown
+                   and not live & set(r.backend_id.split(","))]
         changed += [self.log.add(subsystem, n.target, n.kind, n.params, n.backend_id, n.effect)
                     for n in natives if n.backend_id not in logged]
         return changed
@@ -167,7 +177,7 @@ class FaultsClient:
         out = []
         for name in self.twin.gpu_nodes:
             for f in self.twin.gpu_node(name).faults(include_cleared=include_cleared):
-                kind = gpu_node_pb2.FaultKind.Name(f.kind).removeprefix("FAULT_KIND_").lower()
+                kind = gpu_node_pb2.GpuFaultKind.Name(f.kind).removeprefix("GPU_FAULT_KIND_").lower()
                 out.append(TwinFault("gpu", f"{name} GPU {f.gpu}", f.id, f"xid {f.xid}" if f.xid else kind, f.active,
                                      f.effect))
         return out
