@@ -5,7 +5,9 @@ published on the bus with the monitor's OSD and PG state changes it causes. The 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from typer.testing import CliRunner
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator.cli.main import app
 from emulator.client import Twin
+from emulator.errors import TwinRpcError
 from services.ceph.sdk import CephAdmin
 from tests.ceph.helpers import all_clean, ceph_twin, wait_for
 
@@ -181,3 +184,32 @@ def test_osd_shortcuts_are_logged_faults(twin: CephAdmin) -> None:
     assert len(kill) == 1 and not kill[0].active   # over once the supervisor restarts it
     wait_for("restarted", lambda: twin.run.read(twin.run.daemons)["daemons"]["osd.11"]["pid"] not in (0, old))
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
+
+
+def test_a_stopped_slow_osd_stays_so_across_kill9_from_its_store(twin: CephAdmin) -> None:
+    """The OSD's own fault state is a row of its store (no marker files beside its chunks): a kill -9
+    and the supervisor's restart bring it back stopped and slow, until started and healed."""
+    stop, slow = twin.inject_fault(12, "stop"), twin.inject_fault(12, "slow", factor=6.0)
+    old = twin.pid("osd.12")
+    twin.kill("osd.12")
+    wait_for("restarted", lambda: twin.run.read(twin.run.daemons)["daemons"]["osd.12"]["pid"] not in (0, old))
+    st = wait_for("serving", lambda: _stat_or_none(twin, 12))
+    assert st.state == "stopped" and st.slow_factor == 6.0
+    assert sorted(p.name for p in Path(st.data_dir).iterdir()) == ["current"]
+    db = sqlite3.connect(twin.run.path / "state" / "osd.12.db")
+    try:
+        row = db.execute("SELECT stopped, slow_factor FROM ceph_osd_state WHERE name = 'osd.12'").fetchone()
+        assert row == (1, 6.0)
+    finally:
+        db.close()
+    twin.clear_fault(slow.id)
+    twin.clear_fault(stop.id)
+    assert osd_stat(twin, 12).state == "running" and osd_stat(twin, 12).slow_factor == 1.0
+    wait_for("active+clean", lambda: all_clean(twin), timeout=30)
+
+
+def _stat_or_none(admin: CephAdmin, osd: int) -> pb.OsdStat | None:
+    try:
+        return osd_stat(admin, osd)
+    except TwinRpcError:
+        return None

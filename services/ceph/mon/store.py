@@ -8,7 +8,8 @@ query (`sqlite3 state/ceph-mon.db 'select * from ceph_mon_osds'`):
 - ceph_mon_users    the RGW users
 - ceph_mon_faults   the OSD fault log
 
-An object's row and its PG's row are committed before the write is acknowledged.
+An object's row and its PG's row are committed before the write is acknowledged. Writes go through
+Core statements built once (an ORM Session per write cost ten times the SQL).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Text, delete, select
+from sqlalchemy import JSON, BigInteger, Boolean, Connection, Float, Integer, String, Text, bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -106,31 +107,41 @@ def apply_pg_row(pg: PlacementGroup, r: PgRow) -> None:
     pg.backfilled = {int(p): set(s) for p, s in r.backfilled.items()}
 
 
+def _upserts(dialect: str) -> dict[type[Base], Any]:
+    """One INSERT ... ON CONFLICT DO UPDATE per table (SQLite >= 3.24 and PostgreSQL alike), built once:
+    the monitor commits a PG row per object write, so these statements are on the hot path."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    out: dict[type[Base], Any] = {}
+    for row in TABLES:
+        table = row.__table__
+        stmt = insert(table)
+        keys = [c.name for c in table.primary_key.columns]   # type: ignore[attr-defined]
+        rest = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}   # type: ignore[attr-defined]
+        out[row] = stmt.on_conflict_do_update(index_elements=keys, set_=rest)
+    return out
+
+
 class MonStore:
     def __init__(self, url: str) -> None:
         self.engine = make_engine(url)
         create_tables(self.engine, TABLES)
-        # One upsert (SQLite >= 3.24 and PostgreSQL alike) instead of a read and a write: the monitor
-        # commits a PG row per object write, so statements here are on the hot path.
-        self._insert = postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert
+        self._upsert_of = _upserts(self.engine.dialect.name)
+        self._delete_object = delete(ObjectRow).where(ObjectRow.pg == bindparam("pg"),
+                                                      ObjectRow.name == bindparam("name"))
 
-    def _upsert(self, s: Session, row: type[Base], values: dict[str, Any] | list[dict[str, Any]]) -> None:
-        table = row.__table__
-        stmt = self._insert(table)
-        keys = [c.name for c in table.primary_key.columns]   # type: ignore[attr-defined]
-        rest = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}   # type: ignore[attr-defined]
-        s.execute(stmt.on_conflict_do_update(index_elements=keys, set_=rest), values)
+    def _upsert(self, c: Connection, row: type[Base], values: dict[str, Any] | list[dict[str, Any]]) -> None:
+        c.execute(self._upsert_of[row], values)
 
     def save_object(self, pg: PlacementGroup, name: str) -> None:
         """After a write or remove of `name`: its row (or its absence) and its PG's row, in one commit."""
-        with Session(self.engine) as s, s.begin():
+        with self.engine.begin() as c:
             info = pg.objects.get(name)
             if info is None:
-                s.execute(delete(ObjectRow).where(ObjectRow.pg == str(pg.pgid), ObjectRow.name == name))
+                c.execute(self._delete_object, {"pg": str(pg.pgid), "name": name})
             else:
-                self._upsert(s, ObjectRow, {"pg": str(pg.pgid), "name": name, "size": info.size,
+                self._upsert(c, ObjectRow, {"pg": str(pg.pgid), "name": name, "size": info.size,
                                             "crcs": list(info.crcs)})
-            self._upsert(s, PgRow, pg_row(pg))
+            self._upsert(c, PgRow, pg_row(pg))
 
     def save_map(self, cluster: Cluster) -> None:
         """After an OSD-map change or recovery: the map, every OSD and every PG's peering state."""
@@ -139,19 +150,19 @@ class MonStore:
         osds = [{"id": o.id, "up": o.up, "in": o.in_, "weight": o.weight,
                  "auto_out": life[o.id].auto_out if o.id in life else False,
                  "down_at": life[o.id].down_at if o.id in life else None} for o in cluster.crush.osds.values()]
-        with Session(self.engine) as s, s.begin():
-            self._upsert(s, OsdMapRow, {"id": 1, "epoch": mon.epoch, "flags": sorted(mon.flags),
+        with self.engine.begin() as c:
+            self._upsert(c, OsdMapRow, {"id": 1, "epoch": mon.epoch, "flags": sorted(mon.flags),
                                         "last_up_change": mon.last_up_change, "last_in_change": mon.last_in_change})
-            self._upsert(s, OsdRow, osds)
-            self._upsert(s, PgRow, [pg_row(pg) for pg in cluster.pgs.values()])
+            self._upsert(c, OsdRow, osds)
+            self._upsert(c, PgRow, [pg_row(pg) for pg in cluster.pgs.values()])
 
     def save_user(self, user: User) -> None:
-        with Session(self.engine) as s, s.begin():
-            self._upsert(s, UserRow, asdict(user))
+        with self.engine.begin() as c:
+            self._upsert(c, UserRow, asdict(user))
 
     def save_fault(self, fault: Fault) -> None:
-        with Session(self.engine) as s, s.begin():
-            self._upsert(s, FaultRow, asdict(fault))
+        with self.engine.begin() as c:
+            self._upsert(c, FaultRow, asdict(fault))
 
     def users(self) -> list[User]:
         with Session(self.engine) as s:

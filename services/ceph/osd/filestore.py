@@ -4,8 +4,6 @@ Layout under the data directory:
 
     current/<pg id>/<shard>.<sha256(object name)[:40]>    a chunk: header line (the object name as
                                                            JSON) then the chunk's bytes
-    stopped                                                present while the OSD is stopped (a fault
-                                                           that survives a restart)
 
 Object names can be any string (RGW's contain '/', ':' and NUL), hence hashed file names with the
 name kept in the file. Writes are atomic: a temporary file in the same directory, then a rename; so
@@ -27,14 +25,6 @@ from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
 
 TMP_PREFIX = ".tmp-"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FileChunkStore:
@@ -125,17 +115,3 @@ class FileChunkStore:
 
     def __len__(self) -> int:
         return len(self._sizes)
-
-    # -- the stopped marker ------------------------------------------------------------------
-
-    @property
-    def stopped(self) -> bool:
-        return (self.root / "stopped").exists()
-
-    def set_stopped(self, stopped: bool) -> None:
-        marker = self.root / "stopped"
-        if stopped:
-            marker.write_text("stopped by `twin ceph osd stop`\n")
-        else:
-            marker.unlink(missing_ok=True)
-        _fsync_dir(self.root)

@@ -23,6 +23,10 @@ def test_a_new_monitor_reads_back_what_the_old_one_committed(tmp_path: Path) -> 
     model = MonModel(cluster, cluster.crush.osds, now=0.0)
     pgid = cluster.put(DATA, "obj", b"x" * 10_000)
     store.save_object(cluster.pgs[pgid], "obj")
+    gone = cluster.pgs[cluster.put(DATA, "gone", b"y" * 100)]
+    store.save_object(gone, "gone")
+    del gone.objects["gone"]
+    store.save_object(gone, "gone")   # a removed object's row goes with it
     assert model.osd_command(4, "out", now=1.0).startswith("marked out osd.4")
     store.save_map(cluster)
     store.save_user(model.user_create("alice", "Alice", access_key="AK", secret_key="SK"))
@@ -38,6 +42,7 @@ def test_a_new_monitor_reads_back_what_the_old_one_committed(tmp_path: Path) -> 
     assert again.monitor.epoch == epoch and not again.crush.osds[4].in_
     assert again.pgs[pgid].objects["obj"] == cluster.pgs[pgid].objects["obj"]
     assert again.get(DATA, "obj") == b"x" * 10_000
+    assert "gone" not in again.pgs[gone.pgid].objects
     assert [(f.id, f.kind, f.active) for f in model.list_faults(False)] == [("osd.3-1", "slow", True)]
     assert [u.uid for u in model.list_users()] == ["alice"]
     assert {"ceph_mon_osdmap", "ceph_mon_osds", "ceph_mon_pgs", "ceph_mon_objects", "ceph_mon_users",
