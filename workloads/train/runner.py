@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulator.manifest import Manifest
 from workloads.train import checkpoint_store, fabric_probe
 from workloads.train.checkpoint_model import StorageModel, write_time
 from workloads.train.config import GPUS_PER_SERVER, TrainConfig
@@ -124,19 +125,19 @@ def whole_gpus(node: Any) -> None:
 class _Bus:
     """Publishes the job's progress under the twin's prefix (best effort: no broker, no messages)."""
 
-    def __init__(self, manifest: dict[str, Any] | None, job_id: str) -> None:
+    def __init__(self, manifest: Manifest | None, job_id: str) -> None:
         from emulator import bus
         from emulator.clock import Clock
 
         self.pub: bus.SyncPublisher | None = None
-        if not manifest:
+        if manifest is None:
             return
-        self.clock = Clock(**manifest.get("clock", {}))
-        self.topic = lambda kind: bus.train_topic(manifest["twin"], job_id, kind)
-        b = manifest["broker"]
+        twin = manifest.twin
+        self.clock = Clock(epoch=manifest.clock.epoch, scale=manifest.clock.scale)
+        self.topic = lambda kind: bus.train_topic(twin, job_id, kind)
         try:
-            self.pub = bus.SyncPublisher(b["host"], b["port"], manifest["twin"], "train", wait=True,
-                                         client_id=f"{manifest['twin']}/train/{job_id}")
+            self.pub = bus.SyncPublisher(manifest.broker.host, manifest.broker.port, twin, "train", wait=True,
+                                         client_id=f"{twin}/train/{job_id}")
         except OSError:
             return
 
@@ -162,6 +163,7 @@ class TrainJob:
                  exclude: tuple[str, ...] = (), take_mig: bool = False, log: Log | None = None,
                  reclaim: bool = False) -> None:
         self.cfg, self.twin = cfg, twin
+        self.manifest = Manifest.model_validate(twin.manifest) if twin is not None else None
         self.ckdir = Path(checkpoint_dir) if checkpoint_dir else None
         if cfg.checkpoint_every and self.ckdir is None:
             raise TrainError("--checkpoint-every needs --checkpoint-dir")
@@ -318,7 +320,7 @@ class TrainJob:
     def run(self) -> JobResult:
         cfg = self.cfg
         wall0 = time.monotonic()
-        bus = _Bus(self.twin.manifest if self.twin is not None else None, cfg.job_id)
+        bus = _Bus(self.manifest, cfg.job_id)
         try:
             return self._run(bus, wall0)
         finally:
@@ -513,23 +515,21 @@ class TrainJob:
 
     def _lustre_state(self) -> Any:
         """The twin's Lustre faults at the modelled scale (None: no Lustre in this twin, a healthy model)."""
-        manifest = self.twin.manifest if self.twin is not None else None
-        if not manifest or not manifest.get("lustre"):
+        lustre = self.manifest.section("lustre") if self.manifest is not None else None
+        if not lustre:
             return None
-        from services.lustre.client.core import LustreClient
         from services.lustre.estimate import live_state_from_twin
-        from services.lustre.oss.daemon import fault_marker
 
-        down = {d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_oss"
-                and fault_marker(manifest["lustre"]["data_dir"], d["name"]).exists()}
+        down: set[str] = set()
         try:
-            client = LustreClient.from_manifest(manifest, failover_timeout=10.0)
-            return live_state_from_twin(manifest, list(client.statfs().osts), None, down)
-        except Exception as e:  # noqa: BLE001 - the MDS is failing over: the markers still say which OSS is down
-            self.log(f"Lustre statfs failed ({e}); modelling from the fault markers only")
+            with self.twin.lustre() as lu:
+                down = lu.down_oss()   # the OSSs an oss-kill fault keeps down (their ListFaults)
+                return live_state_from_twin(self.twin.manifest, list(lu.statfs().osts), None, down)
+        except Exception as e:  # noqa: BLE001 - the MDS is failing over: the OSS faults still say which OSS is down
+            self.log(f"Lustre statfs failed ({e}); modelling from the OSS faults only")
             from services.lustre.estimate import LiveState
 
-            names = sorted({o["oss"] for o in manifest["lustre"]["osts"]})
+            names = sorted({o["oss"] for o in lustre["osts"]})
             return LiveState(frozenset(k for k, n in enumerate(names) if n in down))
 
     def _checkpoint(self, res: JobResult, bus: _Bus, t: float, step: int, loss: float) -> float:
