@@ -36,7 +36,6 @@ from typing import Any
 import aiomqtt
 
 from emulator import events
-from emulator.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -246,18 +245,15 @@ class SyncPublisher(BusClient):
         self.close()
 
 
-def publish_fault(broker: dict[str, Any], twin: str, fault: Any, source: str = "twin", subsystem: str = "twin",
-                  node: str = "twin", clock: Clock | None = None, timeout: float = 5.0) -> None:
-    """One fault recorded or cleared (an emulator.events.FaultPayload or its dict), over one short-lived
-    connection to the manifest's broker: the event `fault`/`fault_clear` and the fault record, QoS 1,
-    acknowledged. `clock`: the twin's (`Clock(**manifest["clock"])`), for the event's time.
-    OSError or TimeoutError when the broker cannot be reached or does not acknowledge."""
-    record = fault if isinstance(fault, dict) else fault.model_dump()
-    kind = "fault" if record["active"] else "fault_clear"
-    message = f"{record['id']} {record['subsystem']} {record['kind']} {record['target']}: " \
-              f"{record['effect'] if record['active'] else 'cleared'}"
+def publish_fault(broker: dict[str, Any], twin: str, record: dict[str, Any], *, now: float, message: str,
+                  source: str = "twin", subsystem: str = "twin", node: str = "twin", timeout: float = 5.0) -> None:
+    """One fault recorded or cleared (`record`: an emulator.events.FaultPayload's dict), over one short-lived
+    connection to the manifest's broker: the event `fault`/`fault_clear` at twin time `now`, then the
+    fault record, QoS 1, acknowledged. OSError or TimeoutError when the broker cannot be reached or
+    does not acknowledge."""
     with SyncPublisher(broker["host"], broker["port"], twin, source, wait=True) as pub:
-        pub.event(subsystem, kind, {"fault": record}, time=(clock or Clock()).now(), message=message, node=node)
+        pub.event(subsystem, "fault" if record["active"] else "fault_clear", {"fault": record}, time=now,
+                  message=message, node=node)
         pub.fault(node, record)
         pub.flush(timeout)
 

@@ -5,15 +5,14 @@ kind's fields), and the filesystem keeps working through them."""
 
 from __future__ import annotations
 
-import json
 import queue
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import pytest
 
+from emulator import bus
 from tests.lustre.conftest import LustreMount, needs_fuse
 
 pytestmark = needs_fuse
@@ -24,17 +23,8 @@ COMMON = {"time", "node", "kind", "message"}
 class Events:
     def __init__(self, manifest: dict[str, Any]) -> None:
         self.prefix = f"clustertwin/{manifest['twin']}/events/lustre/"
-        self.got: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.seen: list[tuple[str, dict[str, Any]]] = []
-        self.subscribed: queue.Queue[bool] = queue.Queue()
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"lustre-events-test-{time.time_ns()}")
-        c.on_connect = lambda cl, *a: cl.subscribe(self.prefix + "#", qos=1)
-        c.on_subscribe = lambda *a: self.subscribed.put(True)
-        c.on_message = lambda cl, u, msg: self.got.put((msg.topic, json.loads(msg.payload)))
-        c.connect(manifest["broker"]["host"], manifest["broker"]["port"])
-        c.loop_start()
-        self.client = c
-        self.subscribed.get(timeout=10)
+        self.sub = bus.Subscription(manifest["broker"]["host"], manifest["broker"]["port"], [self.prefix + "#"])
 
     def wait(self, kind: str, timeout: float = 20.0, **fields: Any) -> dict[str, Any]:
         """The first event of `kind` with these fields not yet waited for, received before this call or within
@@ -43,7 +33,8 @@ class Events:
         while True:
             while True:
                 try:
-                    self.seen.append(self.got.get_nowait())
+                    m = self.sub.messages.get_nowait()
+                    self.seen.append((m.pop("_topic"), m))
                 except queue.Empty:
                     break
             for n, (topic, payload) in enumerate(self.seen):
@@ -56,8 +47,7 @@ class Events:
             time.sleep(0.05)
 
     def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
+        self.sub.close()
 
 
 @pytest.fixture(scope="module")
