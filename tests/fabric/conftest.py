@@ -23,8 +23,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
+from emulator import bus
 from emulator.daemon_config import DaemonConfig
-from emulator.procutil import pid_alive
+from emulator.procutil import pid_alive, wait_for_port
 from emulator.topology import load_topology
 from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.subnet import APT_PACKAGES, Subnet, missing_tools
@@ -97,24 +98,10 @@ class FabricUnderTest:
             return e.code, json.loads(e.read())
 
 
-def _subscribe(port: int, topic: str) -> tuple[queue.Queue[Any], Any]:
-    import paho.mqtt.client as mqtt
-
-    got: queue.Queue[Any] = queue.Queue()
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="fabric-test-sub")
-    client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
-    client.on_message = lambda c, u, msg: got.put((msg.topic, json.loads(msg.payload)))
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.connect("127.0.0.1", port)
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-    client.loop_start()
-    return got, client
+def _subscribe(port: int, topic: str) -> bus.Subscription:
+    if not wait_for_port("127.0.0.1", port, 10):
+        raise TimeoutError(f"mosquitto did not listen on 127.0.0.1:{port}")
+    return bus.Subscription("127.0.0.1", port, [topic])
 
 
 def fabric_config(run: Path, **extra: Any) -> DaemonConfig:
@@ -181,16 +168,15 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FabricUnderTest]:
     mqtt_port = _free_port()
     broker = subprocess.Popen(["mosquitto", "-p", str(mqtt_port)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    sub, client = _subscribe(mqtt_port, f"clustertwin/{TWIN}/events/fabric/#")
+    sub = _subscribe(mqtt_port, f"clustertwin/{TWIN}/events/fabric/#")
     t = None
     try:
-        t = start_fabric(fabric_config(run, broker_port=mqtt_port), sub)
+        t = start_fabric(fabric_config(run, broker_port=mqtt_port), sub.messages)
         assert (run / "fabric" / "fabric" / "opensm.log").exists()   # <run>/fabric/<name>
         yield t
     finally:
         rc = stop_fabric(t) if t is not None else 0
-        client.loop_stop()
-        client.disconnect()
+        sub.close()
         broker.terminate()
         broker.wait(5)
         assert rc == 0, t and t.log.read_text()[-2000:]

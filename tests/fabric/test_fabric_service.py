@@ -101,8 +101,8 @@ def test_disable_uplink_reroutes_with_events(twin: Twin) -> None:
         assert r.changed and r.trap_128 and r.port.disabled and r.port.logical_state != "Active"
         ev = events.get(timeout=10)
         assert ev.kind == "port_down" and ev.node == "ib-leaf01" and ev.port == uplink and ev.trap_128
-        topic, payload = twin.mqtt.get(timeout=10)
-        assert topic == f"clustertwin/{TWIN}/events/fabric/port_down" and payload["port"] == uplink
+        msg = twin.mqtt.get(timeout=10)
+        assert msg["_topic"] == f"clustertwin/{TWIN}/events/fabric/port_down" and msg["port"] == uplink
         after = twin.stub.GetRoute(req)
         assert after.hops[0].out_port != uplink and _hops(after)[1].startswith("ib-spine")
         h = twin.stub.GetHealth(pb.GetHealthRequest())
