@@ -124,3 +124,14 @@ def test_an_unreachable_broker_is_an_error_for_a_command() -> None:
         closed = s.getsockname()[1]
     with pytest.raises(OSError):
         bus.SyncPublisher("127.0.0.1", closed, "t7", "network", wait=True)
+
+
+def test_only_the_bus_imports_an_mqtt_client() -> None:
+    """One MQTT client style: everything else publishes and subscribes through emulator/bus.py."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    pattern = re.compile(r"^\s*(import|from)\s+(paho|aiomqtt)\b", re.MULTILINE)
+    offenders = [str(p.relative_to(root)) for d in ("emulator", "services", "workloads", "tests", "bench")
+                 for p in (root / d).rglob("*.py") if pattern.search(p.read_text(errors="replace"))]
+    assert offenders == ["emulator/bus.py"], offenders
