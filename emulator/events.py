@@ -38,7 +38,7 @@ class Envelope(Strict):
     twin: str = Field(description="The twin's name (the `clustertwin/<twin>` topic prefix).")
     subsystem: Subsystem = Field(description="Which part of the twin the event belongs to.")
     source: str = Field(description="The daemon or program that published it: gpu001, fabric, ceph-mon, "
-                                    "mds01, oss02, network (the supervisor, `twin net fault`), train.")
+                                    "mds01, oss02, network (`twin net fault`), faults (the twin's fault log), train.")
     kind: str = Field(description="The event kind (the last topic level); selects the payload below.")
     id: str = Field(description="Unique id of this event (32 hex digits), for de-duplication.")
     time: float = Field(description="Twin-clock time, Unix seconds (emulator/clock.py: follows --clock-scale).")
@@ -415,7 +415,9 @@ Every daemon of the twin publishes on its MQTT broker (`twin endpoints` names it
 | `PREFIX/telemetry/<node>/gpu/<index>` | 0 | a GPU's telemetry sample, every telemetry interval |
 | `PREFIX/status/<daemon>` | 1, retained | `online`, or `offline` (also the daemon's MQTT last will) |
 
-`twin events` tails them; `Twin.events(*patterns)` subscribes from Python.
+`twin events` tails them (`--check` flags what does not match this schema); `Twin.events(*patterns)`
+subscribes from Python. Publish only through `emulator.bus` (`Publisher`, `SyncPublisher`): it builds
+the envelope, and while the test suite runs it logs every message, which must then validate here.
 
 ## The envelope
 
