@@ -5,8 +5,9 @@ fields, as the gRPC Event message has them, so a subscriber reads `event["xid"]`
 `emulator.bus` builds envelopes (`envelope()`); docs/EVENTS.md is rendered from this module
 (`python -m emulator.events > docs/EVENTS.md`) and a test keeps the two equal.
 
-    validate(doc)          -> (Envelope, payload model), EventError naming what is wrong
-    validate_message(topic, doc)  also checks the topic against the event (or fault record)
+    validate(doc)                 -> (Envelope, payload model); EventError naming what is wrong
+    validate_message(topic, doc)  also checks the topic (events, fault records, telemetry)
+    check_log(path)               -> (count, problems) of an event log ($CLUSTERTWIN_EVENT_LOG)
 """
 
 from __future__ import annotations
