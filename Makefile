@@ -10,6 +10,9 @@ RUN_DIR     ?= .twin
 APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl
 PROTOS      := $(wildcard protos/clustertwin/v1/*.proto)
 PYTEST_ARGS ?=
+# The protos protos/lint.py enforces: only the files already cleaned to its rules (today gpu_node.proto).
+# fabric, ceph and lustre.proto are being reworked; each is added here once it is cleaned.
+PROTO_LINT  := protos/clustertwin/v1/gpu_node.proto
 
 .PHONY: install up down status test unit lint proto proto-check bench clean chaos
 
@@ -54,6 +57,7 @@ proto-check: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/python protos/lint.py $(PROTO_LINT)
 
 test: install proto-check lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -17,10 +17,10 @@ async def _run(address: str, rate: float, seconds: float) -> tuple[list[float], 
     latencies: list[float] = []
     async with grpc.aio.insecure_channel(address) as channel:
         stub = pb_grpc.GpuNodeStub(channel)
-        await stub.GetGpu(pb.GpuRequest(gpu=0), timeout=5)   # warm the connection
+        await stub.GetGpu(pb.GpuGetGpuRequest(gpu=0), timeout=5)   # warm the connection
 
         async def one(i: int, due: float) -> None:
-            await stub.GetGpu(pb.GpuRequest(gpu=i % 8), timeout=5)
+            await stub.GetGpu(pb.GpuGetGpuRequest(gpu=i % 8), timeout=5)
             latencies.append(time.perf_counter() - due)   # from when it was due, not when it was sent
 
         start = time.perf_counter()

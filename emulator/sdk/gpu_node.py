@@ -16,12 +16,25 @@ from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator.errors import TwinRpcError
 
 FAULT_KINDS = {
-    "xid": pb.FAULT_KIND_XID,
-    "thermal": pb.FAULT_KIND_THERMAL_SLOWDOWN,
-    "ecc-sbe": pb.FAULT_KIND_ECC_SBE,
-    "ecc-dbe": pb.FAULT_KIND_ECC_DBE,
-    "nvlink-down": pb.FAULT_KIND_NVLINK_DOWN,
+    "xid": pb.GPU_FAULT_KIND_XID,
+    "thermal": pb.GPU_FAULT_KIND_THERMAL_SLOWDOWN,
+    "ecc-sbe": pb.GPU_FAULT_KIND_ECC_SBE,
+    "ecc-dbe": pb.GPU_FAULT_KIND_ECC_DBE,
+    "nvlink-down": pb.GPU_FAULT_KIND_NVLINK_DOWN,
 }
+
+
+class EventStream:
+    """The daemon's WatchEvents stream as its GpuEvent messages; .cancel() ends it."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __iter__(self) -> Iterator[pb.GpuEvent]:
+        return (response.event for response in self._call)
+
+    def cancel(self) -> bool:
+        return self._call.cancel()
 
 
 class GpuNodeClient:
@@ -38,103 +51,114 @@ class GpuNodeClient:
         except grpc.RpcError as e:
             raise TwinRpcError(self.name, e.code(), e.details() or "") from None
 
+    def _all(self, method: str, field: str, request: Any) -> list[Any]:
+        """Every item of a paginated List RPC: follow next_page_token to the end."""
+        items: list[Any] = []
+        while True:
+            response = self._call(method, request)
+            items.extend(getattr(response, field))
+            if not response.next_page_token:
+                return items
+            request.page_token = response.next_page_token
+
     def close(self) -> None:
         self._channel.close()
 
     # queries
-    def node(self) -> pb.NodeInfo:
-        return self._call("GetNode", pb.GetNodeRequest())
+    def node(self) -> pb.GpuNodeInfo:
+        return self._call("GetNode", pb.GpuGetNodeRequest()).node
 
     def gpus(self) -> list[pb.GpuInfo]:
-        return list(self._call("ListGpus", pb.ListGpusRequest()).gpus)
+        return self._all("ListGpus", "gpus", pb.GpuListGpusRequest())
 
     def gpu(self, index: int) -> pb.GpuInfo:
-        return self._call("GetGpu", pb.GpuRequest(gpu=index))
+        return self._call("GetGpu", pb.GpuGetGpuRequest(gpu=index)).gpu
 
-    def topology(self) -> pb.TopologyMatrix:
-        return self._call("GetTopology", pb.GetNodeRequest())
+    def topology(self) -> pb.GpuTopologyMatrix:
+        return self._call("GetTopology", pb.GpuGetTopologyRequest()).topology
 
     def kernel_log(self) -> list[str]:
-        return list(self._call("KernelLog", pb.KernelLogRequest()).lines)
+        return list(self._call("KernelLog", pb.GpuKernelLogRequest()).lines)
 
     # MIG
     def set_mig(self, gpu: int, enabled: bool) -> pb.GpuInfo:
-        return self._call("SetMigMode", pb.SetMigModeRequest(gpu=gpu, enabled=enabled))
+        return self._call("SetMigMode", pb.GpuSetMigModeRequest(gpu=gpu, enabled=enabled)).gpu
 
-    def mig_profiles(self, gpu: int) -> list[pb.MigProfile]:
-        return list(self._call("ListMigProfiles", pb.GpuRequest(gpu=gpu)).profiles)
+    def mig_profiles(self, gpu: int) -> list[pb.GpuMigProfile]:
+        return self._all("ListMigProfiles", "profiles", pb.GpuListMigProfilesRequest(gpu=gpu))
 
     def gpu_instances(self, gpu: int) -> list[pb.GpuInstance]:
-        return list(self._call("ListGpuInstances", pb.GpuRequest(gpu=gpu)).instances)
+        return self._all("ListGpuInstances", "instances", pb.GpuListGpuInstancesRequest(gpu=gpu))
 
     def create_gpu_instance(self, gpu: int, profile: str, placement: int | None = None,
                             default_compute_instance: bool = True) -> pb.GpuInstance:
-        return self._call("CreateGpuInstance", pb.CreateGpuInstanceRequest(
-            gpu=gpu, profile=profile, has_placement=placement is not None, placement_start=placement or 0,
-            default_compute_instance=default_compute_instance))
+        return self._call("CreateGpuInstance", pb.GpuCreateGpuInstanceRequest(
+            gpu=gpu, profile=profile, placement_start=placement,
+            default_compute_instance=default_compute_instance)).instance
 
     def destroy_gpu_instance(self, gpu: int, gi_id: int) -> None:
-        self._call("DestroyGpuInstance", pb.DestroyGpuInstanceRequest(gpu=gpu, gi_id=gi_id))
+        self._call("DestroyGpuInstance", pb.GpuDestroyGpuInstanceRequest(gpu=gpu, gi_id=gi_id))
 
-    def create_compute_instance(self, gpu: int, gi_id: int, slices: int) -> pb.ComputeInstance:
-        return self._call("CreateComputeInstance", pb.CreateComputeInstanceRequest(gpu=gpu, gi_id=gi_id, slices=slices))
+    def create_compute_instance(self, gpu: int, gi_id: int, slices: int) -> pb.GpuComputeInstance:
+        return self._call("CreateComputeInstance",
+                          pb.GpuCreateComputeInstanceRequest(gpu=gpu, gi_id=gi_id, slices=slices)).instance
 
     def destroy_compute_instance(self, gpu: int, gi_id: int, ci_id: int) -> None:
-        self._call("DestroyComputeInstance", pb.DestroyComputeInstanceRequest(gpu=gpu, gi_id=gi_id, ci_id=ci_id))
+        self._call("DestroyComputeInstance", pb.GpuDestroyComputeInstanceRequest(gpu=gpu, gi_id=gi_id, ci_id=ci_id))
 
     # leases
     def lease(self, job_id: str, count: int = 0, gpus: list[int] | None = None, mig_profile: str = "",
-              utilization: int = 0) -> pb.Lease:
-        return self._call("AcquireLease", pb.LeaseRequest(job_id=job_id, count=count, gpus=gpus or [],
-                                                          mig_profile=mig_profile, utilization=utilization))
+              utilization: int = 0) -> pb.GpuLease:
+        return self._call("AcquireLease", pb.GpuAcquireLeaseRequest(
+            job_id=job_id, count=count, gpus=gpus or [], mig_profile=mig_profile, utilization=utilization)).lease
 
-    def release(self, lease_id: str) -> pb.Lease:
-        return self._call("ReleaseLease", pb.LeaseId(lease_id=lease_id))
+    def release(self, lease_id: str) -> pb.GpuLease:
+        return self._call("ReleaseLease", pb.GpuReleaseLeaseRequest(lease_id=lease_id)).lease
 
-    def leases(self, include_ended: bool = False) -> list[pb.Lease]:
-        return list(self._call("ListLeases", pb.ListLeasesRequest(include_ended=include_ended)).leases)
+    def leases(self, include_ended: bool = False) -> list[pb.GpuLease]:
+        return self._all("ListLeases", "leases", pb.GpuListLeasesRequest(include_ended=include_ended))
 
-    def lease_info(self, lease_id: str) -> pb.Lease:
+    def lease_info(self, lease_id: str) -> pb.GpuLease:
         for lease in self.leases(include_ended=True):
             if lease.id == lease_id:
                 return lease
         raise TwinRpcError(self.name, grpc.StatusCode.NOT_FOUND, f"no lease {lease_id!r}")
 
-    def report_load(self, lease_id: str, utilization: int) -> pb.Lease:
-        return self._call("ReportLoad", pb.ReportLoadRequest(lease_id=lease_id, utilization=utilization))
+    def report_load(self, lease_id: str, utilization: int) -> pb.GpuLease:
+        return self._call("ReportLoad", pb.GpuReportLoadRequest(lease_id=lease_id, utilization=utilization)).lease
 
     # faults
     def inject_fault(self, kind: str, gpu: int, xid: int = 0, link: int = 0, count: int = 0,
-                     lease_id: str = "") -> pb.Fault:
+                     lease_id: str = "") -> pb.GpuFault:
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; choose one of {', '.join(FAULT_KINDS)}")
-        return self._call("InjectFault", pb.InjectFaultRequest(kind=FAULT_KINDS[kind], gpu=gpu, xid=xid, link=link,
-                                                               count=count, lease_id=lease_id))
+        return self._call("InjectFault", pb.GpuInjectFaultRequest(
+            kind=FAULT_KINDS[kind], gpu=gpu, xid=xid, link=link, count=count, lease_id=lease_id)).fault
 
-    def inject_xid(self, gpu: int, xid: int, lease_id: str = "") -> pb.Fault:
+    def inject_xid(self, gpu: int, xid: int, lease_id: str = "") -> pb.GpuFault:
         return self.inject_fault("xid", gpu, xid=xid, lease_id=lease_id)
 
-    def clear_fault(self, fault_id: str) -> pb.Fault:
-        return self._call("ClearFault", pb.FaultId(fault_id=fault_id))
+    def clear_fault(self, fault_id: str) -> pb.GpuFault:
+        return self._call("ClearFault", pb.GpuClearFaultRequest(fault_id=fault_id)).fault
 
-    def faults(self, include_cleared: bool = False) -> list[pb.Fault]:
-        return list(self._call("ListFaults", pb.ListFaultsRequest(include_cleared=include_cleared)).faults)
+    def faults(self, include_cleared: bool = False) -> list[pb.GpuFault]:
+        return self._all("ListFaults", "faults", pb.GpuListFaultsRequest(include_cleared=include_cleared))
 
     def reset_gpu(self, gpu: int) -> pb.GpuInfo:
-        return self._call("ResetGpu", pb.GpuRequest(gpu=gpu))
+        return self._call("ResetGpu", pb.GpuResetGpuRequest(gpu=gpu)).gpu
 
-    def reboot(self) -> pb.NodeInfo:
-        return self._call("RebootNode", pb.GetNodeRequest())
+    def reboot(self) -> pb.GpuNodeInfo:
+        return self._call("RebootNode", pb.GpuRebootNodeRequest()).node
 
-    def stop_fabric_manager(self) -> pb.NodeInfo:
-        return self._call("StopFabricManager", pb.GetNodeRequest())
+    def stop_fabric_manager(self) -> pb.GpuNodeInfo:
+        return self._call("StopFabricManager", pb.GpuStopFabricManagerRequest()).node
 
-    def start_fabric_manager(self) -> pb.NodeInfo:
-        return self._call("StartFabricManager", pb.GetNodeRequest())
+    def start_fabric_manager(self) -> pb.GpuNodeInfo:
+        return self._call("StartFabricManager", pb.GpuStartFabricManagerRequest()).node
 
-    def watch_events(self, after_seq: int = 0, replay: bool = True) -> Iterator[pb.Event]:
+    def watch_events(self, after_seq: int = 0, replay: bool = True) -> EventStream:
         """Events from the daemon's gRPC stream; iterate, and call .cancel() on it to stop."""
-        return self._stub.WatchEvents(pb.WatchEventsRequest(after_seq=after_seq, replay=replay))
+        return EventStream(self._stub.WatchEvents(pb.GpuWatchEventsRequest(after_seq=after_seq, replay=replay)))
 
 
 class NodeNames(list):

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, user_errors
+from services.gpu_node.topo_matrix import render
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 mig = typer.Typer(no_args_is_help=True, help="MIG: modes, profiles, GPU and compute instances.")
@@ -22,7 +23,7 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _health(h: int) -> str:
-    return pb.Health.Name(h).removeprefix("HEALTH_")
+    return pb.GpuHealth.Name(h).removeprefix("GPU_HEALTH_")
 
 
 def _as_dict(message: object) -> dict:
@@ -53,7 +54,7 @@ def list_gpus(run_dir: RunDirOption = DEFAULT,
         table.add_row(name, str(g.index), g.uuid, _health(g.health), f"{g.gpu_util}%", f"{g.power_w:.0f} W",
                       f"{g.temperature_c:.0f} C", f"{g.memory_used_mib}/{g.memory_total_mib} MiB",
                       "on" if g.mig_enabled else "off", ",".join(g.lease_ids) or "-", str(g.last_xid or "-"),
-                      style="red" if g.health == pb.HEALTH_FAIL else "")
+                      style="red" if g.health == pb.GPU_HEALTH_FAIL else "")
     console.print(table)
 
 
@@ -75,7 +76,8 @@ def node(node: Node, run_dir: RunDirOption = DEFAULT) -> None:
 def topo(node: Node, run_dir: RunDirOption = DEFAULT) -> None:
     """The `nvidia-smi topo -m` matrix of a server."""
     with user_errors():
-        print(connect(run_dir).gpu_node(node).topology().text)
+        t = connect(run_dir).gpu_node(node).topology()
+    print(render(list(t.labels), list(t.rows)))
 
 
 @app.command()

@@ -17,64 +17,63 @@ from services.gpu_node.views import (
 )
 
 
-def node(v: NodeView) -> pb.NodeInfo:
-    return pb.NodeInfo(**vars(v))
+def node(v: NodeView) -> pb.GpuNodeInfo:
+    return pb.GpuNodeInfo(**vars(v))
 
 
 def gpu(v: GpuView) -> pb.GpuInfo:
     # Shallow by hand: dataclasses.asdict deep-copies and dominated the query RPCs' cost.
     d = dict(vars(v))
-    d["ecc"] = pb.EccCounters(**vars(v.ecc))
-    d["nvlinks"] = [pb.NvLink(**vars(link)) for link in v.nvlinks]
+    d["ecc"] = pb.GpuEccCounters(**vars(v.ecc))
+    d["nvlinks"] = [pb.GpuNvLink(**vars(link)) for link in v.nvlinks]
     return pb.GpuInfo(**d)
 
 
-def mig_profile(v: MigProfileView) -> pb.MigProfile:
-    return pb.MigProfile(**dataclasses.asdict(v))
+def mig_profile(v: MigProfileView) -> pb.GpuMigProfile:
+    return pb.GpuMigProfile(**dataclasses.asdict(v))
 
 
 def gpu_instance(v: GpuInstanceView) -> pb.GpuInstance:
     return pb.GpuInstance(**dataclasses.asdict(v))
 
 
-def compute_instance(v: ComputeInstanceView) -> pb.ComputeInstance:
-    return pb.ComputeInstance(**dataclasses.asdict(v))
+def compute_instance(v: ComputeInstanceView) -> pb.GpuComputeInstance:
+    return pb.GpuComputeInstance(**dataclasses.asdict(v))
 
 
-def lease(r: Lease) -> pb.Lease:
+def lease(r: Lease) -> pb.GpuLease:
     d = dataclasses.asdict(r)
     d.pop("pid")  # internal: only the kernel log shows it
-    return pb.Lease(**d)
+    return pb.GpuLease(**d)
 
 
-def fault(r: Fault) -> pb.Fault:
+def fault(r: Fault) -> pb.GpuFault:
     d = dataclasses.asdict(r)
-    d["kind"] = pb.FaultKind.Value(f"FAULT_KIND_{r.kind}")
-    return pb.Fault(**d)
+    d["kind"] = pb.GpuFaultKind.Value(f"GPU_FAULT_KIND_{r.kind}")
+    return pb.GpuFault(**d)
 
 
 def fault_kind(kind: int) -> str:
     """Proto enum → model kind name ("XID", ...); unknown numbers pass through for the model to refuse."""
     try:
-        return pb.FaultKind.Name(kind).removeprefix("FAULT_KIND_")
+        return pb.GpuFaultKind.Name(kind).removeprefix("GPU_FAULT_KIND_")
     except ValueError:
         return str(kind)
 
 
-def event(e: dict[str, Any]) -> pb.Event:
-    health = pb.Health.Value(f"HEALTH_{e['health']}") if e.get("health") else pb.HEALTH_UNSPECIFIED
-    return pb.Event(
+def event(e: dict[str, Any]) -> pb.GpuEvent:
+    health = pb.GpuHealth.Value(f"GPU_HEALTH_{e['health']}") if e.get("health") else pb.GPU_HEALTH_UNSPECIFIED
+    return pb.GpuEvent(
         seq=e["seq"], time=e["time"], node=e["node"], kind=e["kind"], gpu=e["gpu"], xid=e["xid"],
         lease_id=e["lease_id"], health=health, message=e["message"],
     )
 
 
-def topology(t: TopoMatrix) -> pb.TopologyMatrix:
-    return pb.TopologyMatrix(
+def topology(t: TopoMatrix) -> pb.GpuTopologyMatrix:
+    return pb.GpuTopologyMatrix(
         labels=t.labels,
         rows=[
-            pb.TopologyRow(label=r.label, cells=r.cells, cpu_affinity=r.cpu_affinity, numa_affinity=r.numa_affinity)
+            pb.GpuTopologyRow(label=r.label, cells=r.cells, cpu_affinity=r.cpu_affinity, numa_affinity=r.numa_affinity)
             for r in t.rows
         ],
-        text=t.text,
     )

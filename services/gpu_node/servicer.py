@@ -19,7 +19,7 @@ import grpc
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
-from services.gpu_node import convert
+from services.gpu_node import convert, paging
 from services.gpu_node.errors import ModelError
 from services.gpu_node.model import NodeModel
 
@@ -111,111 +111,124 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
     # ------------------------------------------------------------------ queries
 
     @_rpc(mutating=False)
-    def GetNode(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
-        return convert.node(self._model.node_info(now))
+    def GetNode(self, request: pb.GpuGetNodeRequest, now: float) -> pb.GpuGetNodeResponse:
+        return pb.GpuGetNodeResponse(node=convert.node(self._model.node_info(now)))
 
     @_rpc(mutating=False)
-    def ListGpus(self, request: pb.ListGpusRequest, now: float) -> pb.ListGpusResponse:
-        return pb.ListGpusResponse(gpus=[convert.gpu(v) for v in self._model.list_gpus()])
+    def ListGpus(self, request: pb.GpuListGpusRequest, now: float) -> pb.GpuListGpusResponse:
+        views, token = paging.page("ListGpus", self._model.list_gpus(), request.page_size, request.page_token,
+                                   key=lambda g: g.index)
+        return pb.GpuListGpusResponse(gpus=[convert.gpu(v) for v in views], next_page_token=token)
 
     @_rpc(mutating=False)
-    def GetGpu(self, request: pb.GpuRequest, now: float) -> pb.GpuInfo:
-        return convert.gpu(self._model.gpu_info(request.gpu))
+    def GetGpu(self, request: pb.GpuGetGpuRequest, now: float) -> pb.GpuGetGpuResponse:
+        return pb.GpuGetGpuResponse(gpu=convert.gpu(self._model.gpu_info(request.gpu)))
 
     @_rpc(mutating=False)
-    def GetTopology(self, request: pb.GetNodeRequest, now: float) -> pb.TopologyMatrix:
-        return convert.topology(self._model.topology())
+    def GetTopology(self, request: pb.GpuGetTopologyRequest, now: float) -> pb.GpuGetTopologyResponse:
+        return pb.GpuGetTopologyResponse(topology=convert.topology(self._model.topology()))
 
     @_rpc(mutating=False)
-    def ListMigProfiles(self, request: pb.GpuRequest, now: float) -> pb.ListMigProfilesResponse:
-        views = self._model.mig_profiles(request.gpu)
-        return pb.ListMigProfilesResponse(profiles=[convert.mig_profile(v) for v in views])
+    def ListMigProfiles(self, request: pb.GpuListMigProfilesRequest, now: float) -> pb.GpuListMigProfilesResponse:
+        views, token = paging.page("ListMigProfiles", self._model.mig_profiles(request.gpu), request.page_size,
+                                   request.page_token)
+        return pb.GpuListMigProfilesResponse(profiles=[convert.mig_profile(v) for v in views], next_page_token=token)
 
     @_rpc(mutating=False)
-    def ListGpuInstances(self, request: pb.GpuRequest, now: float) -> pb.ListGpuInstancesResponse:
-        views = self._model.gpu_instances(request.gpu)
-        return pb.ListGpuInstancesResponse(instances=[convert.gpu_instance(v) for v in views])
+    def ListGpuInstances(self, request: pb.GpuListGpuInstancesRequest, now: float) -> pb.GpuListGpuInstancesResponse:
+        views, token = paging.page("ListGpuInstances", self._model.gpu_instances(request.gpu), request.page_size,
+                                   request.page_token)
+        return pb.GpuListGpuInstancesResponse(instances=[convert.gpu_instance(v) for v in views],
+                                              next_page_token=token)
 
     @_rpc(mutating=False)
-    def ListLeases(self, request: pb.ListLeasesRequest, now: float) -> pb.ListLeasesResponse:
-        return pb.ListLeasesResponse(leases=[convert.lease(x) for x in self._model.leases(request.include_ended)])
+    def ListLeases(self, request: pb.GpuListLeasesRequest, now: float) -> pb.GpuListLeasesResponse:
+        leases, token = paging.page("ListLeases", self._model.leases(request.include_ended), request.page_size,
+                                    request.page_token, key=paging.serial)
+        return pb.GpuListLeasesResponse(leases=[convert.lease(x) for x in leases], next_page_token=token)
 
     @_rpc(mutating=False)
-    def ListFaults(self, request: pb.ListFaultsRequest, now: float) -> pb.ListFaultsResponse:
-        return pb.ListFaultsResponse(faults=[convert.fault(f) for f in self._model.faults(request.include_cleared)])
+    def ListFaults(self, request: pb.GpuListFaultsRequest, now: float) -> pb.GpuListFaultsResponse:
+        faults, token = paging.page("ListFaults", self._model.faults(request.include_cleared), request.page_size,
+                                    request.page_token, key=paging.serial)
+        return pb.GpuListFaultsResponse(faults=[convert.fault(f) for f in faults], next_page_token=token)
 
     @_rpc(mutating=False)
-    def KernelLog(self, request: pb.KernelLogRequest, now: float) -> pb.KernelLogResponse:
-        return pb.KernelLogResponse(lines=self._model.kernel_log())
+    def KernelLog(self, request: pb.GpuKernelLogRequest, now: float) -> pb.GpuKernelLogResponse:
+        return pb.GpuKernelLogResponse(lines=self._model.kernel_log())
 
     # ------------------------------------------------------------------ MIG
 
     @_rpc(mutating=True)
-    def SetMigMode(self, request: pb.SetMigModeRequest, now: float) -> pb.GpuInfo:
-        return convert.gpu(self._model.set_mig_mode(request.gpu, request.enabled, now))
+    def SetMigMode(self, request: pb.GpuSetMigModeRequest, now: float) -> pb.GpuSetMigModeResponse:
+        return pb.GpuSetMigModeResponse(gpu=convert.gpu(self._model.set_mig_mode(request.gpu, request.enabled, now)))
 
     @_rpc(mutating=True)
-    def CreateGpuInstance(self, request: pb.CreateGpuInstanceRequest, now: float) -> pb.GpuInstance:
-        start = request.placement_start if request.has_placement else None
+    def CreateGpuInstance(self, request: pb.GpuCreateGpuInstanceRequest, now: float) -> pb.GpuCreateGpuInstanceResponse:
+        start = request.placement_start if request.HasField("placement_start") else None
         view = self._model.create_gpu_instance(
             request.gpu, request.profile, now, placement_start=start,
             default_compute_instance=request.default_compute_instance,
         )
-        return convert.gpu_instance(view)
+        return pb.GpuCreateGpuInstanceResponse(instance=convert.gpu_instance(view))
 
     @_rpc(mutating=True)
-    def DestroyGpuInstance(self, request: pb.DestroyGpuInstanceRequest, now: float) -> pb.Empty:
+    def DestroyGpuInstance(self, request: pb.GpuDestroyGpuInstanceRequest,
+                           now: float) -> pb.GpuDestroyGpuInstanceResponse:
         self._model.destroy_gpu_instance(request.gpu, request.gi_id, now)
-        return pb.Empty()
+        return pb.GpuDestroyGpuInstanceResponse()
 
     @_rpc(mutating=True)
-    def CreateComputeInstance(self, request: pb.CreateComputeInstanceRequest, now: float) -> pb.ComputeInstance:
-        return convert.compute_instance(
-            self._model.create_compute_instance(request.gpu, request.gi_id, request.slices, now)
-        )
+    def CreateComputeInstance(self, request: pb.GpuCreateComputeInstanceRequest,
+                              now: float) -> pb.GpuCreateComputeInstanceResponse:
+        view = self._model.create_compute_instance(request.gpu, request.gi_id, request.slices, now)
+        return pb.GpuCreateComputeInstanceResponse(instance=convert.compute_instance(view))
 
     @_rpc(mutating=True)
-    def DestroyComputeInstance(self, request: pb.DestroyComputeInstanceRequest, now: float) -> pb.Empty:
+    def DestroyComputeInstance(self, request: pb.GpuDestroyComputeInstanceRequest,
+                               now: float) -> pb.GpuDestroyComputeInstanceResponse:
         self._model.destroy_compute_instance(request.gpu, request.gi_id, request.ci_id, now)
-        return pb.Empty()
+        return pb.GpuDestroyComputeInstanceResponse()
 
     # ------------------------------------------------------------------ leases
 
     @_rpc(mutating=True)
-    def AcquireLease(self, request: pb.LeaseRequest, now: float) -> pb.Lease:
+    def AcquireLease(self, request: pb.GpuAcquireLeaseRequest, now: float) -> pb.GpuAcquireLeaseResponse:
         lease = self._model.acquire(
             request.job_id, now, count=request.count, gpus=list(request.gpus),
             mig_profile=request.mig_profile, utilization=request.utilization,
         )
-        return convert.lease(lease)
+        return pb.GpuAcquireLeaseResponse(lease=convert.lease(lease))
 
     @_rpc(mutating=True)
-    def ReleaseLease(self, request: pb.LeaseId, now: float) -> pb.Lease:
-        return convert.lease(self._model.release(request.lease_id, now))
+    def ReleaseLease(self, request: pb.GpuReleaseLeaseRequest, now: float) -> pb.GpuReleaseLeaseResponse:
+        return pb.GpuReleaseLeaseResponse(lease=convert.lease(self._model.release(request.lease_id, now)))
 
     @_rpc(mutating=True)
-    def ReportLoad(self, request: pb.ReportLoadRequest, now: float) -> pb.Lease:
-        return convert.lease(self._model.report_load(request.lease_id, request.utilization, now))
+    def ReportLoad(self, request: pb.GpuReportLoadRequest, now: float) -> pb.GpuReportLoadResponse:
+        lease = self._model.report_load(request.lease_id, request.utilization, now)
+        return pb.GpuReportLoadResponse(lease=convert.lease(lease))
 
     # ------------------------------------------------------------------ faults
 
     @_rpc(mutating=True)
-    def InjectFault(self, request: pb.InjectFaultRequest, now: float) -> pb.Fault:
+    def InjectFault(self, request: pb.GpuInjectFaultRequest, now: float) -> pb.GpuInjectFaultResponse:
         fault = self._model.inject_fault(
             convert.fault_kind(request.kind), request.gpu, now, xid=request.xid, link=request.link,
             count=request.count, lease_id=request.lease_id,
         )
-        return convert.fault(fault)
+        return pb.GpuInjectFaultResponse(fault=convert.fault(fault))
 
     @_rpc(mutating=True)
-    def ClearFault(self, request: pb.FaultId, now: float) -> pb.Fault:
-        return convert.fault(self._model.clear_fault(request.fault_id, now))
+    def ClearFault(self, request: pb.GpuClearFaultRequest, now: float) -> pb.GpuClearFaultResponse:
+        return pb.GpuClearFaultResponse(fault=convert.fault(self._model.clear_fault(request.fault_id, now)))
 
     @_rpc(mutating=True)
-    def ResetGpu(self, request: pb.GpuRequest, now: float) -> pb.GpuInfo:
-        return convert.gpu(self._model.reset_gpu(request.gpu, now))
+    def ResetGpu(self, request: pb.GpuResetGpuRequest, now: float) -> pb.GpuResetGpuResponse:
+        return pb.GpuResetGpuResponse(gpu=convert.gpu(self._model.reset_gpu(request.gpu, now)))
 
-    async def RebootNode(self, request: pb.GetNodeRequest, context: grpc.aio.ServicerContext) -> pb.NodeInfo:
+    async def RebootNode(self, request: pb.GpuRebootNodeRequest,
+                         context: grpc.aio.ServicerContext) -> pb.GpuRebootNodeResponse:
         """Reboot and wait for the node to come back: the reply is sent once the fabric manager has
         trained every GPU's NVLinks (about `spec.fabric_training_s` twin seconds), ticking the model
         meanwhile so the training events are persisted and published as they happen. Other RPCs
@@ -231,7 +244,7 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
                     self._model.tick(now)
                     await self._commit_locked()
                     if self._model.fabric_ready_at() is None or time.monotonic() >= give_up:
-                        return convert.node(self._model.node_info(now))
+                        return pb.GpuRebootNodeResponse(node=convert.node(self._model.node_info(now)))
                 await asyncio.sleep(REBOOT_POLL_S)
         except ModelError as e:
             await context.abort(STATUS[e.code], e.message)
@@ -241,18 +254,19 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
             raise  # not reached: abort raises
 
     @_rpc(mutating=True)
-    def StopFabricManager(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
-        return convert.node(self._model.stop_fabric_manager(now))
+    def StopFabricManager(self, request: pb.GpuStopFabricManagerRequest, now: float) -> pb.GpuStopFabricManagerResponse:
+        return pb.GpuStopFabricManagerResponse(node=convert.node(self._model.stop_fabric_manager(now)))
 
     @_rpc(mutating=True)
-    def StartFabricManager(self, request: pb.GetNodeRequest, now: float) -> pb.NodeInfo:
-        return convert.node(self._model.start_fabric_manager(now))
+    def StartFabricManager(self, request: pb.GpuStartFabricManagerRequest,
+                           now: float) -> pb.GpuStartFabricManagerResponse:
+        return pb.GpuStartFabricManagerResponse(node=convert.node(self._model.start_fabric_manager(now)))
 
     # ------------------------------------------------------------------ events
 
     async def WatchEvents(
-        self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.Event]:
+        self, request: pb.GpuWatchEventsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.GpuWatchEventsResponse]:
         queue: asyncio.Queue[object] = asyncio.Queue(maxsize=WATCH_QUEUE_MAX)
         # Under the lock no commit is half done, so backlog + live events have no gap.
         async with self._lock:
@@ -264,7 +278,7 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
         try:
             for e in backlog:
                 last = e["seq"]
-                yield convert.event(e)
+                yield pb.GpuWatchEventsResponse(event=convert.event(e))
             while True:
                 item = await queue.get()
                 if item is _CLOSE:
@@ -278,6 +292,6 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
                 if item["seq"] <= last:
                     continue
                 last = item["seq"]
-                yield convert.event(item)
+                yield pb.GpuWatchEventsResponse(event=convert.event(item))
         finally:
             self._watchers.discard(queue)

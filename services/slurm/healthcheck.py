@@ -52,11 +52,11 @@ def fatal(xid: int) -> bool:
     return info is not None and info.health is Health.FAIL
 
 
-def problems(gpus: list[pb.GpuInfo], faults: list[pb.Fault]) -> list[str]:
+def problems(gpus: list[pb.GpuInfo], faults: list[pb.GpuFault]) -> list[str]:
     """The drain reason's parts, one per (GPU, Xid), in GPU order."""
     seen: dict[tuple[int, int], str] = {}
     for f in faults:
-        if f.active and f.kind == pb.FAULT_KIND_XID and fatal(f.xid):
+        if f.active and f.kind == pb.GPU_FAULT_KIND_XID and fatal(f.xid):
             seen[(f.gpu, f.xid)] = f"{REASON_PREFIX} {f.xid} on GPU {f.gpu} ({XID_TABLE[f.xid].meaning})"
     for g in gpus:
         if g.lost and not any(gpu == g.index for gpu, _ in seen):
@@ -67,9 +67,20 @@ def problems(gpus: list[pb.GpuInfo], faults: list[pb.Fault]) -> list[str]:
 def ask_twin(address: str) -> list[str]:
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.GpuNodeStub(channel)
-        gpus = list(stub.ListGpus(pb.ListGpusRequest(), timeout=RPC_TIMEOUT_S).gpus)
-        faults = list(stub.ListFaults(pb.ListFaultsRequest(), timeout=RPC_TIMEOUT_S).faults)
+        gpus = _every(stub.ListGpus, pb.GpuListGpusRequest(), "gpus")
+        faults = _every(stub.ListFaults, pb.GpuListFaultsRequest(), "faults")
     return problems(gpus, faults)
+
+
+def _every(rpc, request, field: str) -> list:
+    """All pages of a List RPC (one call while the list fits a page)."""
+    items = []
+    while True:
+        response = rpc(request, timeout=RPC_TIMEOUT_S)
+        items += getattr(response, field)
+        if not response.next_page_token:
+            return items
+        request.page_token = response.next_page_token
 
 
 def node_state(node: str) -> tuple[str, str]:

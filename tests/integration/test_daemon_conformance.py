@@ -88,19 +88,20 @@ def rpc_code(call: Callable[[], Any]) -> grpc.StatusCode:
 
 def gpu_write(twin: Twin, d: DaemonEntry) -> str:
     stub = gpu_node_pb2_grpc.GpuNodeStub(channel(d.grpc))
-    return stub.AcquireLease(gpu_node_pb2.LeaseRequest(job_id="conformance", count=1), timeout=RPC_TIMEOUT).id
+    return stub.AcquireLease(gpu_node_pb2.GpuAcquireLeaseRequest(job_id="conformance", count=1),
+                             timeout=RPC_TIMEOUT).lease.id
 
 
 def gpu_check(twin: Twin, d: DaemonEntry, lease_id: str) -> None:
     stub = gpu_node_pb2_grpc.GpuNodeStub(channel(d.grpc))
-    leases = stub.ListLeases(gpu_node_pb2.ListLeasesRequest(), timeout=RPC_TIMEOUT).leases
+    leases = stub.ListLeases(gpu_node_pb2.GpuListLeasesRequest(), timeout=RPC_TIMEOUT).leases
     assert lease_id in {lease.id for lease in leases if lease.active}
 
 
 def gpu_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     stub = gpu_node_pb2_grpc.GpuNodeStub(channel(d.grpc))
     # nvidia-smi -i 99: "No devices were found" for an index the server does not have
-    return rpc_code(lambda: stub.GetGpu(gpu_node_pb2.GpuRequest(gpu=99), timeout=RPC_TIMEOUT)), \
+    return rpc_code(lambda: stub.GetGpu(gpu_node_pb2.GpuGetGpuRequest(gpu=99), timeout=RPC_TIMEOUT)), \
         grpc.StatusCode.NOT_FOUND
 
 

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from clustertwin.v1 import gpu_node_pb2 as pb
 from emulator.client import Twin, TwinRpcError
 from emulator.procutil import pid_alive
+from services.gpu_node import topo_matrix
 
 
 def wait_until(predicate, timeout: float = 15.0, interval: float = 0.05, what: str = "condition"):
@@ -52,7 +53,15 @@ def test_gpu_queries_show_an_hgx_h100(mini_twin: Twin) -> None:
     assert [g.numa_node for g in gpus] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert len(g0.nvlinks) == 18 and all(link.up for link in g0.nvlinks)
     assert len({g.uuid for g in gpus}) == 8 and all(g.uuid.startswith("GPU-") for g in gpus)
-    assert "NV18" in node.topology().text
+    assert "NV18" in node.topology().rows[0].cells
+
+
+def test_cli_renders_topo_from_the_structured_matrix(mini_twin: Twin, twin_exe: str) -> None:
+    """GetTopology carries cells only; `twin gpu topo` prints them as `nvidia-smi topo -m` does."""
+    out = subprocess.run([twin_exe, "gpu", "topo", "gpu001", "--run-dir", str(mini_twin.run.path)],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out == topo_matrix.topology().text + "\n"
+    assert out.splitlines()[1].startswith("GPU0\t X \tNV18\t") and "NIC Legend:" in out
 
 
 def test_health_and_reflection_answer(mini_twin: Twin) -> None:
@@ -91,7 +100,7 @@ def test_xid79_ends_the_lease_and_reaches_the_bus(mini_twin: Twin) -> None:
     assert fault.id in {f.id for f in node.faults()}
     # Only a reboot brings it back.
     info = node.reboot()
-    assert info.gpu_count == 8 and node.gpu(3).health == pb.HEALTH_PASS
+    assert info.gpu_count == 8 and node.gpu(3).health == pb.GPU_HEALTH_PASS
 
 
 def test_bad_requests_get_clear_errors_and_change_nothing(mini_twin: Twin) -> None:

@@ -6,8 +6,8 @@ from clustertwin.v1 import gpu_node_pb2 as pb
 from services.slurm.healthcheck import auto_interval, problems
 
 
-def xid(gpu: int, number: int, active: bool = True) -> pb.Fault:
-    return pb.Fault(kind=pb.FAULT_KIND_XID, gpu=gpu, xid=number, active=active)
+def xid(gpu: int, number: int, active: bool = True) -> pb.GpuFault:
+    return pb.GpuFault(kind=pb.GPU_FAULT_KIND_XID, gpu=gpu, xid=number, active=active)
 
 
 def test_fatal_xids_drain_with_number_gpu_and_meaning() -> None:
@@ -18,7 +18,7 @@ def test_fatal_xids_drain_with_number_gpu_and_meaning() -> None:
 
 def test_application_xids_warnings_and_cleared_faults_do_not_drain() -> None:
     faults = [xid(0, 13), xid(1, 31), xid(2, 63), xid(3, 92), xid(4, 79, active=False),
-              pb.Fault(kind=pb.FAULT_KIND_THERMAL_SLOWDOWN, gpu=5, active=True)]
+              pb.GpuFault(kind=pb.GPU_FAULT_KIND_THERMAL_SLOWDOWN, gpu=5, active=True)]
     assert problems([pb.GpuInfo(index=i) for i in range(8)], faults) == []
 
 

@@ -170,32 +170,32 @@ def test_persistence_round_trip_mid_training_and_stopped() -> None:
 
 def test_servicer_codes_and_reboot_waits_for_training() -> None:
     async def test(stub: pb_grpc.GpuNodeStub, servicer: GpuNodeServicer, log: list[str]) -> None:
-        gpu = await stub.GetGpu(pb.GpuRequest(gpu=0))
+        gpu = (await stub.GetGpu(pb.GpuGetGpuRequest(gpu=0))).gpu
         assert (gpu.fabric_state, gpu.fabric_status, gpu.fabric_bandwidth) == ("Completed", "Success", "Full")
         assert gpu.fabric_cluster_uuid == "00000000-0000-0000-0000-000000000000"
-        running = await stub.AcquireLease(pb.LeaseRequest(job_id="a", gpus=[0]))
-        info = await stub.StopFabricManager(pb.GetNodeRequest())
+        running = (await stub.AcquireLease(pb.GpuAcquireLeaseRequest(job_id="a", gpus=[0]))).lease
+        info = (await stub.StopFabricManager(pb.GpuStopFabricManagerRequest())).node
         assert not info.fabric_manager_running
         with pytest.raises(grpc.aio.AioRpcError) as e:
-            await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))
+            await stub.AcquireLease(pb.GpuAcquireLeaseRequest(job_id="b", count=1))
         assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert "cudaErrorSystemNotReady" in e.value.details() and "fabric manager" in e.value.details()
-        leases = (await stub.ListLeases(pb.ListLeasesRequest())).leases
+        leases = (await stub.ListLeases(pb.GpuListLeasesRequest())).leases
         assert [x.id for x in leases] == [running.id]
-        assert (await stub.StartFabricManager(pb.GetNodeRequest())).fabric_manager_running
-        assert (await stub.AcquireLease(pb.LeaseRequest(job_id="b", count=1))).active
+        assert (await stub.StartFabricManager(pb.GpuStartFabricManagerRequest())).node.fabric_manager_running
+        assert (await stub.AcquireLease(pb.GpuAcquireLeaseRequest(job_id="b", count=1))).lease.active
         # Reboot replies once training is done; the training events were persisted.
-        node = await asyncio.wait_for(stub.RebootNode(pb.GetNodeRequest()), 10)
+        node = (await asyncio.wait_for(stub.RebootNode(pb.GpuRebootNodeRequest()), 10)).node
         assert node.boot_id == 2 and node.fabric_manager_running
-        gpus = (await stub.ListGpus(pb.ListGpusRequest())).gpus
+        gpus = (await stub.ListGpus(pb.GpuListGpusRequest())).gpus
         assert {g.fabric_state for g in gpus} == {"Completed"}
         assert log.count("persist:fabric") == 16 and log.count("persist:fabric_manager") == 2
-        assert (await stub.AcquireLease(pb.LeaseRequest(job_id="c", count=8))).active
+        assert (await stub.AcquireLease(pb.GpuAcquireLeaseRequest(job_id="c", count=8))).lease.active
         # Refused while training: a reboot through the model directly, no tick yet.
         async with servicer._lock:
             servicer._model.reboot(servicer._clock())
         with pytest.raises(grpc.aio.AioRpcError) as e:
-            await stub.AcquireLease(pb.LeaseRequest(job_id="d", gpus=[1]))
+            await stub.AcquireLease(pb.GpuAcquireLeaseRequest(job_id="d", gpus=[1]))
         assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert "system not yet initialized" in e.value.details() and "Not Started" in e.value.details()
 

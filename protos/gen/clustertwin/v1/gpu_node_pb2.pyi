@@ -7,46 +7,46 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class Health(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class GpuHealth(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    HEALTH_UNSPECIFIED: _ClassVar[Health]
-    HEALTH_PASS: _ClassVar[Health]
-    HEALTH_WARN: _ClassVar[Health]
-    HEALTH_FAIL: _ClassVar[Health]
+    GPU_HEALTH_UNSPECIFIED: _ClassVar[GpuHealth]
+    GPU_HEALTH_PASS: _ClassVar[GpuHealth]
+    GPU_HEALTH_WARN: _ClassVar[GpuHealth]
+    GPU_HEALTH_FAIL: _ClassVar[GpuHealth]
 
-class RecoveryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class GpuRecoveryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    RECOVERY_ACTION_NONE: _ClassVar[RecoveryAction]
-    RECOVERY_ACTION_GPU_RESET: _ClassVar[RecoveryAction]
-    RECOVERY_ACTION_NODE_REBOOT: _ClassVar[RecoveryAction]
-    RECOVERY_ACTION_DRAIN_P2P: _ClassVar[RecoveryAction]
-    RECOVERY_ACTION_DRAIN_AND_RESET: _ClassVar[RecoveryAction]
+    GPU_RECOVERY_ACTION_NONE: _ClassVar[GpuRecoveryAction]
+    GPU_RECOVERY_ACTION_GPU_RESET: _ClassVar[GpuRecoveryAction]
+    GPU_RECOVERY_ACTION_NODE_REBOOT: _ClassVar[GpuRecoveryAction]
+    GPU_RECOVERY_ACTION_DRAIN_P2P: _ClassVar[GpuRecoveryAction]
+    GPU_RECOVERY_ACTION_DRAIN_AND_RESET: _ClassVar[GpuRecoveryAction]
 
-class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class GpuFaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    FAULT_KIND_UNSPECIFIED: _ClassVar[FaultKind]
-    FAULT_KIND_XID: _ClassVar[FaultKind]
-    FAULT_KIND_THERMAL_SLOWDOWN: _ClassVar[FaultKind]
-    FAULT_KIND_ECC_SBE: _ClassVar[FaultKind]
-    FAULT_KIND_ECC_DBE: _ClassVar[FaultKind]
-    FAULT_KIND_NVLINK_DOWN: _ClassVar[FaultKind]
-HEALTH_UNSPECIFIED: Health
-HEALTH_PASS: Health
-HEALTH_WARN: Health
-HEALTH_FAIL: Health
-RECOVERY_ACTION_NONE: RecoveryAction
-RECOVERY_ACTION_GPU_RESET: RecoveryAction
-RECOVERY_ACTION_NODE_REBOOT: RecoveryAction
-RECOVERY_ACTION_DRAIN_P2P: RecoveryAction
-RECOVERY_ACTION_DRAIN_AND_RESET: RecoveryAction
-FAULT_KIND_UNSPECIFIED: FaultKind
-FAULT_KIND_XID: FaultKind
-FAULT_KIND_THERMAL_SLOWDOWN: FaultKind
-FAULT_KIND_ECC_SBE: FaultKind
-FAULT_KIND_ECC_DBE: FaultKind
-FAULT_KIND_NVLINK_DOWN: FaultKind
+    GPU_FAULT_KIND_UNSPECIFIED: _ClassVar[GpuFaultKind]
+    GPU_FAULT_KIND_XID: _ClassVar[GpuFaultKind]
+    GPU_FAULT_KIND_THERMAL_SLOWDOWN: _ClassVar[GpuFaultKind]
+    GPU_FAULT_KIND_ECC_SBE: _ClassVar[GpuFaultKind]
+    GPU_FAULT_KIND_ECC_DBE: _ClassVar[GpuFaultKind]
+    GPU_FAULT_KIND_NVLINK_DOWN: _ClassVar[GpuFaultKind]
+GPU_HEALTH_UNSPECIFIED: GpuHealth
+GPU_HEALTH_PASS: GpuHealth
+GPU_HEALTH_WARN: GpuHealth
+GPU_HEALTH_FAIL: GpuHealth
+GPU_RECOVERY_ACTION_NONE: GpuRecoveryAction
+GPU_RECOVERY_ACTION_GPU_RESET: GpuRecoveryAction
+GPU_RECOVERY_ACTION_NODE_REBOOT: GpuRecoveryAction
+GPU_RECOVERY_ACTION_DRAIN_P2P: GpuRecoveryAction
+GPU_RECOVERY_ACTION_DRAIN_AND_RESET: GpuRecoveryAction
+GPU_FAULT_KIND_UNSPECIFIED: GpuFaultKind
+GPU_FAULT_KIND_XID: GpuFaultKind
+GPU_FAULT_KIND_THERMAL_SLOWDOWN: GpuFaultKind
+GPU_FAULT_KIND_ECC_SBE: GpuFaultKind
+GPU_FAULT_KIND_ECC_DBE: GpuFaultKind
+GPU_FAULT_KIND_NVLINK_DOWN: GpuFaultKind
 
-class EccCounters(_message.Message):
+class GpuEccCounters(_message.Message):
     __slots__ = ("volatile_sbe", "volatile_dbe", "aggregate_sbe", "aggregate_dbe", "correctable_remapped_rows", "uncorrectable_remapped_rows", "row_remap_pending", "row_remap_failure")
     VOLATILE_SBE_FIELD_NUMBER: _ClassVar[int]
     VOLATILE_DBE_FIELD_NUMBER: _ClassVar[int]
@@ -66,7 +66,7 @@ class EccCounters(_message.Message):
     row_remap_failure: bool
     def __init__(self, volatile_sbe: _Optional[int] = ..., volatile_dbe: _Optional[int] = ..., aggregate_sbe: _Optional[int] = ..., aggregate_dbe: _Optional[int] = ..., correctable_remapped_rows: _Optional[int] = ..., uncorrectable_remapped_rows: _Optional[int] = ..., row_remap_pending: _Optional[bool] = ..., row_remap_failure: _Optional[bool] = ...) -> None: ...
 
-class NvLink(_message.Message):
+class GpuNvLink(_message.Message):
     __slots__ = ("link", "up", "bandwidth_gbytes", "nvswitch", "crc_errors", "replay_errors", "recovery_errors")
     LINK_FIELD_NUMBER: _ClassVar[int]
     UP_FIELD_NUMBER: _ClassVar[int]
@@ -156,11 +156,11 @@ class GpuInfo(_message.Message):
     compute_mode: str
     mig_enabled: bool
     lost: bool
-    health: Health
+    health: GpuHealth
     last_xid: int
-    recovery_action: RecoveryAction
-    ecc: EccCounters
-    nvlinks: _containers.RepeatedCompositeFieldContainer[NvLink]
+    recovery_action: GpuRecoveryAction
+    ecc: GpuEccCounters
+    nvlinks: _containers.RepeatedCompositeFieldContainer[GpuNvLink]
     clock_throttle_reasons: _containers.RepeatedScalarFieldContainer[str]
     lease_ids: _containers.RepeatedScalarFieldContainer[str]
     pcie_replay_counter: int
@@ -174,9 +174,9 @@ class GpuInfo(_message.Message):
     fabric_clique_id: int
     fabric_cluster_uuid: str
     fabric_bandwidth: str
-    def __init__(self, index: _Optional[int] = ..., uuid: _Optional[str] = ..., name: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., pci_device_id: _Optional[str] = ..., serial: _Optional[str] = ..., compute_capability: _Optional[str] = ..., numa_node: _Optional[int] = ..., memory_total_mib: _Optional[int] = ..., memory_used_mib: _Optional[int] = ..., memory_free_mib: _Optional[int] = ..., memory_reserved_mib: _Optional[int] = ..., temperature_c: _Optional[float] = ..., memory_temperature_c: _Optional[float] = ..., power_w: _Optional[float] = ..., power_limit_w: _Optional[float] = ..., total_energy_mj: _Optional[int] = ..., gpu_util: _Optional[int] = ..., mem_copy_util: _Optional[int] = ..., sm_clock_mhz: _Optional[int] = ..., mem_clock_mhz: _Optional[int] = ..., max_sm_clock_mhz: _Optional[int] = ..., persistence_mode: _Optional[bool] = ..., compute_mode: _Optional[str] = ..., mig_enabled: _Optional[bool] = ..., lost: _Optional[bool] = ..., health: _Optional[_Union[Health, str]] = ..., last_xid: _Optional[int] = ..., recovery_action: _Optional[_Union[RecoveryAction, str]] = ..., ecc: _Optional[_Union[EccCounters, _Mapping]] = ..., nvlinks: _Optional[_Iterable[_Union[NvLink, _Mapping]]] = ..., clock_throttle_reasons: _Optional[_Iterable[str]] = ..., lease_ids: _Optional[_Iterable[str]] = ..., pcie_replay_counter: _Optional[int] = ..., tensor_active: _Optional[float] = ..., dram_active: _Optional[float] = ..., gr_engine_active: _Optional[float] = ..., device_plugin_healthy: _Optional[bool] = ..., health_reason: _Optional[str] = ..., fabric_state: _Optional[str] = ..., fabric_status: _Optional[str] = ..., fabric_clique_id: _Optional[int] = ..., fabric_cluster_uuid: _Optional[str] = ..., fabric_bandwidth: _Optional[str] = ...) -> None: ...
+    def __init__(self, index: _Optional[int] = ..., uuid: _Optional[str] = ..., name: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., pci_device_id: _Optional[str] = ..., serial: _Optional[str] = ..., compute_capability: _Optional[str] = ..., numa_node: _Optional[int] = ..., memory_total_mib: _Optional[int] = ..., memory_used_mib: _Optional[int] = ..., memory_free_mib: _Optional[int] = ..., memory_reserved_mib: _Optional[int] = ..., temperature_c: _Optional[float] = ..., memory_temperature_c: _Optional[float] = ..., power_w: _Optional[float] = ..., power_limit_w: _Optional[float] = ..., total_energy_mj: _Optional[int] = ..., gpu_util: _Optional[int] = ..., mem_copy_util: _Optional[int] = ..., sm_clock_mhz: _Optional[int] = ..., mem_clock_mhz: _Optional[int] = ..., max_sm_clock_mhz: _Optional[int] = ..., persistence_mode: _Optional[bool] = ..., compute_mode: _Optional[str] = ..., mig_enabled: _Optional[bool] = ..., lost: _Optional[bool] = ..., health: _Optional[_Union[GpuHealth, str]] = ..., last_xid: _Optional[int] = ..., recovery_action: _Optional[_Union[GpuRecoveryAction, str]] = ..., ecc: _Optional[_Union[GpuEccCounters, _Mapping]] = ..., nvlinks: _Optional[_Iterable[_Union[GpuNvLink, _Mapping]]] = ..., clock_throttle_reasons: _Optional[_Iterable[str]] = ..., lease_ids: _Optional[_Iterable[str]] = ..., pcie_replay_counter: _Optional[int] = ..., tensor_active: _Optional[float] = ..., dram_active: _Optional[float] = ..., gr_engine_active: _Optional[float] = ..., device_plugin_healthy: _Optional[bool] = ..., health_reason: _Optional[str] = ..., fabric_state: _Optional[str] = ..., fabric_status: _Optional[str] = ..., fabric_clique_id: _Optional[int] = ..., fabric_cluster_uuid: _Optional[str] = ..., fabric_bandwidth: _Optional[str] = ...) -> None: ...
 
-class NodeInfo(_message.Message):
+class GpuNodeInfo(_message.Message):
     __slots__ = ("hostname", "rack", "product_name", "driver_version", "cuda_version", "gpu_count", "nvswitch_count", "cpu_sockets", "cpu_cores_per_socket", "cpu_threads", "cpu_model", "memory_bytes", "health", "boot_id", "uptime_s", "active_leases", "fabric_manager_running")
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
     RACK_FIELD_NUMBER: _ClassVar[int]
@@ -207,14 +207,14 @@ class NodeInfo(_message.Message):
     cpu_threads: int
     cpu_model: str
     memory_bytes: int
-    health: Health
+    health: GpuHealth
     boot_id: int
     uptime_s: float
     active_leases: int
     fabric_manager_running: bool
-    def __init__(self, hostname: _Optional[str] = ..., rack: _Optional[str] = ..., product_name: _Optional[str] = ..., driver_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., gpu_count: _Optional[int] = ..., nvswitch_count: _Optional[int] = ..., cpu_sockets: _Optional[int] = ..., cpu_cores_per_socket: _Optional[int] = ..., cpu_threads: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., health: _Optional[_Union[Health, str]] = ..., boot_id: _Optional[int] = ..., uptime_s: _Optional[float] = ..., active_leases: _Optional[int] = ..., fabric_manager_running: _Optional[bool] = ...) -> None: ...
+    def __init__(self, hostname: _Optional[str] = ..., rack: _Optional[str] = ..., product_name: _Optional[str] = ..., driver_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., gpu_count: _Optional[int] = ..., nvswitch_count: _Optional[int] = ..., cpu_sockets: _Optional[int] = ..., cpu_cores_per_socket: _Optional[int] = ..., cpu_threads: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., health: _Optional[_Union[GpuHealth, str]] = ..., boot_id: _Optional[int] = ..., uptime_s: _Optional[float] = ..., active_leases: _Optional[int] = ..., fabric_manager_running: _Optional[bool] = ...) -> None: ...
 
-class MigProfile(_message.Message):
+class GpuMigProfile(_message.Message):
     __slots__ = ("name", "gi_profile_id", "max_instances", "free_instances", "sm_count", "memory_gib", "memory_slices", "placements", "free_placements")
     NAME_FIELD_NUMBER: _ClassVar[int]
     GI_PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -236,7 +236,7 @@ class MigProfile(_message.Message):
     free_placements: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, name: _Optional[str] = ..., gi_profile_id: _Optional[int] = ..., max_instances: _Optional[int] = ..., free_instances: _Optional[int] = ..., sm_count: _Optional[int] = ..., memory_gib: _Optional[float] = ..., memory_slices: _Optional[int] = ..., placements: _Optional[_Iterable[int]] = ..., free_placements: _Optional[_Iterable[int]] = ...) -> None: ...
 
-class ComputeInstance(_message.Message):
+class GpuComputeInstance(_message.Message):
     __slots__ = ("id", "profile", "slices", "uuid")
     ID_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
@@ -263,10 +263,10 @@ class GpuInstance(_message.Message):
     gi_profile_id: int
     placement_start: int
     placement_size: int
-    compute_instances: _containers.RepeatedCompositeFieldContainer[ComputeInstance]
-    def __init__(self, gpu: _Optional[int] = ..., id: _Optional[int] = ..., profile: _Optional[str] = ..., gi_profile_id: _Optional[int] = ..., placement_start: _Optional[int] = ..., placement_size: _Optional[int] = ..., compute_instances: _Optional[_Iterable[_Union[ComputeInstance, _Mapping]]] = ...) -> None: ...
+    compute_instances: _containers.RepeatedCompositeFieldContainer[GpuComputeInstance]
+    def __init__(self, gpu: _Optional[int] = ..., id: _Optional[int] = ..., profile: _Optional[str] = ..., gi_profile_id: _Optional[int] = ..., placement_start: _Optional[int] = ..., placement_size: _Optional[int] = ..., compute_instances: _Optional[_Iterable[_Union[GpuComputeInstance, _Mapping]]] = ...) -> None: ...
 
-class Device(_message.Message):
+class GpuDevice(_message.Message):
     __slots__ = ("gpu", "uuid", "gi_id", "ci_id", "mig_profile", "is_mig")
     GPU_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
@@ -282,7 +282,7 @@ class Device(_message.Message):
     is_mig: bool
     def __init__(self, gpu: _Optional[int] = ..., uuid: _Optional[str] = ..., gi_id: _Optional[int] = ..., ci_id: _Optional[int] = ..., mig_profile: _Optional[str] = ..., is_mig: _Optional[bool] = ...) -> None: ...
 
-class Lease(_message.Message):
+class GpuLease(_message.Message):
     __slots__ = ("id", "job_id", "devices", "env", "created_at", "active", "end_reason", "ended_at", "utilization")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
@@ -302,16 +302,16 @@ class Lease(_message.Message):
     UTILIZATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     job_id: str
-    devices: _containers.RepeatedCompositeFieldContainer[Device]
+    devices: _containers.RepeatedCompositeFieldContainer[GpuDevice]
     env: _containers.ScalarMap[str, str]
     created_at: float
     active: bool
     end_reason: str
     ended_at: float
     utilization: int
-    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., env: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[float] = ..., active: _Optional[bool] = ..., end_reason: _Optional[str] = ..., ended_at: _Optional[float] = ..., utilization: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., devices: _Optional[_Iterable[_Union[GpuDevice, _Mapping]]] = ..., env: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[float] = ..., active: _Optional[bool] = ..., end_reason: _Optional[str] = ..., ended_at: _Optional[float] = ..., utilization: _Optional[int] = ...) -> None: ...
 
-class Fault(_message.Message):
+class GpuFault(_message.Message):
     __slots__ = ("id", "kind", "gpu", "xid", "link", "count", "lease_id", "injected_at", "active", "cleared_at", "effect")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -325,7 +325,7 @@ class Fault(_message.Message):
     CLEARED_AT_FIELD_NUMBER: _ClassVar[int]
     EFFECT_FIELD_NUMBER: _ClassVar[int]
     id: str
-    kind: FaultKind
+    kind: GpuFaultKind
     gpu: int
     xid: int
     link: int
@@ -335,9 +335,9 @@ class Fault(_message.Message):
     active: bool
     cleared_at: float
     effect: str
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., link: _Optional[int] = ..., count: _Optional[int] = ..., lease_id: _Optional[str] = ..., injected_at: _Optional[float] = ..., active: _Optional[bool] = ..., cleared_at: _Optional[float] = ..., effect: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[GpuFaultKind, str]] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., link: _Optional[int] = ..., count: _Optional[int] = ..., lease_id: _Optional[str] = ..., injected_at: _Optional[float] = ..., active: _Optional[bool] = ..., cleared_at: _Optional[float] = ..., effect: _Optional[str] = ...) -> None: ...
 
-class Event(_message.Message):
+class GpuEvent(_message.Message):
     __slots__ = ("seq", "time", "node", "kind", "gpu", "xid", "lease_id", "health", "message")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
@@ -355,21 +355,19 @@ class Event(_message.Message):
     gpu: int
     xid: int
     lease_id: str
-    health: Health
+    health: GpuHealth
     message: str
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[float] = ..., node: _Optional[str] = ..., kind: _Optional[str] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., lease_id: _Optional[str] = ..., health: _Optional[_Union[Health, str]] = ..., message: _Optional[str] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[float] = ..., node: _Optional[str] = ..., kind: _Optional[str] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., lease_id: _Optional[str] = ..., health: _Optional[_Union[GpuHealth, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
-class TopologyMatrix(_message.Message):
-    __slots__ = ("labels", "rows", "text")
+class GpuTopologyMatrix(_message.Message):
+    __slots__ = ("labels", "rows")
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
-    TEXT_FIELD_NUMBER: _ClassVar[int]
     labels: _containers.RepeatedScalarFieldContainer[str]
-    rows: _containers.RepeatedCompositeFieldContainer[TopologyRow]
-    text: str
-    def __init__(self, labels: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[TopologyRow, _Mapping]]] = ..., text: _Optional[str] = ...) -> None: ...
+    rows: _containers.RepeatedCompositeFieldContainer[GpuTopologyRow]
+    def __init__(self, labels: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[GpuTopologyRow, _Mapping]]] = ...) -> None: ...
 
-class TopologyRow(_message.Message):
+class GpuTopologyRow(_message.Message):
     __slots__ = ("label", "cells", "cpu_affinity", "numa_affinity")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
@@ -381,27 +379,55 @@ class TopologyRow(_message.Message):
     numa_affinity: str
     def __init__(self, label: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., cpu_affinity: _Optional[str] = ..., numa_affinity: _Optional[str] = ...) -> None: ...
 
-class GetNodeRequest(_message.Message):
+class GpuGetNodeRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
-class ListGpusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+class GpuGetNodeResponse(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: GpuNodeInfo
+    def __init__(self, node: _Optional[_Union[GpuNodeInfo, _Mapping]] = ...) -> None: ...
 
-class ListGpusResponse(_message.Message):
-    __slots__ = ("gpus",)
+class GpuListGpusRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GpuListGpusResponse(_message.Message):
+    __slots__ = ("gpus", "next_page_token")
     GPUS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     gpus: _containers.RepeatedCompositeFieldContainer[GpuInfo]
-    def __init__(self, gpus: _Optional[_Iterable[_Union[GpuInfo, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, gpus: _Optional[_Iterable[_Union[GpuInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class GpuRequest(_message.Message):
+class GpuGetGpuRequest(_message.Message):
     __slots__ = ("gpu",)
     GPU_FIELD_NUMBER: _ClassVar[int]
     gpu: int
     def __init__(self, gpu: _Optional[int] = ...) -> None: ...
 
-class SetMigModeRequest(_message.Message):
+class GpuGetGpuResponse(_message.Message):
+    __slots__ = ("gpu",)
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    gpu: GpuInfo
+    def __init__(self, gpu: _Optional[_Union[GpuInfo, _Mapping]] = ...) -> None: ...
+
+class GpuGetTopologyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuGetTopologyResponse(_message.Message):
+    __slots__ = ("topology",)
+    TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    topology: GpuTopologyMatrix
+    def __init__(self, topology: _Optional[_Union[GpuTopologyMatrix, _Mapping]] = ...) -> None: ...
+
+class GpuSetMigModeRequest(_message.Message):
     __slots__ = ("gpu", "enabled")
     GPU_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
@@ -409,27 +435,67 @@ class SetMigModeRequest(_message.Message):
     enabled: bool
     def __init__(self, gpu: _Optional[int] = ..., enabled: _Optional[bool] = ...) -> None: ...
 
-class ListMigProfilesResponse(_message.Message):
-    __slots__ = ("profiles",)
-    PROFILES_FIELD_NUMBER: _ClassVar[int]
-    profiles: _containers.RepeatedCompositeFieldContainer[MigProfile]
-    def __init__(self, profiles: _Optional[_Iterable[_Union[MigProfile, _Mapping]]] = ...) -> None: ...
+class GpuSetMigModeResponse(_message.Message):
+    __slots__ = ("gpu",)
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    gpu: GpuInfo
+    def __init__(self, gpu: _Optional[_Union[GpuInfo, _Mapping]] = ...) -> None: ...
 
-class CreateGpuInstanceRequest(_message.Message):
-    __slots__ = ("gpu", "profile", "has_placement", "placement_start", "default_compute_instance")
+class GpuListMigProfilesRequest(_message.Message):
+    __slots__ = ("gpu", "page_size", "page_token")
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    gpu: int
+    page_size: int
+    page_token: str
+    def __init__(self, gpu: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GpuListMigProfilesResponse(_message.Message):
+    __slots__ = ("profiles", "next_page_token")
+    PROFILES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    profiles: _containers.RepeatedCompositeFieldContainer[GpuMigProfile]
+    next_page_token: str
+    def __init__(self, profiles: _Optional[_Iterable[_Union[GpuMigProfile, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GpuListGpuInstancesRequest(_message.Message):
+    __slots__ = ("gpu", "page_size", "page_token")
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    gpu: int
+    page_size: int
+    page_token: str
+    def __init__(self, gpu: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GpuListGpuInstancesResponse(_message.Message):
+    __slots__ = ("instances", "next_page_token")
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    instances: _containers.RepeatedCompositeFieldContainer[GpuInstance]
+    next_page_token: str
+    def __init__(self, instances: _Optional[_Iterable[_Union[GpuInstance, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GpuCreateGpuInstanceRequest(_message.Message):
+    __slots__ = ("gpu", "profile", "placement_start", "default_compute_instance")
     GPU_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
-    HAS_PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     PLACEMENT_START_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_COMPUTE_INSTANCE_FIELD_NUMBER: _ClassVar[int]
     gpu: int
     profile: str
-    has_placement: bool
     placement_start: int
     default_compute_instance: bool
-    def __init__(self, gpu: _Optional[int] = ..., profile: _Optional[str] = ..., has_placement: _Optional[bool] = ..., placement_start: _Optional[int] = ..., default_compute_instance: _Optional[bool] = ...) -> None: ...
+    def __init__(self, gpu: _Optional[int] = ..., profile: _Optional[str] = ..., placement_start: _Optional[int] = ..., default_compute_instance: _Optional[bool] = ...) -> None: ...
 
-class DestroyGpuInstanceRequest(_message.Message):
+class GpuCreateGpuInstanceResponse(_message.Message):
+    __slots__ = ("instance",)
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    instance: GpuInstance
+    def __init__(self, instance: _Optional[_Union[GpuInstance, _Mapping]] = ...) -> None: ...
+
+class GpuDestroyGpuInstanceRequest(_message.Message):
     __slots__ = ("gpu", "gi_id")
     GPU_FIELD_NUMBER: _ClassVar[int]
     GI_ID_FIELD_NUMBER: _ClassVar[int]
@@ -437,7 +503,11 @@ class DestroyGpuInstanceRequest(_message.Message):
     gi_id: int
     def __init__(self, gpu: _Optional[int] = ..., gi_id: _Optional[int] = ...) -> None: ...
 
-class CreateComputeInstanceRequest(_message.Message):
+class GpuDestroyGpuInstanceResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuCreateComputeInstanceRequest(_message.Message):
     __slots__ = ("gpu", "gi_id", "slices")
     GPU_FIELD_NUMBER: _ClassVar[int]
     GI_ID_FIELD_NUMBER: _ClassVar[int]
@@ -447,7 +517,13 @@ class CreateComputeInstanceRequest(_message.Message):
     slices: int
     def __init__(self, gpu: _Optional[int] = ..., gi_id: _Optional[int] = ..., slices: _Optional[int] = ...) -> None: ...
 
-class DestroyComputeInstanceRequest(_message.Message):
+class GpuCreateComputeInstanceResponse(_message.Message):
+    __slots__ = ("instance",)
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    instance: GpuComputeInstance
+    def __init__(self, instance: _Optional[_Union[GpuComputeInstance, _Mapping]] = ...) -> None: ...
+
+class GpuDestroyComputeInstanceRequest(_message.Message):
     __slots__ = ("gpu", "gi_id", "ci_id")
     GPU_FIELD_NUMBER: _ClassVar[int]
     GI_ID_FIELD_NUMBER: _ClassVar[int]
@@ -457,13 +533,11 @@ class DestroyComputeInstanceRequest(_message.Message):
     ci_id: int
     def __init__(self, gpu: _Optional[int] = ..., gi_id: _Optional[int] = ..., ci_id: _Optional[int] = ...) -> None: ...
 
-class ListGpuInstancesResponse(_message.Message):
-    __slots__ = ("instances",)
-    INSTANCES_FIELD_NUMBER: _ClassVar[int]
-    instances: _containers.RepeatedCompositeFieldContainer[GpuInstance]
-    def __init__(self, instances: _Optional[_Iterable[_Union[GpuInstance, _Mapping]]] = ...) -> None: ...
+class GpuDestroyComputeInstanceResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
-class LeaseRequest(_message.Message):
+class GpuAcquireLeaseRequest(_message.Message):
     __slots__ = ("job_id", "count", "gpus", "mig_profile", "utilization")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -477,25 +551,43 @@ class LeaseRequest(_message.Message):
     utilization: int
     def __init__(self, job_id: _Optional[str] = ..., count: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., mig_profile: _Optional[str] = ..., utilization: _Optional[int] = ...) -> None: ...
 
-class LeaseId(_message.Message):
+class GpuAcquireLeaseResponse(_message.Message):
+    __slots__ = ("lease",)
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: GpuLease
+    def __init__(self, lease: _Optional[_Union[GpuLease, _Mapping]] = ...) -> None: ...
+
+class GpuReleaseLeaseRequest(_message.Message):
     __slots__ = ("lease_id",)
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     lease_id: str
     def __init__(self, lease_id: _Optional[str] = ...) -> None: ...
 
-class ListLeasesRequest(_message.Message):
-    __slots__ = ("include_ended",)
+class GpuReleaseLeaseResponse(_message.Message):
+    __slots__ = ("lease",)
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: GpuLease
+    def __init__(self, lease: _Optional[_Union[GpuLease, _Mapping]] = ...) -> None: ...
+
+class GpuListLeasesRequest(_message.Message):
+    __slots__ = ("include_ended", "page_size", "page_token")
     INCLUDE_ENDED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     include_ended: bool
-    def __init__(self, include_ended: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, include_ended: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
-class ListLeasesResponse(_message.Message):
-    __slots__ = ("leases",)
+class GpuListLeasesResponse(_message.Message):
+    __slots__ = ("leases", "next_page_token")
     LEASES_FIELD_NUMBER: _ClassVar[int]
-    leases: _containers.RepeatedCompositeFieldContainer[Lease]
-    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ...) -> None: ...
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    leases: _containers.RepeatedCompositeFieldContainer[GpuLease]
+    next_page_token: str
+    def __init__(self, leases: _Optional[_Iterable[_Union[GpuLease, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class ReportLoadRequest(_message.Message):
+class GpuReportLoadRequest(_message.Message):
     __slots__ = ("lease_id", "utilization")
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     UTILIZATION_FIELD_NUMBER: _ClassVar[int]
@@ -503,7 +595,13 @@ class ReportLoadRequest(_message.Message):
     utilization: int
     def __init__(self, lease_id: _Optional[str] = ..., utilization: _Optional[int] = ...) -> None: ...
 
-class InjectFaultRequest(_message.Message):
+class GpuReportLoadResponse(_message.Message):
+    __slots__ = ("lease",)
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: GpuLease
+    def __init__(self, lease: _Optional[_Union[GpuLease, _Mapping]] = ...) -> None: ...
+
+class GpuInjectFaultRequest(_message.Message):
     __slots__ = ("kind", "gpu", "xid", "link", "count", "lease_id")
     KIND_FIELD_NUMBER: _ClassVar[int]
     GPU_FIELD_NUMBER: _ClassVar[int]
@@ -511,33 +609,103 @@ class InjectFaultRequest(_message.Message):
     LINK_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
-    kind: FaultKind
+    kind: GpuFaultKind
     gpu: int
     xid: int
     link: int
     count: int
     lease_id: str
-    def __init__(self, kind: _Optional[_Union[FaultKind, str]] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., link: _Optional[int] = ..., count: _Optional[int] = ..., lease_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, kind: _Optional[_Union[GpuFaultKind, str]] = ..., gpu: _Optional[int] = ..., xid: _Optional[int] = ..., link: _Optional[int] = ..., count: _Optional[int] = ..., lease_id: _Optional[str] = ...) -> None: ...
 
-class FaultId(_message.Message):
+class GpuInjectFaultResponse(_message.Message):
+    __slots__ = ("fault",)
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    fault: GpuFault
+    def __init__(self, fault: _Optional[_Union[GpuFault, _Mapping]] = ...) -> None: ...
+
+class GpuClearFaultRequest(_message.Message):
     __slots__ = ("fault_id",)
     FAULT_ID_FIELD_NUMBER: _ClassVar[int]
     fault_id: str
     def __init__(self, fault_id: _Optional[str] = ...) -> None: ...
 
-class ListFaultsRequest(_message.Message):
-    __slots__ = ("include_cleared",)
+class GpuClearFaultResponse(_message.Message):
+    __slots__ = ("fault",)
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    fault: GpuFault
+    def __init__(self, fault: _Optional[_Union[GpuFault, _Mapping]] = ...) -> None: ...
+
+class GpuListFaultsRequest(_message.Message):
+    __slots__ = ("include_cleared", "page_size", "page_token")
     INCLUDE_CLEARED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     include_cleared: bool
-    def __init__(self, include_cleared: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, include_cleared: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
-class ListFaultsResponse(_message.Message):
-    __slots__ = ("faults",)
+class GpuListFaultsResponse(_message.Message):
+    __slots__ = ("faults", "next_page_token")
     FAULTS_FIELD_NUMBER: _ClassVar[int]
-    faults: _containers.RepeatedCompositeFieldContainer[Fault]
-    def __init__(self, faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ...) -> None: ...
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    faults: _containers.RepeatedCompositeFieldContainer[GpuFault]
+    next_page_token: str
+    def __init__(self, faults: _Optional[_Iterable[_Union[GpuFault, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class WatchEventsRequest(_message.Message):
+class GpuResetGpuRequest(_message.Message):
+    __slots__ = ("gpu",)
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    gpu: int
+    def __init__(self, gpu: _Optional[int] = ...) -> None: ...
+
+class GpuResetGpuResponse(_message.Message):
+    __slots__ = ("gpu",)
+    GPU_FIELD_NUMBER: _ClassVar[int]
+    gpu: GpuInfo
+    def __init__(self, gpu: _Optional[_Union[GpuInfo, _Mapping]] = ...) -> None: ...
+
+class GpuRebootNodeRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuRebootNodeResponse(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: GpuNodeInfo
+    def __init__(self, node: _Optional[_Union[GpuNodeInfo, _Mapping]] = ...) -> None: ...
+
+class GpuKernelLogRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuKernelLogResponse(_message.Message):
+    __slots__ = ("lines",)
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, lines: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GpuStopFabricManagerRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuStopFabricManagerResponse(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: GpuNodeInfo
+    def __init__(self, node: _Optional[_Union[GpuNodeInfo, _Mapping]] = ...) -> None: ...
+
+class GpuStartFabricManagerRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GpuStartFabricManagerResponse(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: GpuNodeInfo
+    def __init__(self, node: _Optional[_Union[GpuNodeInfo, _Mapping]] = ...) -> None: ...
+
+class GpuWatchEventsRequest(_message.Message):
     __slots__ = ("after_seq", "replay")
     AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
@@ -545,16 +713,8 @@ class WatchEventsRequest(_message.Message):
     replay: bool
     def __init__(self, after_seq: _Optional[int] = ..., replay: _Optional[bool] = ...) -> None: ...
 
-class KernelLogRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class KernelLogResponse(_message.Message):
-    __slots__ = ("lines",)
-    LINES_FIELD_NUMBER: _ClassVar[int]
-    lines: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, lines: _Optional[_Iterable[str]] = ...) -> None: ...
-
-class Empty(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+class GpuWatchEventsResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: GpuEvent
+    def __init__(self, event: _Optional[_Union[GpuEvent, _Mapping]] = ...) -> None: ...
