@@ -18,9 +18,11 @@ class ServerBindError(RuntimeError):
 
 
 async def start_server(address: str, services: Sequence[Registration],
-                       options: Sequence[tuple[str, Any]] = ()) -> tuple[grpc.aio.Server, Any]:
-    """Start a grpc.aio server on `address` with `services`, health (all SERVING) and reflection;
-    `options`: extra channel arguments (e.g. a larger grpc.max_receive_message_length)."""
+                       options: Sequence[tuple[str, Any]] = (), *, serving: bool = True,
+                       ) -> tuple[grpc.aio.Server, Any]:
+    """Start a grpc.aio server on `address` with `services`, health (all SERVING; NOT_SERVING with
+    `serving=False`, for a daemon that is not ready yet) and reflection; `options`: extra channel
+    arguments (e.g. a larger grpc.max_receive_message_length)."""
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0), *options])
     health = health_async.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -33,8 +35,9 @@ async def start_server(address: str, services: Sequence[Registration],
         server.add_insecure_port(address)
     except RuntimeError as e:
         raise ServerBindError(f"cannot listen on {address}: {e}") from None
-    await server.start()
-    await health.set("", health_pb2.HealthCheckResponse.SERVING)
+    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+    await health.set("", status)   # before start: no caller sees a status the daemon did not choose
     for _, _, name in services:
-        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await health.set(name, status)
+    await server.start()
     return server, health

@@ -7,12 +7,17 @@ channel itself (gRPC does not survive fork once initialised); health is checked 
 SIGTERM it stops the daemons (SIGTERM, then SIGKILL after a grace period) and the broker, and
 removes its pid file. Children die with it if it is killed (PR_SET_PDEATHSIG).
 
+Daemons that are no part of the plan (Slurm's: `twin slurm up`) are started and stopped on demand
+through the control socket (`daemon.start`, `daemon.stop`); once started they are children like the
+others (restarted with the same backoff, in daemons.json and in the manifest until stopped).
+
     python -m emulator.supervisor RUN_DIR
 """
 
 from __future__ import annotations
 
 import gc
+import inspect
 import logging
 import os
 import selectors
@@ -25,9 +30,10 @@ from emulator import broker, bus
 from emulator.addressing import acquire_slot
 from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
+from emulator.manifest import DaemonEntry, Manifest
 from emulator.network.operator import OPERATOR_ADDRESS
 from emulator.plan import NamespaceAddressing, Options, make_plan
-from emulator.process import start_time, stop_process, stop_processes
+from emulator.process import Backoff, start_time, stop_process, stop_processes
 from emulator.procutil import die_with_parent, enter_netns, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
 from emulator.service import runner
@@ -47,11 +53,12 @@ class Child:
     start: int | None = None     # the pid's start time (/proc/PID/stat), so teardown never signals a reused pid
     started_at: float = 0.0
     restarts: int = 0
-    fast_restarts: int = 0
+    backoff: Backoff = field(default_factory=lambda: Backoff(CRASH_WINDOW_S, MAX_FAST_RESTARTS))
     state: str = "starting"      # starting | running | restarting | failed | stopped
     last_exit: str = ""
     next_start: float = 0.0
-    history: list[float] = field(default_factory=list)
+    on_demand: bool = False      # started through the control socket (daemon.start), not by the plan
+    grace: float = STOP_GRACE_S  # SIGTERM to SIGKILL when it is stopped
 
 
 class Supervisor:
@@ -65,6 +72,7 @@ class Supervisor:
         self.slot = None
         self.network = None
         self.control: ControlServer | None = None
+        self.manifest: Manifest | None = None
 
     # -- child processes ---------------------------------------------------------------------
     def fork(self, child: Child) -> None:
@@ -124,25 +132,28 @@ class Supervisor:
                 child.state = "stopped"
                 continue
             now = time.time()
-            fast = now - child.started_at < CRASH_WINDOW_S
-            child.fast_restarts = child.fast_restarts + 1 if fast else 0
-            if child.fast_restarts > MAX_FAST_RESTARTS:
+            delay = child.backoff.delay(now - child.started_at)
+            if delay is None:
                 child.state = "failed"
                 log.error("%s died (%s) %d times within %.0fs of starting; giving up", name, why,
-                          child.fast_restarts, CRASH_WINDOW_S)
+                          child.backoff.fast, CRASH_WINDOW_S)
             else:
                 child.state = "restarting"
-                child.next_start = now + (0.2 * 2 ** (child.fast_restarts - 1) if fast else 0.0)
+                child.next_start = now + delay
                 log.warning("%s died (%s); restarting", name, why)
             self.write_status()
 
-    def restart_due(self) -> None:
+    def start_due(self) -> None:
+        """Fork what is due: a daemon that died, once its backoff is over, and one started on demand
+        (forked here, not while its control request's connection is open: the child would hold it)."""
         now = time.time()
-        for child in self.children.values():
+        for child in list(self.children.values()):
             if child.state == "restarting" and now >= child.next_start:
                 child.restarts += 1
-                self.fork(child)
-                self.write_status()
+            elif child.state != "starting" or child.pid:
+                continue
+            self.fork(child)
+            self.write_status()
 
     def write_status(self) -> None:
         write_json_atomic(self.run.daemons, {
@@ -152,8 +163,9 @@ class Supervisor:
             "broker_pid": self.broker_proc.pid if self.broker_proc else None,
             "broker_start": self.broker_start,
             "updated_at": time.time(),
-            "daemons": {n: {"pid": c.pid, "start": c.start, "state": c.state, "restarts": c.restarts,
-                            "started_at": c.started_at, "last_exit": c.last_exit} for n, c in self.children.items()},
+            "daemons": {n: {"kind": c.config.kind, "pid": c.pid, "start": c.start, "state": c.state,
+                            "restarts": c.restarts, "started_at": c.started_at, "last_exit": c.last_exit,
+                            "on_demand": c.on_demand} for n, c in self.children.items()},
         })
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -169,7 +181,8 @@ class Supervisor:
         if self.network is not None:
             plan.manifest.network_backend = self.network.show() | {
                 "operator_address": OPERATOR_ADDRESS, "state_dir": str(self.network.state_dir)}
-        write_json_atomic(self.run.manifest, plan.manifest.dump())
+        self.manifest = plan.manifest
+        write_json_atomic(self.run.manifest, self.manifest.dump())
         if plan.start_broker:
             self.broker_proc = broker.start(self.run.broker, plan.broker_host, plan.broker_port,
                                             self.run.logs / "broker.log", netns=plan.broker_netns)
@@ -199,8 +212,62 @@ class Supervisor:
                  len(self.network.namespaces))
         return NamespaceAddressing(self.network)
 
+    # -- daemons started on demand -----------------------------------------------------------
+    def start_daemon(self, config: dict, entry: dict | None = None, grace: float = STOP_GRACE_S) -> dict:
+        """`daemon.start`: add a daemon from its DaemonConfig (a dict), forked at once by the loop and
+        kept running like the planned ones (its pid is in daemons.json); `entry` is its manifest entry
+        (how `twin status` and clients find it), `grace` its SIGTERM-to-SIGKILL time when stopped.
+        Refused, with nothing changed, if the config is not one, its kind is not installed or its
+        name is taken."""
+        try:
+            cfg = DaemonConfig.from_dict(config)
+        except TypeError as e:
+            raise ValueError(f"daemon.start needs a DaemonConfig: {e}") from None
+        if cfg.name in self.children:
+            c = self.children[cfg.name]
+            raise ValueError(f"a daemon named {cfg.name!r} is already in this twin ({c.state}, pid {c.pid})")
+        runner(cfg.kind)   # ServiceError for a kind no service runs; imports its code before the fork
+        daemon_entry = DaemonEntry.model_validate(entry) if entry is not None else None
+        if daemon_entry is not None and (daemon_entry.name, daemon_entry.kind) != (cfg.name, cfg.kind):
+            raise ValueError(f"the manifest entry ({daemon_entry.name}, {daemon_entry.kind}) is not the daemon's "
+                             f"({cfg.name}, {cfg.kind})")
+        if not float(grace) >= 0:
+            raise ValueError(f"grace must be a number of seconds >= 0, not {grace!r}")
+        self.children[cfg.name] = Child(cfg, on_demand=True, grace=float(grace))   # forked by start_due
+        if daemon_entry is not None and self.manifest is not None:
+            self.manifest.daemons.append(daemon_entry)
+            write_json_atomic(self.run.manifest, self.manifest.dump())
+        self.write_status()
+        log.info("starting %s (kind %s) on demand", cfg.name, cfg.kind)
+        return {"name": cfg.name, "state": "starting"}
+
+    def stop_daemon(self, name: str) -> dict:
+        """`daemon.stop NAME`: stop a daemon started by `daemon.start` (SIGTERM, its grace, SIGKILL) by its
+        recorded pid and start time, and forget it (daemons.json, the manifest)."""
+        child = self.children.get(name)
+        if child is None:
+            raise ValueError(f"no daemon named {name!r} in this twin")
+        if not child.on_demand:
+            raise ValueError(f"{name} is part of the twin's plan: `twin down` stops it")
+        del self.children[name]
+        self.by_pid.pop(child.pid, None)   # its exit is no death to restart from
+        stopped = bool(child.pid) and stop_process(child.pid, child.grace, start=child.start)
+        if self.manifest is not None:
+            self.manifest.daemons = [d for d in self.manifest.daemons if d.name != name]
+            write_json_atomic(self.run.manifest, self.manifest.dump())
+        self.write_status()
+        log.info("stopped %s (pid %d) on demand", name, child.pid)
+        return {"name": name, "pid": child.pid, "stopped": stopped, "state": child.state}
+
     def command(self, op: str, args: list, kwargs: dict) -> object:
-        """A control-socket request: today, operations on the live network."""
+        """A control-socket request: daemons started on demand, or operations on the live network."""
+        if op in ("daemon.start", "daemon.stop"):
+            handler = self.start_daemon if op == "daemon.start" else self.stop_daemon
+            try:
+                inspect.signature(handler).bind(*args, **kwargs)
+            except TypeError as e:
+                raise ValueError(f"{op}: {e}") from None
+            return handler(*args, **kwargs)
         if self.network is None:
             raise RuntimeError("this twin runs on the loopback network: network faults need `twin up --network netns`")
         from emulator.network.remote import serve
@@ -212,7 +279,7 @@ class Supervisor:
                 sel.register(self.control, selectors.EVENT_READ)
             while not self.stopping:
                 self.reap()
-                self.restart_due()
+                self.start_due()
                 if sel.get_map() and sel.select(timeout=0.05):
                     self.control.serve_one()
                 elif not sel.get_map():
@@ -221,7 +288,10 @@ class Supervisor:
     def stop(self) -> None:
         self.stopping = True
         self.reap()   # what already died is not signalled (its pid may be reused)
-        stop_processes([c.pid for c in self.children.values() if c.pid], STOP_GRACE_S)
+        for child in self.children.values():   # on demand (Slurm, whose jobs use the others) first
+            if child.on_demand and child.pid:
+                stop_process(child.pid, child.grace)
+        stop_processes([c.pid for c in self.children.values() if c.pid and not c.on_demand], STOP_GRACE_S)
         for child in self.children.values():
             if child.pid:
                 self.by_pid.pop(child.pid, None)
