@@ -165,15 +165,19 @@ class SlurmCluster:
                            capture_output=True)
         os.chmod(key, 0o600)
         sock = self.config.munge_socket
+        sock.unlink(missing_ok=True)   # a killed munged's: waiting for the file must wait for this one
         self._spawn("munged", [_tool("munged"), "--foreground", "--force", f"--socket={sock}",
                                f"--key-file={key}", f"--pid-file={m / 'munged.pid'}",
                                f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"])
         self._wait(lambda: sock.exists(), timeout, "munged did not create its socket",
                    m / "munged.log", "munged")
 
-    def start(self, timeout: float = 60, ready: Callable[[dict[str, str]], bool] | None = None) -> None:
+    def start(self, timeout: float = 60, ready: Callable[[dict[str, str]], bool] | None = None,
+              recover: bool = False) -> None:
         """Write the files, start every daemon, return when `sinfo` shows every node idle (or,
-        given `ready`, when it accepts the node → state map: a health check may drain some)."""
+        given `ready`, when it accepts the node → state map: a health check may drain some).
+        `recover`: the cluster of this directory comes back after its daemons were killed: slurmctld
+        recovers its saved state (no -c) and the job steps still in the cgroup are left running."""
         if self.procs:
             raise SlurmError("already started")
         missing = missing_tools(self.config.auth)
@@ -181,11 +185,12 @@ class SlurmCluster:
             raise SlurmError(f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)}")
         deadline = time.monotonic() + timeout
         self.write_files()
-        self.cgroup = self._make_cgroup()
+        self.cgroup = self._make_cgroup(keep=recover)
         try:
             if self.config.auth == "munge":
                 self._start_munge(deadline - time.monotonic())
-            self._spawn("slurmctld", [_tool("slurmctld"), "-D", "-c", "-i", "-f", str(self.conf_path)],
+            clear = [] if recover else ["-c"]
+            self._spawn("slurmctld", [_tool("slurmctld"), "-D", *clear, "-i", "-f", str(self.conf_path)],
                         self.config.ctld_netns)
             for node in self.config.nodes:
                 self._spawn(f"slurmd-{node.name}",
@@ -198,13 +203,15 @@ class SlurmCluster:
             self.stop()
             raise
 
-    def _make_cgroup(self) -> Cgroup | None:
-        """This cluster's cgroup, named after its directory, recorded in `cgroup` for `twin slurm down`."""
+    def _make_cgroup(self, keep: bool = False) -> Cgroup | None:
+        """This cluster's cgroup, named after its directory, recorded in `cgroup` for `twin slurm down`;
+        what a previous cluster of this directory left in it is killed, unless `keep` (its steps)."""
         cgroup = Cgroup.create("slurm-" + hashlib.sha1(str(self.directory).encode()).hexdigest()[:12])
         if cgroup is None:
             log.warning("no writable cgroup v2 hierarchy: job steps that outlive slurmd cannot be found")
             return None
-        cgroup.kill()   # a previous cluster of this directory that was itself killed
+        if not keep:
+            cgroup.kill()   # a previous cluster of this directory that was itself killed
         cgroup.save(self.directory / "cgroup")
         return cgroup
 

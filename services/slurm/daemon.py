@@ -1,40 +1,44 @@
-"""The process that keeps a twin's Slurm running after `twin slurm up` has returned.
+"""The process that runs a twin's Slurm: a daemon of kind `slurm`, forked and kept running by the
+twin's supervisor like every other daemon (`run(cfg)`).
 
-    python -m services.slurm.daemon RUN_DIR [--timeout S] [--health-interval S]
+`twin slurm up` (services.slurm.lifecycle) asks the supervisor to start it, then waits for its state
+file. It reads the twin's manifest and topology, asks every GPU server for its live GRES, renders
+slurm.conf and gres.conf (with the health check) into RUN_DIR/slurm/, starts munged, slurmctld and
+one slurmd per GPU server as its children (they get SIGKILL if it dies: `dies_with_parent`) and writes:
 
-`twin slurm up` starts it detached (its own session) and waits for its state file. It reads the
-twin's manifest and topology, asks every GPU server for its live GRES, renders slurm.conf and
-gres.conf (with the health check) into RUN_DIR/slurm/, starts munged, slurmctld and one slurmd
-per GPU server as its children (they get SIGKILL if it dies: `dies_with_parent`) and writes:
-
-    slurm/daemon.pid     this process (what `twin slurm down` and `twin down` stop)
     slurm/state.json     {"state": starting | ready | failed | stopped, "error", "slurm_conf", "pid",
-                          "start" (the pid's start time: a reused pid is not this process), ...}
+                          "start" (the pid's start time), "ports", "recovered", ...}
     slurm/cgroup         the cgroup of the daemons and everything they spawn (services.slurm.cluster)
-    slurm/daemon.log     its own log
 
-On SIGTERM/SIGINT it stops the cluster (jobs cancelled, daemons stopped, job processes killed) and
-exits. It also stops on its own, within POLL_S, when the supervisor of the twin it was started for
-goes away (`twin down`, or a new twin in the run directory): Slurm nodes whose GPU servers are gone
-are no cluster.
+    cfg.spec             {"timeout": seconds for every node to register,
+                          "health_interval": HealthCheckInterval; 0: none; <0: healthcheck.auto_interval}
+    cfg.grpc             gRPC health and reflection: NOT_SERVING until every node has registered,
+                         SERVING while Slurm runs, NOT_SERVING again once one of its daemons exited
+
+When the supervisor restarts it (this process died), the new process brings the same Slurm back:
+the same ports (from state.json), slurmctld without -c, so it recovers its jobs and node states
+from its StateSaveLocation (slurm/state/), and the job steps of the previous process are left
+running (they are in the cgroup; each restarted slurmd finds its steps in its spool).
+On SIGTERM it stops the cluster (jobs cancelled, daemons stopped, job processes killed) and exits.
 """
 
 from __future__ import annotations
 
-import argparse
+import asyncio
 import logging
 import os
-import shutil
 import signal
 import socket
-import sys
+import threading
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
+from emulator.daemon_config import DaemonConfig
+from emulator.grpc_server import start_server
 from emulator.process import start_time
-from emulator.procutil import pid_alive, set_process_name
-from emulator.rundir import RunDir, write_json_atomic
+from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.topology import load_topology
 from services.slurm import healthcheck
 from services.slurm.cluster import SlurmCluster, free_ports
@@ -43,6 +47,8 @@ from services.slurm.live import live_gres
 
 log = logging.getLogger("slurm-daemon")
 POLL_S = 0.5
+# sinfo's %T of a node that has registered (a state without a `*`, `~` or `#` suffix and not down)
+REGISTERED = frozenset({"idle", "allocated", "mixed", "completing", "draining", "drained"})
 
 
 class Stop(BaseException):
@@ -58,8 +64,9 @@ def _raise_stop(signum: int, _frame: Any) -> None:
 
 
 def responding(states: dict[str, str]) -> bool:
-    """Every node registered: idle, or already drained by the health check at slurmd start."""
-    return bool(states) and all(s in ("idle", "drained") for s in states.values())
+    """Every node registered: idle, or already drained by the health check at slurmd start, or (after a
+    restart) running the jobs it kept."""
+    return bool(states) and all(s in REGISTERED for s in states.values())
 
 
 def placement(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -79,11 +86,13 @@ def placement(manifest: dict[str, Any]) -> dict[str, Any]:
             "node_netns": {d["name"]: d.get("netns") for d in servers}}
 
 
-def build(run: RunDir, directory: Path, health_interval: int) -> SlurmCluster:
+def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None = None) -> SlurmCluster:
+    """The cluster for the twin in `run`; on `ports` (a restart: those of the Slurm it brings back)."""
     manifest = run.read(run.manifest)
     topo = load_topology(manifest["topology_file"])
     gres = live_gres(manifest)
-    ports = free_ports(1 + len(topo.gpu_servers))
+    if ports is None or len(ports) != 1 + len(topo.gpu_servers):
+        ports = free_ports(1 + len(topo.gpu_servers))
     if health_interval < 0:
         health_interval = healthcheck.auto_interval(len(topo.gpu_servers))
     extra = (healthcheck.install(directory, run.path, health_interval, len(topo.gpu_servers))
@@ -93,38 +102,79 @@ def build(run: RunDir, directory: Path, health_interval: int) -> SlurmCluster:
     return SlurmCluster(topo, directory, config=config)
 
 
-def serve(run: RunDir, timeout: float, health_interval: int) -> int:
+class Health:
+    """The daemon's gRPC health and reflection (emulator.grpc_server) on a thread with its own event
+    loop: the main thread keeps Slurm's blocking start-up and the signal handlers."""
+
+    def __init__(self, address: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="grpc-health", daemon=True)
+        self.thread.start()
+        self.server, self.health = self._call(start_server(address, [], serving=False))
+
+    def _call(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(10)
+
+    def serving(self, yes: bool) -> None:
+        from grpc_health.v1 import health_pb2
+        status = health_pb2.HealthCheckResponse.SERVING if yes else health_pb2.HealthCheckResponse.NOT_SERVING
+        self._call(self.health.set("", status))
+
+    def stop(self) -> None:
+        self._call(self.server.stop(0))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def previous_state(directory: Path) -> dict[str, Any]:
+    """The state document of the process this one replaces ({} on a first start: `twin slurm up`
+    starts from an empty directory)."""
+    try:
+        return RunDir(directory).read(directory / "state.json")
+    except RunDirError:
+        return {}
+
+
+def watch(cluster: SlurmCluster, doc: dict[str, Any], state_file: Path, health: Health) -> None:
+    """Until stopped: report a Slurm daemon that exited (state.json's `dead`, health NOT_SERVING)."""
+    while True:
+        dead = [k for k, p in cluster.procs.items() if p.poll() is not None]
+        if dead and doc.get("dead") != dead:
+            log.error("exited: %s (see %s)", ", ".join(dead), cluster.directory / "log")
+            doc["dead"] = dead
+            write_json_atomic(state_file, doc)
+            health.serving(False)
+        time.sleep(POLL_S)
+
+
+def serve(run: RunDir, spec: dict[str, Any], health: Health) -> int:
     directory = slurm_dir(run)
+    directory.mkdir(parents=True, exist_ok=True)
     state_file = directory / "state.json"
+    previous = previous_state(directory)
+    recover = bool(previous.get("ports"))
     doc: dict[str, Any] = {"state": "starting", "pid": os.getpid(), "start": start_time(os.getpid()),
-                           "run_dir": str(run.path),
+                           "run_dir": str(run.path), "recovered": recover,
                            "slurm_conf": str(directory / "slurm.conf"), "started_at": time.time()}
     write_json_atomic(state_file, doc)
     cluster: SlurmCluster | None = None
     code = 0
-    twin = run.running_supervisor()   # a new twin in the same run directory is not this cluster's
     try:
-        if twin is None:
-            raise RuntimeError(f"no twin running in {run.path}")
-        cluster = build(run, directory, health_interval)
+        healthcheck.enabled_flag(directory).unlink(missing_ok=True)   # again only once every node registered
+        cluster = build(run, directory, int(spec.get("health_interval", -1)), previous.get("ports"))
+        doc["ports"] = [cluster.config.ctld_port, *(n.port for n in cluster.config.nodes)]
+        write_json_atomic(state_file, doc)
         began = time.monotonic()
-        cluster.start(timeout=timeout, ready=responding)
+        cluster.start(timeout=float(spec.get("timeout", 120.0)), ready=responding, recover=recover)
         healthcheck.enable(directory)
         doc |= {"state": "ready", "health_check_interval": cluster.config.extra.get("HealthCheckInterval", "off"),
                 "nodes": cluster.node_states(), "startup_s": round(time.monotonic() - began, 2),
                 "pids": {k: p.pid for k, p in cluster.procs.items()}}
         write_json_atomic(state_file, doc)
-        log.info("ready: %d nodes in %.1fs", len(cluster.config.nodes), doc["startup_s"])
-        while True:
-            if run.running_supervisor() != twin:
-                log.info("the twin's supervisor (pid %d) is gone: stopping Slurm", twin)
-                break
-            dead = [k for k, p in cluster.procs.items() if p.poll() is not None]
-            if dead and doc.get("dead") != dead:
-                log.error("exited: %s (see %s)", ", ".join(dead), directory / "log")
-                doc["dead"] = dead
-                write_json_atomic(state_file, doc)
-            time.sleep(POLL_S)
+        health.serving(True)
+        log.info("ready: %d nodes in %.1fs%s", len(cluster.config.nodes), doc["startup_s"],
+                 " (state recovered)" if recover else "")
+        watch(cluster, doc, state_file, health)
     except Stop as e:
         log.info("%s: stopping Slurm", e)
     except Exception as e:
@@ -134,46 +184,29 @@ def serve(run: RunDir, timeout: float, health_interval: int) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        health.serving(False)
         if cluster is not None:
             began = time.monotonic()
             cluster.stop()
             log.info("stopped in %.1fs", time.monotonic() - began)
-        if doc["state"] != "failed":
-            doc["state"] = "stopped"
-        doc["stopped_at"] = time.time()
+        doc |= {"state": "failed" if code else "stopped", "stopped_at": time.time()}
         write_json_atomic(state_file, doc)
-        (directory / "daemon.pid").unlink(missing_ok=True)
     return code
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m services.slurm.daemon", description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for every node to register")
-    parser.add_argument("--health-interval", type=int, default=-1,
-                        help="HealthCheckInterval in seconds; 0: no health check; default: by node count and cores")
-    args = parser.parse_args(argv)
-    run = RunDir(args.run_dir)
-    directory = slurm_dir(run)
-    pid_file = directory / "daemon.pid"
-    try:
-        other = int(pid_file.read_text())
-    except (OSError, ValueError):
-        other = 0
-    if other and other != os.getpid() and pid_alive(other):
-        print(f"Slurm already runs for {run.path} (pid {other})", file=sys.stderr)
-        return 1
-    # A fresh cluster each time: no state, spool or logs of a previous one.
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
-    pid_file.write_text(f"{os.getpid()}\n")
-    logging.basicConfig(level=logging.INFO, filename=directory / "daemon.log",
-                        format="%(asctime)s %(name)s %(levelname)s: %(message)s")
-    set_process_name("twin-slurm")
+def run(cfg: DaemonConfig) -> None:
+    """The daemon of kind `slurm` (services/slurm/service.py); exits 1 if Slurm did not start (the
+    supervisor then restarts it with its backoff)."""
+    if not cfg.run_dir:
+        raise SystemExit("the slurm daemon runs for a twin: its DaemonConfig needs run_dir")
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
-    return serve(run, args.timeout, args.health_interval)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        health = Health(cfg.grpc)
+    except Stop:
+        raise SystemExit(0) from None
+    try:
+        code = serve(RunDir(cfg.run_dir), cfg.spec, health)
+    finally:
+        health.stop()
+    raise SystemExit(code)

@@ -1,25 +1,32 @@
 """Starting, stopping and inspecting a twin's Slurm: what `twin slurm up|down|status|env` do.
 
-Slurm lives in the twin's run directory (`RUN_DIR/slurm/`), run by a detached
-`python -m services.slurm.daemon` (see there) so that it outlives the command that started it.
-`down` stops that process by its recorded pid (it stops its daemons), then kills whatever is left in
-the cluster's recorded cgroup, so that a killed daemon process leaves nothing behind either.
+Slurm lives in the twin's run directory (`RUN_DIR/slurm/`), run by a daemon of kind `slurm`
+(services.slurm.daemon) that the twin's supervisor starts on demand (`daemon.start` on its control
+socket), records in daemons.json and restarts like any daemon. `down` asks the supervisor to stop it
+(it stops its daemons), then kills whatever is left in the cluster's recorded cgroup, so that a
+killed daemon process leaves nothing behind either.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from emulator import control
+from emulator.control import ControlError
+from emulator.daemon_config import DaemonConfig
+from emulator.manifest import Manifest
 from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from services.slurm.daemon import slurm_dir
 
+DAEMON = "slurm"          # the daemon's name and kind in the twin
+SLURM_GRPC_PORT = 50817   # slurmctld's port is 6817; here the Slurm daemon's gRPC health, on the management host
 STOP_TIMEOUT_S = 30.0
 MUNGE_SOCKET_MAX = 107  # sun_path
 
@@ -32,19 +39,23 @@ def conf_path(run: RunDir) -> Path:
     return slurm_dir(run) / "slurm.conf"
 
 
+def record(run: RunDir) -> dict[str, Any]:
+    """The supervisor's record of the Slurm daemon (daemons.json: pid, start, state, restarts), or {}."""
+    try:
+        return run.read(run.daemons).get("daemons", {}).get(DAEMON) or {}
+    except RunDirError:
+        return {}
+
+
 def running(run: RunDir) -> int | None:
     """The pid of the live Slurm daemon process of `run` (as recorded: pid and start time), or None."""
-    try:
-        pid = int((slurm_dir(run) / "daemon.pid").read_text().strip())
-    except (OSError, ValueError):
-        return None
-    doc = state(run)
-    return pid if doc.get("pid") == pid and same_process(pid, doc.get("start")) else None
+    rec = record(run)
+    return rec["pid"] if same_process(rec.get("pid"), rec.get("start")) else None
 
 
 def daemon_output(run: RunDir) -> Path:
-    """The daemon process's stdout/stderr (what it says before its own log exists)."""
-    return run.logs / "slurm.out"
+    """The daemon process's log (its stdout and stderr)."""
+    return run.logs / f"{DAEMON}.log"
 
 
 def state(run: RunDir) -> dict[str, Any]:
@@ -54,9 +65,24 @@ def state(run: RunDir) -> dict[str, Any]:
         return {}
 
 
-def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1) -> dict[str, Any]:
-    """Start Slurm for the twin in `run`; return its state document once every node is registered.
-    `health_interval`: seconds between health checks, 0 for none, <0 for `healthcheck.auto_interval`."""
+def daemon_config(run: RunDir, timeout: float, health_interval: int) -> tuple[DaemonConfig, dict[str, Any]]:
+    """The Slurm daemon's DaemonConfig and manifest entry: it runs on the management host (in its
+    namespace on a netns twin, where slurmctld runs), its health on the host's OOB address."""
+    manifest = Manifest.model_validate(run.read(run.manifest))
+    mgmt = manifest.management
+    grpc = f"{mgmt.addresses['oob']}:{SLURM_GRPC_PORT}"
+    cfg = DaemonConfig(
+        name=DAEMON, kind=DAEMON, twin=manifest.twin, spec={"timeout": timeout, "health_interval": health_interval},
+        grpc=grpc, metrics=None,
+        store_url=f"file://{slurm_dir(run) / 'state'}",   # slurmctld's StateSaveLocation: Slurm keeps its own
+        broker_host=manifest.broker.host, broker_port=manifest.broker.port, log_file=str(daemon_output(run)),
+        netns=mgmt.netns, clock_epoch=manifest.clock.epoch, clock_scale=manifest.clock.scale, run_dir=str(run.path))
+    entry = {"name": DAEMON, "kind": DAEMON, "host": mgmt.host, "grpc": grpc, "addresses": mgmt.addresses,
+             "netns": mgmt.netns, "slurm_conf": str(conf_path(run))}
+    return cfg, entry
+
+
+def check_can_start(run: RunDir) -> None:
     if missing := missing_tools():
         raise SlurmTwinError(f"Slurm needs {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)} "
                              "(`make install` does)")
@@ -64,35 +90,48 @@ def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1) -> dic
         raise SlurmTwinError("Slurm on the twin runs as root (SlurmUser=root, jobs as root)")
     if run.running_supervisor() is None:
         raise SlurmTwinError(f"no twin running in {run.path}: start one with `twin up rack --run-dir {run.path}`")
-    if pid := running(run):
-        raise SlurmTwinError(f"Slurm already runs for the twin in {run.path} (pid {pid}); "
-                             f"`twin slurm down --run-dir {run.path}` stops it")
+    if rec := record(run):
+        raise SlurmTwinError(f"Slurm already runs for the twin in {run.path} ({rec.get('state')}, "
+                             f"pid {rec.get('pid')}); `twin slurm down --run-dir {run.path}` stops it")
     socket_path = slurm_dir(run) / "munge" / "munge.socket"
     if len(str(socket_path)) > MUNGE_SOCKET_MAX:
         raise SlurmTwinError(f"run directory path too long for munge's socket ({socket_path}): use a shorter --run-dir")
+
+
+def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1) -> dict[str, Any]:
+    """Start Slurm for the twin in `run`; return its state document once every node is registered.
+    `health_interval`: seconds between health checks, 0 for none, <0 for `healthcheck.auto_interval`."""
+    check_can_start(run)
     directory = slurm_dir(run)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "state.json").unlink(missing_ok=True)
-    run.logs.mkdir(parents=True, exist_ok=True)
-    log = open(daemon_output(run), "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "services.slurm.daemon", str(run.path), "--timeout", str(timeout),
-                             "--health-interval", str(health_interval)],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-    log.close()
-    deadline = time.monotonic() + timeout + 15
+    # A fresh cluster each time: no state, spool or logs of a previous one (a restart keeps them).
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    cfg, entry = daemon_config(run, timeout, health_interval)
+    try:
+        control.call(run.control_socket, "daemon.start", cfg.to_dict(), entry=entry, grace=STOP_TIMEOUT_S)
+    except ControlError as e:
+        raise SlurmTwinError(f"the twin's supervisor did not start Slurm: {e}") from None
+    return wait_ready(run, timeout + 15)
+
+
+def wait_ready(run: RunDir, within: float) -> dict[str, Any]:
+    """The state document once the recorded daemon process reports Slurm ready; stops it and raises
+    SlurmTwinError if it failed, died for good or took longer than `within` seconds."""
+    deadline = time.monotonic() + within
     while True:
-        doc = state(run) if (directory / "state.json").exists() else {}
-        if doc.get("pid") == proc.pid and doc.get("state") == "ready":
+        doc, rec = state(run), record(run)
+        if doc.get("state") == "ready" and same_process(doc.get("pid"), doc.get("start")):
             return doc
-        if doc.get("pid") == proc.pid and doc.get("state") == "failed":
-            proc.wait(STOP_TIMEOUT_S)
-            raise SlurmTwinError(f"Slurm did not start: {doc.get('error')} (log: {directory / 'daemon.log'})")
-        if proc.poll() is not None:
-            raise SlurmTwinError(f"the Slurm daemon process exited with {proc.returncode}: "
-                                 f"{_tail(daemon_output(run)) or _tail(directory / 'daemon.log')}")
-        if time.monotonic() > deadline:
+        why = ""
+        if doc.get("state") == "failed":
+            why = f"Slurm did not start: {doc.get('error')}"
+        elif rec.get("state") == "failed" or not rec:
+            why = f"the Slurm daemon process died ({rec.get('last_exit', 'gone')}): {_tail(daemon_output(run))}"
+        elif time.monotonic() > deadline:
+            why = f"Slurm not ready within {within:.0f}s"
+        if why:
             down(run)
-            raise SlurmTwinError(f"Slurm not ready within {timeout:.0f}s (log: {directory / 'daemon.log'})")
+            raise SlurmTwinError(f"{why} (log: {daemon_output(run)})")
         time.sleep(0.1)
 
 
@@ -106,17 +145,24 @@ def _tail(path: Path, lines: int = 10) -> str:
 def down(run: RunDir, timeout: float = STOP_TIMEOUT_S) -> list[str]:
     """Stop the twin's Slurm; returns what was stopped ([] if nothing ran). Idempotent."""
     stopped: list[str] = []
-    pid = running(run)
-    if pid:   # SIGTERM: it cancels the jobs and stops its daemons; SIGKILL: they die with it
-        stop_process(pid, timeout)
-        stopped.append(f"slurm daemon {pid}")
-    record = slurm_dir(run) / "cgroup"
-    cgroup = Cgroup.load(record)
+    rec = record(run)
+    if rec and run.running_supervisor():   # SIGTERM: it cancels the jobs and stops its daemons
+        try:
+            result = control.call(run.control_socket, "daemon.stop", DAEMON, timeout=timeout + 30)
+            what = result["pid"] if result["stopped"] else f"({result['state']})"
+            stopped.append(f"slurm daemon {what}")
+        except ControlError as e:
+            if "no daemon named" not in str(e):   # stopped meanwhile by another `down`
+                raise SlurmTwinError(str(e)) from None
+    elif rec and stop_process(rec.get("pid") or 0, timeout, start=rec.get("start")):   # outlived its supervisor
+        stopped.append(f"slurm daemon {rec['pid']}")
+    record_file = slurm_dir(run) / "cgroup"
+    cgroup = Cgroup.load(record_file)
     if cgroup is not None:   # job steps and daemons that outlived a killed daemon process
         if left := cgroup.kill():
             stopped.append(f"{len(left)} leftover process(es)")
         cgroup.remove()
-        record.unlink(missing_ok=True)
+        record_file.unlink(missing_ok=True)
     return stopped
 
 
@@ -131,8 +177,8 @@ def sinfo(run: RunDir, *args: str) -> subprocess.CompletedProcess:
 
 
 def status(run: RunDir) -> dict[str, Any]:
-    """The daemon's pid and state document, and node states as `sinfo` reports them now."""
-    doc = state(run)
+    """The daemon's pid, state document and restarts, and node states as `sinfo` reports them now."""
+    doc, rec = state(run), record(run)
     pid = running(run)
     nodes: dict[str, dict[str, str]] = {}
     if pid:
@@ -140,6 +186,11 @@ def status(run: RunDir) -> dict[str, Any]:
         for line in r.stdout.splitlines():
             name, st, gres, reason = line.split("|", 3)
             nodes[name] = {"state": st, "gres": gres, "reason": "" if reason == "none" else reason}
-    return {"run_dir": str(run.path), "pid": pid, "state": doc.get("state", "absent") if pid else
-            ("stopped" if doc else "absent"), "slurm_conf": str(conf_path(run)), "nodes": nodes,
-            "error": doc.get("error", "")}
+    if pid and doc.get("pid") == pid:
+        current = doc.get("state", "starting")
+    elif rec:   # the supervisor is restarting it, or gave up
+        current = rec.get("state", "unknown")
+    else:
+        current = "stopped" if doc else "absent"
+    return {"run_dir": str(run.path), "pid": pid, "state": current, "restarts": rec.get("restarts", 0),
+            "slurm_conf": str(conf_path(run)), "nodes": nodes, "error": doc.get("error", "")}

@@ -1,4 +1,5 @@
-"""Slurm as a service of the twin: slurmctld and one slurmd per GPU server, started by `twin slurm up`."""
+"""Slurm as a service of the twin: slurmctld and one slurmd per GPU server, run by a daemon of kind
+`slurm` that the supervisor starts on demand (`twin slurm up`: no planner)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def slurm_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin
 SERVICE = Service(
     name="slurm", summary="Slurm on the twin: slurmctld and one slurmd per GPU server.",
     order=60, always_on=True, before_down=stop, down_order=10,
+    daemons={"slurm": "services.slurm.daemon:run"},
     cli={"slurm": "services.slurm.cli:app"},
     sdk={"slurm": lambda twin: lambda: slurm_client(twin)},
 )

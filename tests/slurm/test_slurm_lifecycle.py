@@ -23,4 +23,4 @@ def test_nothing_running_is_reported_not_raised(tmp_path: Path) -> None:
     assert lifecycle.down(run) == []
     assert lifecycle.status(run) | {"run_dir": ""} == {
         "run_dir": "", "pid": None, "state": "absent", "slurm_conf": str(tmp_path.resolve() / "slurm" / "slurm.conf"),
-        "nodes": {}, "error": ""}
+        "nodes": {}, "error": "", "restarts": 0}

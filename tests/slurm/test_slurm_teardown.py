@@ -2,8 +2,9 @@
 
 The user has `SLURM_CONF` exported, as `twin slurm up` tells them to. `twin slurm down` and `twin down`
 then still exit 0, stop the daemons and the jobs' processes (found in the cgroup the twin recorded,
-also after the Slurm daemon process was killed -9), and leave alone an unrelated process that has
-the same SLURM_CONF in its environment."""
+also after the twin's supervisor was killed -9), and leave alone an unrelated process that has
+the same SLURM_CONF in its environment. A Slurm daemon process killed -9 is restarted by the
+supervisor with Slurm's state and running jobs."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import pytest
 
 from emulator.client import Twin
 from emulator.procutil import pid_alive
-from services.slurm import lifecycle
 from tests.conftest import assert_nothing_left, stopped_at_exit, twin_pids
 from tests.slurm.conftest import needs_slurm, wait_for
 from tests.slurm.test_slurm_twin import TWIN
@@ -80,18 +80,49 @@ def test_slurm_down_with_slurm_conf_exported(rack: Twin, other: subprocess.Popen
     assert other.poll() is None, "an unrelated process with the same SLURM_CONF was killed"
 
 
-def test_a_killed_slurm_daemon_leaves_its_jobs_to_slurm_down(rack: Twin, other: subprocess.Popen) -> None:
+def supervised(run: Path) -> dict:
+    """The supervisor's record of the Slurm daemon (daemons.json)."""
+    return json.loads((run / "daemons.json").read_text())["daemons"]["slurm"]
+
+
+def slurm_ready(run: Path, restarts: int) -> dict | None:
+    """Slurm's state document once the daemon process of the `restarts`-th restart reports it ready."""
+    rec, doc = supervised(run), json.loads((run / "slurm" / "state.json").read_text())
+    ready = rec["restarts"] == restarts and doc["state"] == "ready" and doc["pid"] == rec["pid"]
+    return doc if ready else None
+
+
+def test_a_killed_slurm_daemon_is_restarted_with_its_state_and_jobs(rack: Twin, other: subprocess.Popen) -> None:
+    """kill -9 of the Slurm daemon process (its slurmctld, slurmd and munged die with it): the supervisor
+    restarts it, and the new process brings the same Slurm back from its StateSaveLocation: the
+    drained node with its reason, and the running job, whose step slurmd finds again."""
     run = rack.run.path
     daemons = slurm_up(run)
+    before = supervised(run)
+    sconf = dict(os.environ, SLURM_CONF=conf(run))
+    subprocess.run(["scontrol", "update", "NodeName=gpu002", "State=DRAIN", "Reason=kept across kill -9"],
+                   check=True, env=sconf, timeout=30)
     job = start_job(run, "two")
-    cgroup = Path((run / "slurm" / "cgroup").read_text().strip())
-    os.kill(daemons["twin-slurm"], signal.SIGKILL)   # its daemons die with it; the job's step does not
-    wait_for(lambda: not [p for p in daemons.values() if pid_alive(p)], 15, "the Slurm daemons to die")
-    assert pid_alive(job) and lifecycle.running(rack.run) is None
+    job_id = subprocess.run(["squeue", "-h", "-n", "two", "-o", "%i"], env=sconf, capture_output=True, text=True,
+                            check=True, timeout=30).stdout.strip()
+    wait_for(lambda: (run / "slurm" / "state" / "job_state").exists(), 30, "slurmctld to save the job")
+    os.kill(daemons["twin-slurm"], signal.SIGKILL)
+    doc = wait_for(lambda: slurm_ready(run, before["restarts"] + 1), 120, "the Slurm daemon restarted and ready")
+    assert doc["recovered"] and doc["pid"] != daemons["twin-slurm"] and supervised(run)["last_exit"] == "signal 9"
+    assert not [k for k, p in daemons.items() if pid_alive(p)], "a daemon of the killed process is still running"
+    sinfo = subprocess.run(["sinfo", "-h", "-N", "-p", "regression", "-o", "%N|%T|%E"], env=sconf, capture_output=True,
+                           text=True, check=True, timeout=30).stdout
+    nodes = {n: (st, reason) for n, st, reason in (line.split("|") for line in sinfo.splitlines())}
+    assert set(nodes) == {"gpu001", "gpu002", "gpu003", "gpu004"}
+    assert nodes["gpu002"] == ("drained", "kept across kill -9")
+    assert pid_alive(job)
+    queue = subprocess.run(["squeue", "-h", "-o", "%i|%T"], env=sconf, capture_output=True, text=True, check=True,
+                           timeout=30).stdout.split()
+    assert f"{job_id}|RUNNING" in queue
     r = twin_with_slurm_conf(run, "slurm", "down")
-    assert r.returncode == 0, f"twin slurm down -> {r.returncode}\n{r.stdout}{r.stderr}"
-    assert "leftover process(es)" in r.stdout
-    assert not pid_alive(job) and not cgroup.exists()
+    assert r.returncode == 0 and f"slurm daemon {doc['pid']}" in r.stdout, r.stdout + r.stderr
+    assert not pid_alive(job) and not (run / "slurm" / "cgroup").exists()
+    assert "slurm" not in json.loads((run / "daemons.json").read_text())["daemons"]
     assert other.poll() is None, "an unrelated process with the same SLURM_CONF was killed"
 
 
@@ -106,3 +137,21 @@ def test_twin_down_with_slurm_conf_exported(rack: Twin, other: subprocess.Popen)
     assert_nothing_left(rack.run, pids)   # supervisor, broker, GPU daemons
     assert not [k for k, p in daemons.items() if pid_alive(p)] and not pid_alive(job)
     assert other.poll() is None, "an unrelated process with the same SLURM_CONF was killed"
+
+
+def test_twin_down_after_its_supervisor_was_killed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """kill -9 of the supervisor: the Slurm daemon process and its daemons die with it (PR_SET_PDEATHSIG),
+    the job's step does not; `twin down` finds it in the cgroup the cluster recorded."""
+    twin = Twin.up("rack", run_dir=tmp_path_factory.mktemp("slurm-orphans"), timeout=60)
+    with stopped_at_exit(twin.run, twin.down):
+        run = twin.run.path
+        daemons = slurm_up(run)
+        job = start_job(run, "four")
+        cgroup = Path((run / "slurm" / "cgroup").read_text().strip())
+        os.kill(twin.run.running_supervisor(), signal.SIGKILL)
+        wait_for(lambda: not [p for p in daemons.values() if pid_alive(p)], 15, "Slurm to die with the supervisor")
+        assert pid_alive(job)
+        r = twin_with_slurm_conf(run, "down")
+        assert r.returncode == 0, f"twin down -> {r.returncode}\n{r.stdout}{r.stderr}"
+        assert "leftover process(es)" in r.stdout
+        assert not pid_alive(job) and not cgroup.exists()

@@ -44,11 +44,10 @@ def nodes(run_dir: Path) -> dict[str, tuple[str, str, str]]:
 
 
 def slurm_processes(run_dir: Path) -> list[str]:
-    """What `pgrep` finds of this twin's Slurm: its daemons (by their files) and the daemon process."""
-    found = []
-    for pattern in (f"{run_dir}/slurm/", f"services.slurm.daemon {run_dir}"):
-        found += subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout.splitlines()
-    return [p for p in found if "pgrep" not in p]
+    """What `pgrep` finds of this twin's Slurm daemons (by their files; the daemon process that runs them
+    is a fork of the supervisor, checked by its recorded pid)."""
+    found = subprocess.run(["pgrep", "-a", "-f", f"{run_dir}/slurm/"], capture_output=True, text=True).stdout
+    return [p for p in found.splitlines() if "pgrep" not in p]
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +150,7 @@ def test_slurm_down_leaves_nothing_and_twin_down_takes_slurm_with_it(rack: Twin)
 
     # Up again; then stopping the twin stops its Slurm too (the daemon process follows its supervisor).
     twin_cli("slurm", "up", "--run-dir", str(run))
-    assert slurm_processes(run)
+    pid = lifecycle.running(rack.run)
+    assert pid and slurm_processes(run)
     rack.down()
-    wait_for(lambda: not slurm_processes(run), 15, "Slurm to stop with the twin")
+    wait_for(lambda: not slurm_processes(run) and not pid_alive(pid), 15, "Slurm to stop with the twin")
