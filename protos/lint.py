@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -48,12 +48,12 @@ def upper_snake(name: str) -> str:
 
 def compile_files(paths: list[str], root: Path = PROTO_ROOT) -> list[descriptor_pb2.FileDescriptorProto]:
     """The descriptors of `paths` (under `root`, or compiled from their own directory), in order."""
-    includes, names = [root.resolve()], []
-    for p in map(Path, paths):
-        p = p.resolve()
-        if not p.is_relative_to(includes[0]):  # a file outside protos/ is compiled from its own directory
-            includes.append(p.parent)
-        names.append(str(p.relative_to(includes[0] if p.is_relative_to(includes[0]) else p.parent)))
+    root = root.resolve()
+    includes, names = [root], []
+    for p in (Path(x).resolve() for x in paths):
+        base = root if p.is_relative_to(root) else p.parent   # a file outside protos/ compiles from its directory
+        includes += [] if base in includes else [base]
+        names.append(str(p.relative_to(base)))
     includes.append(Path(str(resources.files("grpc_tools") / "_proto")))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "set.pb"
@@ -69,7 +69,7 @@ def _short(type_name: str, package: str) -> str:
 
 
 def check_rpcs(fd: descriptor_pb2.FileDescriptorProto) -> Iterator[tuple[str, str]]:
-    prefix, users = prefix_of(fd.name), {}
+    prefix, users = prefix_of(fd.name), dict[str, list[str]]()
     for svc in fd.service:
         methods = {m.name: m for m in svc.method}
         watch = methods.get("WatchEvents")
@@ -92,7 +92,7 @@ def _messages(fd: descriptor_pb2.FileDescriptorProto) -> dict[str, descriptor_pb
     """Every message of the file by its name inside the package (nested ones as Outer.Inner)."""
     out: dict[str, descriptor_pb2.DescriptorProto] = {}
 
-    def walk(msgs, scope: str) -> None:
+    def walk(msgs: Iterable[descriptor_pb2.DescriptorProto], scope: str) -> None:
         for m in msgs:
             out[scope + m.name] = m
             walk(m.nested_type, f"{scope}{m.name}.")
@@ -101,7 +101,8 @@ def _messages(fd: descriptor_pb2.FileDescriptorProto) -> dict[str, descriptor_pb
     return out
 
 
-def _check_paging(fd, rpc: str, req: str, resp: str) -> Iterator[tuple[str, str]]:
+def _check_paging(fd: descriptor_pb2.FileDescriptorProto, rpc: str, req: str,
+                  resp: str) -> Iterator[tuple[str, str]]:
     msgs = _messages(fd)
     want = ((req, "page_size", F.TYPE_INT32), (req, "page_token", F.TYPE_STRING),
             (resp, "next_page_token", F.TYPE_STRING))
