@@ -48,7 +48,7 @@ class LustreFaults(Backend):
         if target not in names:
             raise FaultError(f"no {'OSS' if kind == 'oss-kill' else 'MDS'} named {target!r}: this twin's are "
                              f"{', '.join(names)}")
-        if kind == "oss-kill" and any(n.backend_id == f"{target}-down" for n in self.native()):
+        if kind == "oss-kill" and any(n.target == target and n.kind == "oss-kill" for n in self.native()):
             raise FaultError(f"{target} is already kept down")
         return out
 
@@ -58,12 +58,15 @@ class LustreFaults(Backend):
                 return "", f"{target} killed (pid {daemons.kill(self.twin.run, target)}); it restarts, the " \
                            "standby serving the MDT if this one was active"
             with self.twin.lustre() as lu:
+                before = {n.backend_id for n in self._natives(lu)}
                 if kind == "oss-kill":
-                    pid = lu.kill_oss(target)
-                    mine = next(n for n in self._natives(lu) if n.target == target)
-                    return mine.backend_id, f"killed (pid {pid}); {mine.effect}"
-                st = lu.fill_ost(self._ost(target))
-                return "", f"full ({st.used_bytes} bytes used of {st.capacity_bytes}); new layouts avoid it"
+                    what = f"killed (pid {lu.kill_oss(target)})"
+                else:
+                    st = lu.fill_ost(self._ost(target))
+                    what = f"full ({st.used_bytes} bytes used of {st.capacity_bytes}); new layouts avoid it"
+                # Lustre's own record of it, if it keeps one (the OSS's fault; before that, oss-kill's marker)
+                mine = [n for n in self._natives(lu) if n.target == target and n.backend_id not in before]
+                return (mine[0].backend_id, f"{what}; {mine[0].effect}") if mine else ("", what)
         except RunDirError as e:
             raise FaultError(str(e)) from None
 
@@ -71,11 +74,11 @@ class LustreFaults(Backend):
         if fault.kind == "mds-kill":
             return "nothing to undo: the supervisor restarted it"
         with self.twin.lustre() as lu:
+            if fault.backend_id and fault.backend_id not in {n.backend_id for n in self._natives(lu)}:
+                return "already cleared in Lustre"
             if fault.kind == "ost-full":
                 st = lu.restore_ost(self._ost(fault.target))
                 return f"capacity back to {st.capacity_bytes} bytes"
-            if fault.backend_id not in {n.backend_id for n in self._natives(lu)}:
-                return "already started again"
             lu.start_oss(fault.target)
             return "starting again; it takes its OSTs back"
 

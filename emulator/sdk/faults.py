@@ -187,7 +187,7 @@ class FaultsClient:
             return []
         with self.twin.ceph() as ceph:
             return [TwinFault("ceph", f"osd.{f.osd}", f.id, f.kind, f.active, f.effect)
-                    for f in ceph.osd_faults(include_cleared)]
+                    for f in ceph.list_faults(include_cleared)]
 
     def network(self, include_cleared: bool = False) -> list[TwinFault]:
         if not self.twin.manifest.get("network_backend"):

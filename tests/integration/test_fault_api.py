@@ -192,8 +192,9 @@ def test_faults_made_elsewhere_are_adopted_and_closed_where_they_end(twin: Twin)
         with twin.lustre() as lu:
             oss = lu.oss_names()[0]
             lu.kill_oss(oss)
-        found = {f.backend_id: f for f in twin.faults().list()}
-        gpu, lustre = found[f"gpu002/{own.id}"], found[f"{oss}-down"]
+        found = {(f.subsystem, f.target): f for f in twin.faults().list()}
+        gpu, lustre = found["gpu", "gpu002"], found["lustre", oss]
+        assert gpu.backend_id == f"gpu002/{own.id}" and lustre.backend_id   # the subsystems' own ids
         assert (gpu.subsystem, gpu.target, gpu.kind, gpu.params) == ("gpu", "gpu002", "xid", {"gpu": 4, "xid": 79})
         assert (lustre.subsystem, lustre.target, lustre.kind) == ("lustre", oss, "oss-kill")
         for f in (gpu, lustre):
