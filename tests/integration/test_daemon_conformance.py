@@ -271,6 +271,39 @@ def oss_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     return rpc_code(lambda: stub.Read(bad, timeout=RPC_TIMEOUT)), grpc.StatusCode.UNAVAILABLE
 
 
+def slurm_entry(twin: Twin) -> DaemonEntry:
+    """Slurm's daemon runs on demand: started here (`twin slurm up`) the first time a test needs it."""
+    from services.slurm.cluster import APT_PACKAGES, missing_tools
+
+    if reason := skip_reason("Slurm's conformance (slurmctld, slurmd, munged)", missing_tools(), list(APT_PACKAGES)):
+        pytest.skip(reason)
+    if not Manifest.load(twin.run.manifest).daemons_of("slurm"):
+        twin.slurm().up()
+    return Manifest.load(twin.run.manifest).daemons_of("slurm")[0]
+
+
+def scontrol(twin: Twin, *args: str) -> Any:
+    return twin.slurm().command("scontrol", *args, timeout=RPC_TIMEOUT)
+
+
+def slurm_write(twin: Twin, d: DaemonEntry) -> tuple[str, str]:
+    node, reason = first(twin, "gpu_node").name, "conformance"
+    r = scontrol(twin, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
+    assert r.returncode == 0, r.stderr
+    return node, reason
+
+
+def slurm_check(twin: Twin, d: DaemonEntry, drained: tuple[str, str]) -> None:
+    node, reason = drained
+    r = twin.slurm().sinfo("-h", "-N", "-n", node, "-o", "%T|%E")
+    assert f"drained|{reason}" in r.stdout.splitlines(), r.stdout + r.stderr   # slurmctld's saved node state
+
+
+def slurm_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
+    r = scontrol(twin, "update", "NodeName=no-such-node", "State=DRAIN", "Reason=x")
+    return (r.returncode, r.stderr.strip()), (1, "slurm_update error: Invalid node name specified")
+
+
 @dataclass(frozen=True)
 class Probe:
     pick: Callable[[Twin], DaemonEntry]
@@ -287,6 +320,7 @@ PROBES = {
     "ceph_rgw": Probe(lambda t: first(t, "ceph_rgw"), rgw_write, rgw_check, rgw_refuse),
     "lustre_mds": Probe(lambda t: first(t, "lustre_mds"), mds_write, mds_check, mds_refuse),
     "lustre_oss": Probe(oss_entry, oss_write, oss_check, oss_refuse),
+    "slurm": Probe(slurm_entry, slurm_write, slurm_check, slurm_refuse),
 }
 KINDS = sorted(daemon_kinds())
 
