@@ -21,7 +21,8 @@ DaemonConfig fields read:
     extra["sm_node"]            optional: where OpenSM attaches (default the first spine)
     extra["control_socket"]     optional: the supervisor's control socket (default the run dir's);
                                 on a netns twin the daemon drives the compute plane through it
-                                (`ComputePlaneDriver`); extra["drive_compute_plane"] = false: don't
+                                (`ComputePlaneDriver`), and follows the network's own switch-down
+                                and cut faults; extra["drive_compute_plane"] = false: don't
 Needs root and ibsim-utils, opensm, infiniband-diags (see services/fabric/subnet.py).
 """
 
@@ -48,7 +49,7 @@ from emulator.topology import Topology, load_topology
 from services.fabric.lft_routes import ComputeMap
 from services.fabric.manager import FabricManager
 from services.fabric.model import FabricState
-from services.fabric.netfile import FabricPlan, make_fabric_plan
+from services.fabric.netfile import SWITCH, FabricPlan, make_fabric_plan
 from services.fabric.servicer import SERVICE_NAME, FabricServicer
 from services.fabric.store import FabricStore
 from services.fabric.subnet import Subnet
@@ -90,6 +91,7 @@ class ComputePlaneDriver:
     (`FabricManager._transaction`). Blocking: call from a worker thread."""
 
     def __init__(self, plan: FabricPlan, topo: Topology, socket_path: Path) -> None:
+        self.plan = plan
         self.map = ComputeMap(plan, make_network_plan(topo, "ct0"))   # labels and ifnames only
         self.net = RemoteNetwork(socket_path)
         self.active = False
@@ -118,6 +120,23 @@ class ComputePlaneDriver:
         else:
             self.net.cables_down([list(lk) for lk in links])
         return mark
+
+    def nodes_down(self) -> dict[tuple[str, int], str]:
+        """The fabric ports whose veths the network took down itself: every cabled port of an IB
+        switch powered off, every HCA port of a host cut off (`twin net fault switch-down|cut`),
+        each with the fault ("net-3 (switch-down ib-leaf01)"). For `FabricManager.follow_network`."""
+        out: dict[tuple[str, int], str] = {}
+        for f in self.net.faults():
+            if f.kind not in ("switch-down", "node-cut"):
+                continue
+            node = self.plan.nodes.get(f.target)
+            if node is not None and node.kind == SWITCH:
+                ends = [(node.id, p) for p in range(1, node.ports + 1) if self.plan.peer(node.id, p)]
+            else:
+                ends = [(h.id, 1) for h in self.plan.hcas if h.system == f.target]
+            for end in ends:
+                out.setdefault(end, f"{f.id} ({f.kind} {f.target})")
+        return out
 
     def restore(self, mark: dict[str, Any] | None) -> None:
         """Undo `cables`: the veths and the network's fault log as they were."""
@@ -163,7 +182,7 @@ class FabricDaemon:
         the directory diags run in, the HCA they attach to, and a process in ibsim's network
         namespace (its abstract sockets are per namespace)."""
         info = {"sockname": self.subnet.sockname, "work": str(self.subnet.work), "diag_node": self.subnet.diag_node,
-                "sm_node": self.plan.sm_node, "pid": os.getpid(),
+                "sm_node": self.subnet.sm_node, "pid": os.getpid(),
                 "hcas": [n.id for n in self.plan.hcas], "switches": [n.id for n in self.plan.switches]}
         path = self.subnet.run_dir / SUBNET_INFO
         tmp = path.with_suffix(".tmp")
@@ -194,6 +213,7 @@ class FabricDaemon:
                 driver = ComputePlaneDriver(self.plan, self.topology, sock)
                 if await asyncio.to_thread(driver.attach, self.manager.state):
                     self.manager.compute_plane = driver
+                    self.manager.watch_network()
             log.info("%s: %s fabric up (%d switches, %d HCAs), OpenSM ftree in %.2f s, files in %s",
                      self.cfg.name, self.plan.topology, len(self.plan.switches), len(self.plan.hcas),
                      self.manager.last_sweep_seconds, self.subnet.run_dir)

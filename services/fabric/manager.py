@@ -76,6 +76,9 @@ class FabricManager:
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._disabled: dict[frozenset[tuple[str, int]], tuple[str, int]] = {}  # cable -> end unlinked
+        # Cables down because the network powered a switch off or cut a host (`follow_network`):
+        # cable -> (the end unlinked in ibsim, the network fault that did it).
+        self._network_down: dict[frozenset[tuple[str, int]], tuple[tuple[str, int], str]] = {}
         self.unhealthy: dict[str, dict[str, Any]] = {}   # UFM port name -> its UnhealthyPort view
         self.alarms = Alarms()
         self._views: dict[tuple[str, ...], FabricView] = {}   # per job's servers, for the current state
@@ -83,6 +86,7 @@ class FabricManager:
         self.version = 0   # bumped at every read-back of the fabric: what the views depend on
         self._full_read: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None   # keep_subnet_up, started by `watch_subnet`
+        self._follower: asyncio.Task[None] | None = None   # the network's faults, by `watch_network`
         self.sharp = AggregationManager(self.state)   # SHARP's aggregation manager, next to the SM
         self._by_port_name: dict[str, tuple[str, int]] = {}
         self._by_description = {n.description: n for n in plan.nodes.values()}
@@ -192,6 +196,7 @@ class FabricManager:
             self.last_sweep_time = self.now()
             return self.subnet.snapshot(reuse_discovery=True)
         saved = Saved(list(self._disabled.values()), dict(self.unhealthy), self.subnet.partition_list)
+        self._network_down = {}   # a new ibsim has every cable up: `follow_network` takes them down again
         self.subnet.stop()
         self.last_sweep_seconds = self.subnet.start(timeout=timeout)
         self.last_sweep_time = self.now()
@@ -206,7 +211,7 @@ class FabricManager:
     async def cancel_background(self) -> None:
         """Before `stop`: no more restarts, and drop a read-back still running (its diags would meet
         a stopped ibsim)."""
-        for task in (self._keeper, self._full_read):
+        for task in (self._keeper, self._follower, self._full_read):
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
@@ -436,7 +441,7 @@ class FabricManager:
         ports = [self.port_view(n, p) for n in self.plan.nodes.values() for p in self._cabled(n)]
         down = [p for p in ports if p["logical_state"] != ACTIVE]
         return {"ports_total": len(ports), "ports_active": len(ports) - len(down), "down_ports": down,
-                "sm_state": "MASTER" if self.subnet.sm_running else "DOWN", "sm_node": self.plan.sm_node,
+                "sm_state": "MASTER" if self.subnet.sm_running else "DOWN", "sm_node": self.subnet.sm_node,
                 "routing_engine": "ftree", "sweeps": self.subnet.sweeps(),
                 "last_sweep_time": self.last_sweep_time, "last_sweep_seconds": self.last_sweep_seconds}
 
@@ -481,17 +486,22 @@ class FabricManager:
                     self._raise_link_alarm(n, p)
             self._save()
             for n, p in todo.values():
-                peer_id, peer_port = self.plan.peer(n.id, p) or ("", 0)
-                self.emit({
-                    "kind": "port_up" if enabled else "port_down", "severity": "Info" if enabled else "Warning",
-                    "system": n.system, "node": n.description, "port": p, "port_name": self.port_name(n, p),
-                    "message": f"{n.description} port {p} (to {self.plan.nodes[peer_id].description} port "
-                               f"{peer_port}) {'enabled' if enabled else 'disabled'}; OpenSM re-swept in "
-                               f"{sweep.seconds:.2f} s{' after trap 128' if sweep.trap_128 else ''}",
-                    "resweep_seconds": sweep.seconds, "trap_128": sweep.trap_128,
-                })
+                self._emit_port_change(n, p, enabled, sweep, "enabled" if enabled else "disabled")
             return {"port": self.port_view(node, port), "changed": True, "resweep_seconds": sweep.seconds,
                     "trap_128": sweep.trap_128}
+
+    def _emit_port_change(self, n: IbNode, p: int, enabled: bool, sweep: Any, how: str) -> None:
+        """The port_up / port_down event of a cable change (`how`: "disabled", "by network fault ...")."""
+        peer_id, peer_port = self.plan.peer(n.id, p) or ("", 0)
+        seconds, trap = (sweep.seconds, sweep.trap_128) if sweep is not None else (0.0, False)
+        self.emit({
+            "kind": "port_up" if enabled else "port_down", "severity": "Info" if enabled else "Warning",
+            "system": n.system, "node": n.description, "port": p, "port_name": self.port_name(n, p),
+            "message": f"{n.description} port {p} (to {self.plan.nodes[peer_id].description} port "
+                       f"{peer_port}) {how}; OpenSM re-swept in "
+                       f"{seconds:.2f} s{' after trap 128' if trap else ''}",
+            "resweep_seconds": seconds, "trap_128": trap,
+        })
 
     async def _transaction(self, ends: list[tuple[str, int]], enabled: bool, timeout: float) -> tuple[Any, FabricState]:
         """Change cables on every plane, or on none. The steps, in order: the compute plane's veths
@@ -537,6 +547,69 @@ class FabricManager:
             else:
                 outcome = "rolled back, nothing changed"
             raise SubnetError(f"{step} failed: {e} ({outcome})") from None
+
+    def _cut_off(self, held: set[frozenset[tuple[str, int]]]) -> set[str]:
+        """The switches with every cable in `held` (down): no diag or SM reaches them."""
+        return {sw.id for sw in self.plan.switches
+                if all(frozenset({(sw.id, p), self.plan.peer(sw.id, p)}) in held for p in self._cabled(sw))}
+
+    def watch_network(self, poll: float = 0.5) -> None:
+        """From now on, follow the compute plane's own faults (`follow_network`); call in the loop,
+        once `compute_plane` is set."""
+        self._follower = asyncio.create_task(self._follow_network_loop(poll), name="fabric-follow-network")
+
+    async def _follow_network_loop(self, poll: float) -> None:
+        while True:
+            await asyncio.sleep(poll)
+            try:
+                down = await asyncio.to_thread(self.compute_plane.nodes_down)
+                await self.follow_network(down)
+            except (NetworkError, SubnetError) as e:   # the next poll tries again
+                log.warning("could not follow the network's faults: %s", e)
+
+    async def follow_network(self, down: dict[tuple[str, int], str], timeout: float = 15.0) -> bool:
+        """The network's own faults in the fabric: `down` are the ports whose compute-plane veths the
+        network took down itself (a switch powered off, a host cut: `twin net fault switch-down|cut`),
+        each with the fault that did it. Their cables go down in ibsim too (and come back when they are
+        no longer listed), OpenSM routes around them, and its new routes become the compute plane's.
+        The veths are the network's: they are not touched. Whether anything changed."""
+        wanted: dict[frozenset[tuple[str, int]], tuple[tuple[str, int], str]] = {}
+        for end, why in sorted(down.items()):
+            peer = self.plan.peer(*end)
+            cable = frozenset({end, peer}) if peer is not None else None
+            if cable is not None and cable not in self._disabled:
+                wanted.setdefault(cable, (end, why))
+        async with self._lock:
+            went = {c: v for c, v in wanted.items() if c not in self._network_down}
+            came = {c: v for c, v in self._network_down.items() if c not in wanted and c not in self._disabled}
+            if not went and not came:
+                return False
+            sweep = None
+            cut_off = self._cut_off(set(wanted) | set(self._disabled))
+            if self.subnet.sm_node in cut_off:   # a standby SM on a switch still cabled takes over
+                standby = next(n.id for n in (*self.plan.spines, *self.plan.switches) if n.id not in cut_off)
+                log.warning("OpenSM's switch %s goes down: OpenSM moves to %s", self.subnet.sm_node, standby)
+                await asyncio.to_thread(self.subnet.move_sm, standby, timeout)
+            for group, enabled in ((went, False), (came, True)):
+                # Only what ibsim does not have yet: a try that failed half-way is taken up again.
+                ends = [end for end, _ in group.values() if self.subnet.unlinked(*end) == enabled]
+                if ends:
+                    sweep = await asyncio.to_thread(self.subnet.set_links, ends, enabled, timeout)
+            switches = sorted({n for c in (*went, *came) for n, _ in c
+                               if self.plan.nodes[n].kind == SWITCH and n not in cut_off})
+            state = await asyncio.to_thread(self._read_back, switches, timeout)
+            self._network_down = wanted
+            self.last_sweep_time, self.last_sweep_seconds = self.now(), sweep.seconds if sweep else 0.0
+            self._set_state(state)
+            if self.compute_plane is not None:
+                changed = [end for end, _ in (*went.values(), *came.values())]
+                await asyncio.to_thread(self.compute_plane.install, state, changed)
+            for group, enabled in ((went, False), (came, True)):
+                for (node_id, port), why in group.values():
+                    self._emit_port_change(self.plan.nodes[node_id], port, enabled, sweep,
+                                           f"up, network fault {why} cleared" if enabled else
+                                           f"down by network fault {why}")
+        return True
 
     def _read_back(self, switches: list[str], timeout: float, attempts: int = 3) -> FabricState:
         """The fabric after a change, with the LFTs of `switches` read again. A re-sweep that began

@@ -100,6 +100,7 @@ class Subnet:
                  diag_node: str | None = None) -> None:
         self.plan = plan
         self.diag_node = diag_node or plan.hcas[0].id
+        self.sm_node = plan.sm_node   # where OpenSM attaches; `move_sm` changes it
         self.run_dir = Path(run_dir)
         self.sockname = sockname or f"ct-{uuid.uuid4().hex[:10]}"
         self.netfile = self.run_dir / "fabric.net"
@@ -193,6 +194,14 @@ class Subnet:
         else:
             self._ibsim = None
 
+    def move_sm(self, node: str, timeout: float = 30.0) -> float:
+        """OpenSM on switch `node` instead (its switch is about to lose every cable, as a standby SM
+        elsewhere takes over as master); the same LIDs (its cache). Seconds to its first sweep."""
+        if node not in self.plan.nodes or self.plan.nodes[node].kind != SWITCH:
+            raise KeyError(f"no switch {node!r} in the {self.plan.topology} fabric")
+        self.sm_node = node
+        return self.restart_opensm(timeout)
+
     def restart_opensm(self, timeout: float = 30.0) -> float:
         """OpenSM again over the running ibsim (after it died): the same files, a fresh log (an old
         "SUBNET UP" must not pass for the new one's). Seconds to its first sweep."""
@@ -230,7 +239,7 @@ class Subnet:
     def _env(self, host: str | None = None) -> dict[str, str]:
         env = dict(os.environ, IBSIM_SOCKNAME=self.sockname, OSM_CACHE_DIR=str(self.cache),
                    OSM_TMP_DIR=str(self.cache))
-        env["SIM_HOST"] = host or self.plan.sm_node
+        env["SIM_HOST"] = host or self.sm_node
         return env
 
     def _start_ibsim(self, timeout: float) -> None:
@@ -309,6 +318,11 @@ class Subnet:
         if self._ctl_fd is None or self._ibsim is None or self._ibsim.poll() is not None:
             raise SubnetError("ibsim is not running")
         os.write(self._ctl_fd, (line.strip() + "\n").encode())
+
+    def unlinked(self, node: str, port: int) -> bool:
+        """Whether the cable at `node`'s `port` is down in ibsim (taken down with `set_links`)."""
+        peer = self.plan.peer(node, port)
+        return peer is not None and frozenset({(node, port), peer}) in self._unlinked
 
     def _check_port(self, node: str, port: int) -> None:
         n = self.plan.nodes.get(node)
