@@ -4,6 +4,7 @@ reboot, clean stops (`twin slurm down` and `twin down`), and the refusals."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from emulator import control
 from emulator.client import Twin
+from emulator.control import ControlError
 from emulator.procutil import pid_alive
 from services.slurm import lifecycle
 from tests.conftest import assert_nothing_left, twin_pids
@@ -114,6 +117,29 @@ def test_slurm_up_twice_is_refused(rack: Twin) -> None:
     r = twin_cli("slurm", "up", "--run-dir", str(rack.run.path), check=False)
     assert r.returncode == 2 and "already runs" in r.stderr, r.stderr
     all_idle(rack.run.path)
+
+
+def test_twin_status_lists_the_slurm_daemon_and_the_supervisor_refuses_bad_requests(rack: Twin) -> None:
+    run = rack.run
+    doc = json.loads(twin_cli("status", "--json", "--run-dir", str(run.path)).stdout)
+    row = next(d for d in doc["daemons"] if d["name"] == "slurm")
+    assert (row["kind"], row["state"], row["health"], row["pid"]) == ("slurm", "running", "SERVING",
+                                                                      lifecycle.running(run))
+    before = run.daemons.read_text(), run.manifest.read_text()
+    cfg, _ = lifecycle.daemon_config(run, 60, 0)
+    refused = [
+        ("daemon.start", cfg.to_dict(), "a daemon named 'slurm' is already in this twin"),
+        ("daemon.start", cfg.to_dict() | {"name": "slurm2", "kind": "no_such_kind"}, "no installed service"),
+        ("daemon.start", {"name": "x"}, "daemon.start needs a DaemonConfig"),
+        ("daemon.stop", "gpu001", "gpu001 is part of the twin's plan"),
+        ("daemon.stop", "no-such-daemon", "no daemon named 'no-such-daemon'"),
+    ]
+    for op, arg, message in refused:
+        with pytest.raises(ControlError, match=re.escape(message)):
+            control.call(run.control_socket, op, arg)
+    with pytest.raises(ControlError, match="daemon.stop: too many positional arguments"):
+        control.call(run.control_socket, "daemon.stop", "slurm", "extra")
+    assert (run.daemons.read_text(), run.manifest.read_text()) == before
 
 
 def test_fatal_xid_drains_the_node_and_the_twins_reboot_resumes_it(rack: Twin) -> None:
