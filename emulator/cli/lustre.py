@@ -237,53 +237,40 @@ fault_app = typer.Typer(no_args_is_help=True, help="Break Lustre on purpose: eac
 app.add_typer(fault_app, name="fault")
 
 
-def _daemons(run_dir: Path) -> tuple[dict, dict]:
+def _admin(run_dir: Path):  # noqa: ANN202
+    """The SDK's Lustre admin client (emulator/sdk/lustre.py) of the twin in RUN_DIR."""
+    from emulator.sdk.lustre import LustreAdmin
+
     run = RunDir(run_dir)
     try:
-        manifest = run.read(run.manifest)
-        daemons = run.read(run.daemons).get("daemons", {})
+        return LustreAdmin(run, run.read(run.manifest))
     except RunDirError as e:
         fail(str(e))
-    if not manifest.get("lustre"):
-        fail("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
-    return manifest, daemons
 
 
-def _running_pid(daemons: dict, name: str) -> int:
-    """The daemon's pid from daemons.json, if that pid is still the process recorded (its start time)."""
-    from emulator.process import same_process
+def _fault_call(fn, *args, unknown: int = 2):  # noqa: ANN001, ANN202
+    """An SDK fault call; a refusal as one line: exit status `unknown` for a target that does not exist."""
+    from services.lustre.client.core import ClientError
 
-    d = daemons.get(name, {})
-    pid = int(d.get("pid") or 0)
-    if not same_process(pid, d.get("start")):   # not running, or its pid is another process's by now
-        fail(f"{name} is not running (state {d.get('state', 'unknown')})", 1)
-    return pid
-
-
-def _kill(pid: int) -> int:
-    import signal
-
-    os.kill(pid, signal.SIGKILL)
-    return pid
+    try:
+        return fn(*args)
+    except KeyError as e:
+        fail(str(e.args[0]), unknown)
+    except RunDirError as e:
+        fail(str(e), 1)
+    except ClientError as e:
+        fail(f"{e.strerror} ({os.strerror(e.errno)})", 1)
 
 
 @fault_app.command("oss-kill")
 def oss_kill(name: Annotated[str, typer.Argument(help="The OSS, e.g. oss01.")],
              run_dir: RunDirOption = DEFAULT) -> None:
     """Kill an OSS and keep it down: its partner takes over its OSTs; without one their I/O blocks, then EIO."""
-    from services.lustre.oss.daemon import fault_marker
-
-    manifest, daemons = _daemons(run_dir)
-    oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
-    if name not in oss:
-        fail(f"no OSS named {name!r}: this twin's are {', '.join(sorted(oss))}", 2)
-    pid = _running_pid(daemons, name)   # before the marker: a refused fault changes nothing
-    marker = fault_marker(manifest["lustre"]["data_dir"], name)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text("oss-kill\n")
-    _kill(pid)
-    osts = ", ".join(f"OST{i:04x}" for i in oss[name]["osts"])
-    partner = oss[name].get("partner")
+    with _admin(run_dir) as lu:
+        pid = _fault_call(lu.kill_oss, name)
+        d = lu.oss[name]
+    osts = ", ".join(f"OST{i:04x}" for i in d["osts"])
+    partner = d.get("partner")
     then = (f"{partner} takes over {osts} (I/O to them blocks until it has)" if partner else
             f"no failover partner: I/O to {osts} blocks, then fails with EIO")
     print(f"killed {name} (pid {pid}); it stays down until `twin lustre fault oss-start {name}`; {then}")
@@ -292,13 +279,8 @@ def oss_kill(name: Annotated[str, typer.Argument(help="The OSS, e.g. oss01.")],
 @fault_app.command("oss-start")
 def oss_start(name: Annotated[str, typer.Argument(help="The OSS.")], run_dir: RunDirOption = DEFAULT) -> None:
     """Clear oss-kill: the OSS serves again and takes its OSTs back from its partner (failback)."""
-    from services.lustre.oss.daemon import fault_marker
-
-    manifest, _ = _daemons(run_dir)
-    marker = fault_marker(manifest["lustre"]["data_dir"], name)
-    if not marker.exists():
-        fail(f"{name} has no oss-kill fault", 1)
-    marker.unlink()
+    with _admin(run_dir) as lu:
+        _fault_call(lu.start_oss, name, unknown=1)
     print(f"{name} is starting again and takes its OSTs back")
 
 
@@ -309,10 +291,12 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
 
     from clustertwin.v1 import lustre_pb2 as pb
     from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+    from emulator.sdk import daemons
 
-    manifest, daemons = _daemons(run_dir)
+    with _admin(run_dir) as lu:
+        mds = [d for d in lu.manifest["daemons"] if d["kind"] == "lustre_mds"]
     active = None
-    for d in (d for d in manifest["daemons"] if d["kind"] == "lustre_mds"):
+    for d in mds:
         try:
             with grpc.insecure_channel(d.get("admin") or d["grpc"]) as ch:   # its management address
                 if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=3.0).role == "active":
@@ -322,42 +306,38 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
             continue
     if active is None:
         fail("no active MDS answers (a failover may be under way)", 1)
-    standby = [d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_mds" and d is not active]
-    pid = _kill(_running_pid(daemons, active["name"]))
+    standby = [d["name"] for d in mds if d is not active]
+    pid = _fault_call(daemons.kill, RunDir(run_dir), active["name"])
     print(f"killed the active MDS {active['name']} (pid {pid}); "
           + (f"{standby[0]} takes over" if standby else "no standby: metadata calls block until it restarts"))
-
-
-def _ost_admin(run_dir: Path, index: int, **kw):  # noqa: ANN202
-    from services.lustre.client.core import ClientError
-
-    c, m = _client(run_dir, admin=True)
-    known = {o["index"]: o for o in m["lustre"]["osts"]}
-    if index not in known:
-        fail(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}", 22)
-    try:
-        if "fill" in kw:
-            kw.pop("fill")
-            st = next(t for t in c.oss_admin(index).osts if t.index == index)
-            kw["capacity_bytes"] = st.used_bytes + 1
-        return next(t for t in c.oss_admin(index, **kw).osts if t.index == index), known[index]
-    except ClientError as e:
-        fail(f"OST{index:04x}: {os.strerror(e.errno)} ({e.strerror})", 1)
 
 
 @fault_app.command("ost-full")
 def ost_full(index: Annotated[int, typer.Argument(help="OST index.")], run_dir: RunDirOption = DEFAULT) -> None:
     """Fill an OST (its capacity shrinks to what it holds): writes that grow it get ENOSPC, new files avoid it."""
-    st, _ = _ost_admin(run_dir, index, fill=True)
+    with _admin(run_dir) as lu:
+        st = _fault_call(lu.fill_ost, index, unknown=22)
     print(f"OST{index:04x} full ({st.used_bytes} bytes used of {st.capacity_bytes}); new layouts avoid it")
 
 
 @fault_app.command("ost-clear")
 def ost_clear(index: Annotated[int, typer.Argument(help="OST index.")], run_dir: RunDirOption = DEFAULT) -> None:
     """Give a filled OST its capacity back."""
-    _, o = _ost_admin(run_dir, index)
-    st, _ = _ost_admin(run_dir, index, capacity_bytes=int(o["capacity_bytes"]))
+    with _admin(run_dir) as lu:
+        st = _fault_call(lu.restore_ost, index, unknown=22)
     print(f"OST{index:04x} back to {st.capacity_bytes} bytes ({st.avail_bytes} available)")
+
+
+@fault_app.command("list")
+def fault_list(include_cleared: Annotated[bool, typer.Option("--all", help="Cleared faults too.")] = False,
+               run_dir: RunDirOption = DEFAULT) -> None:
+    """Lustre's faults (each OSS's): id, kind, OSS, OST, active, effect."""
+    with _admin(run_dir) as lu:
+        faults = _fault_call(lu.list_faults, include_cleared)
+    print(f"{'ID':<24} {'KIND':<9} {'OSS':<8} {'OST':<8} {'ACTIVE':<7} EFFECT")
+    for f in faults:
+        ost = f"OST{f.ost:04x}" if f.HasField("ost") else "-"
+        print(f"{f.id:<24} {f.kind:<9} {f.oss:<8} {ost:<8} {'yes' if f.active else 'no':<7} {f.effect}")
 
 
 @app.command()
@@ -381,7 +361,6 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
     from services.lustre.estimate import ClusterModel, LiveState, live_state_from_twin
     from services.lustre.estimate import estimate as model_estimate
     from services.lustre.layout import parse_size
-    from services.lustre.oss.daemon import fault_marker
 
     if checkpoint is None and read is None:
         fail("give --checkpoint SIZE, --read SIZE or both", 2)
@@ -405,11 +384,9 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
     except RunDirError:
         manifest = None
     if manifest and manifest.get("lustre"):
-        c, _ = _client(run_dir, admin=True)
-        down = {d["name"] for d in manifest["daemons"] if d["kind"] == "lustre_oss"
-                and fault_marker(manifest["lustre"]["data_dir"], d["name"]).exists()}
         try:
-            state = live_state_from_twin(manifest, list(c.statfs().osts), model, down)
+            with _admin(run_dir) as lu:
+                state = live_state_from_twin(manifest, list(lu.statfs().osts), model, lu.down_oss())
             source = "the twin's current faults" if not state.healthy else "the twin: no faults"
         except OSError as e:
             source = f"the twin does not answer ({e}): a healthy filesystem"

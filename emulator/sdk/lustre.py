@@ -3,13 +3,16 @@
     lu = twin.lustre()
     lu.statfs()                         # every MDT and OST: capacity, use, state (what `lfs df` reads)
     lu.client.getattr("/ckpt/step-10")  # the filesystem's calls (services.lustre.client.core.LustreClient)
-    lu.kill_oss("oss01")                # `twin lustre fault oss-kill`: down until start_oss
+    f = lu.inject_fault("oss-kill", "oss01")    # the fault API: a LustreFault with its id
+    lu.list_faults(); lu.clear_fault(f.id)
+    lu.kill_oss("oss01")                # `twin lustre fault oss-kill`: the fault, then kill -9; down until start_oss
     lu.fill_ost(0); lu.restore_ost(0)   # `twin lustre fault ost-full` / `ost-clear`
-    lu.faults()                         # the OSSs kept down
+    lu.faults()                         # the active faults as dicts (id, kind, target, effect)
 
-It talks to the servers' management (OOB) addresses, which `twin` reaches from the operator port
-under `--network netns` too. Data I/O as a client node does it goes through a FUSE mount
-(`twin lustre mount`), whose process runs on a host of the storage plane.
+Faults live on the OSS daemons (their LustreOss InjectFault / ClearFault / ListFaults calls and their
+stores): an oss-kill on the OSS itself, an ost-full on the OSS serving the OST. It talks to the servers'
+management (OOB) addresses, which `twin` reaches from the operator port under `--network netns` too.
+Data I/O as a client node does it goes through a FUSE mount (`twin lustre mount`).
 """
 
 from __future__ import annotations
@@ -18,8 +21,15 @@ import os
 import signal
 from typing import Any
 
+import grpc
+
+from clustertwin.v1 import lustre_pb2 as pb
+from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
+
+PAGE_SIZE = 100
+CALL_TIMEOUT = 30.0   # an OSS restarting after kill_oss answers within a few seconds
 
 
 class LustreAdmin:
@@ -31,9 +41,13 @@ class LustreAdmin:
         self.run, self.manifest = run, manifest
         self.fsname: str = manifest["lustre"]["fsname"]
         self.client = LustreClient.from_manifest(manifest, failover_timeout=failover_timeout, plane="admin")
+        self.oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
+        self._channels: dict[str, grpc.Channel] = {}
 
     def close(self) -> None:
         self.client.close()
+        for ch in self._channels.values():
+            ch.close()
 
     def __enter__(self) -> LustreAdmin:
         return self
@@ -46,30 +60,24 @@ class LustreAdmin:
         return self.client.statfs()
 
     def oss_names(self) -> list[str]:
-        return sorted(d["name"] for d in self.manifest["daemons"] if d["kind"] == "lustre_oss")
+        return sorted(self.oss)
 
-    def _marker(self, oss: str) -> Any:
-        from services.lustre.oss.daemon import fault_marker
-
-        if oss not in self.oss_names():
+    # ---- the fault API -----------------------------------------------------------------------
+    def _oss_call(self, oss: str, method: str, request: Any) -> Any:
+        """One call to an OSS's management address (waiting while it restarts)."""
+        if oss not in self.oss:
             raise KeyError(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
-        return fault_marker(self.manifest["lustre"]["data_dir"], oss)
+        d = self.oss[oss]
+        if oss not in self._channels:
+            self._channels[oss] = grpc.insecure_channel(d.get("admin") or d["grpc"])
+        try:
+            return getattr(pb_grpc.LustreOssStub(self._channels[oss]), method)(request, timeout=CALL_TIMEOUT,
+                                                                                wait_for_ready=True)
+        except grpc.RpcError as e:
+            from services.lustre.client.core import ClientError
+            from services.lustre.errors import errno_of
 
-    def kill_oss(self, oss: str) -> int:
-        """Kill an OSS and keep it down (its partner takes over its OSTs); returns the pid killed."""
-        marker = self._marker(oss)
-        pid = daemons.running_pid(self.run, oss)   # before the marker: a refused fault changes nothing
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text("oss-kill\n")   # first: the supervisor's restart finds it and stays down
-        os.kill(pid, signal.SIGKILL)
-        return pid
-
-    def start_oss(self, oss: str) -> None:
-        """Clear kill_oss: the OSS serves again and takes its OSTs back (failback)."""
-        marker = self._marker(oss)
-        if not marker.exists():
-            raise KeyError(f"{oss} has no oss-kill fault")
-        marker.unlink()
+            raise ClientError(errno_of(e), f"{oss}: {e.details()}") from None
 
     def _ost(self, index: int) -> dict[str, Any]:
         known = {o["index"]: o for o in self.manifest["lustre"]["osts"]}
@@ -77,24 +85,80 @@ class LustreAdmin:
             raise KeyError(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}")
         return known[index]
 
+    def inject_fault(self, kind: str, target: str | int) -> pb.LustreFault:
+        """kind "oss-kill", target an OSS name: it serves nothing (its partner takes its OSTs) until cleared.
+        kind "ost-full", target an OST index: its capacity shrinks to what it holds. Returns the fault."""
+        if kind == "oss-kill":
+            return self._oss_call(str(target), "InjectFault", pb.LustreInjectFaultRequest(kind=kind)).fault
+        if kind == "ost-full":
+            index = int(target)
+            self._ost(index)
+            req = pb.LustreInjectFaultRequest(kind=kind, ost=index)
+            return self.client.osts[index].call("InjectFault", req).fault   # the OSS serving it now
+        raise ValueError(f"unknown Lustre fault kind {kind!r}: oss-kill or ost-full")
+
+    def list_faults(self, include_cleared: bool = False) -> list[pb.LustreFault]:
+        """Every OSS's faults (active ones unless include_cleared), by OSS."""
+        out: list[pb.LustreFault] = []
+        for oss in self.oss_names():
+            token = None
+            while token != "":
+                page = self._oss_call(oss, "ListFaults", pb.LustreListFaultsRequest(
+                    include_cleared=include_cleared, page_size=PAGE_SIZE, page_token=token or ""))
+                out += page.faults
+                token = page.next_page_token
+        return out
+
+    def clear_fault(self, fault_id: str) -> pb.LustreFault:
+        holder = next((f.oss for f in self.list_faults(include_cleared=True) if f.id == fault_id), None)
+        if holder is None:
+            raise KeyError(f"no Lustre fault {fault_id!r} (see `twin lustre fault list`)")
+        return self._oss_call(holder, "ClearFault", pb.LustreClearFaultRequest(id=fault_id)).fault
+
+    # ---- shortcuts (`twin lustre fault ...`) ---------------------------------------------------
+    def kill_oss(self, oss: str) -> int:
+        """An oss-kill fault, then kill -9 of the OSS (it restarts and stays down); returns the pid killed."""
+        if oss not in self.oss:
+            raise KeyError(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
+        pid = daemons.running_pid(self.run, oss)   # before the fault: a refused kill changes nothing
+        self.inject_fault("oss-kill", oss)
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def start_oss(self, oss: str) -> None:
+        """Clear kill_oss: the OSS serves again and takes its OSTs back (failback)."""
+        faults = [f for f in self.list_faults() if f.oss == oss and f.kind == "oss-kill"]
+        if not faults:
+            raise KeyError(f"{oss} has no oss-kill fault")
+        for f in faults:
+            self.clear_fault(f.id)
+
+    def _ost_state(self, index: int) -> Any:
+        return next(t for t in self.client.oss_admin(index).osts if t.index == index)
+
     def fill_ost(self, index: int) -> Any:
-        """Shrink an OST's capacity to what it holds: writes that grow it get ENOSPC. Its new state."""
-        self._ost(index)
-        used = next(t for t in self.client.oss_admin(index).osts if t.index == index).used_bytes
-        return next(t for t in self.client.oss_admin(index, capacity_bytes=used + 1).osts if t.index == index)
+        """An ost-full fault: writes that grow the OST get ENOSPC. Its new state."""
+        self.inject_fault("ost-full", index)
+        return self._ost_state(index)
 
     def restore_ost(self, index: int) -> Any:
-        """Give an OST its configured capacity back."""
-        capacity = int(self._ost(index)["capacity_bytes"])
-        return next(t for t in self.client.oss_admin(index, capacity_bytes=capacity).osts if t.index == index)
+        """Clear the OST's ost-full faults: it has its configured capacity back. Its state."""
+        self._ost(index)
+        for f in self.list_faults():
+            if f.kind == "ost-full" and f.HasField("ost") and f.ost == index:
+                self.clear_fault(f.id)
+        return self._ost_state(index)
 
     def faults(self) -> list[dict[str, Any]]:
-        """The OSSs kept down by kill_oss (`twin lustre fault oss-kill`), with the OSTs they serve."""
-        out = []
-        for d in self.manifest["daemons"]:
-            if d["kind"] == "lustre_oss" and self._marker(d["name"]).exists():
-                osts = ", ".join(f"OST{i:04x}" for i in d.get("osts", []))
-                then = f"served by {d['partner']}" if d.get("partner") else "unavailable"
-                out.append({"id": f"{d['name']}-down", "kind": "oss-kill", "target": d["name"],
-                            "effect": f"{d['name']} kept down; {osts} {then}"})
-        return out
+        """The active faults: {"id", "kind", "target" (the OSS, or the OST as OSTxxxx), "effect"}."""
+        return [{"id": f.id, "kind": f.kind, "target": f"OST{f.ost:04x}" if f.HasField("ost") else f.oss,
+                 "effect": f.effect} for f in self.list_faults()]
+
+    def down_oss(self) -> set[str]:
+        """The OSSs an oss-kill fault keeps down."""
+        return {f.oss for f in self.list_faults() if f.kind == "oss-kill"}
+
+
+def lustre(twin: Any) -> LustreAdmin:
+    """`Twin.lustre()`: the admin client of the twin's Lustre."""
+    return LustreAdmin(twin.run, twin.manifest)

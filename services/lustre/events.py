@@ -11,6 +11,9 @@ Kinds (node = the daemon that saw it):
     mds_failover    {"mdt", "to", "from"}       the standby MDS became active
     ost_full        {"ost"}                     an OST is full: new layouts avoid it
     ost_full_clear  {"ost"}                     it has room again
+    fault           {"fault"}                   an OSS fault injected (the LustreOss fault RPCs; the fault as
+    fault_clear     {"fault"}                   ListFaults gives it), or cleared; the fault is also retained on
+                                                PREFIX/faults/lustre/<id> while active
 Every payload also has "time" (the twin clock, emulator/clock.py, as every service's events), "node"
 (the MDS or OSS daemon that saw it: mds01, oss02), "kind" and a human "message". What `twin lustre
 fault` does shows as: oss-kill -> oss_down (then oss_failover from the partner), oss-start -> oss_up
@@ -21,16 +24,24 @@ the standby that takes over).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("lustre.events")
 
 
+def fault_record(f: dict[str, Any]) -> dict[str, Any]:
+    """An OSS fault (oss/faults.py OssFault.doc()) as the bus's fault record (emulator/events.py FaultPayload)."""
+    ost = f.get("ost")
+    return {"id": f["id"], "subsystem": "lustre", "target": f["oss"] if ost is None else f"OST{ost:04x}",
+            "kind": f["kind"], "params": {"oss": f["oss"], **({} if ost is None else {"ost": ost})},
+            **{k: f[k] for k in ("active", "injected_at", "cleared_at", "effect")}}
+
+
 class EventPublisher:
     def __init__(self, twin: str, node: str, host: str | None, port: int | None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float]) -> None:
+        """`clock`: the twin clock's now (DaemonConfig.clock.now), which stamps every event."""
         self.twin, self.node, self.clock = twin, node, clock
         self.client = None
         if not host or not port:
@@ -46,6 +57,13 @@ class EventPublisher:
         log.info("event %s: %s", kind, message)
         if self.client is not None:
             self.client.event("lustre", kind, {"node": self.node, **fields}, time=self.clock(), message=message)
+
+    def publish_fault(self, fault: dict[str, Any], message: str) -> None:
+        """A fault injected or cleared (fault["active"]): the event, and the retained record while active."""
+        record = fault_record(fault)
+        self.publish("fault" if fault["active"] else "fault_clear", message, fault=record)
+        if self.client is not None:
+            self.client.fault("lustre", record)
 
     def close(self) -> None:
         if self.client is not None:

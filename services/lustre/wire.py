@@ -1,14 +1,16 @@
 """What the Lustre daemons and clients share on the wire: model <-> protobuf conversions, the errno
 carried by a gRPC error, channel options sized for striped I/O, and the `lustre.lov` xattr bytes.
 
-Errors: a servicer aborts with a status code and details `"ENOENT: message"`; `errno_of` gives the
-client the POSIX errno back (UNAVAILABLE and deadline errors without a name read as EIO).
+Errors: `answer` runs a servicer's model call and maps a LustreError as services/lustre/errors.py says
+(the errno travels in the trailing metadata; `errors.errno_of` reads it back on the client).
 """
 
 from __future__ import annotations
 
-import errno as _errno
+import asyncio
 import struct
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -24,35 +26,18 @@ CHANNEL_OPTIONS = [
     # a bigger HTTP/2 stream window than gRPC's default: 1 MiB object reads go ~1.6x faster here
     ("grpc.http2.lookahead_bytes", 8 * 1024 * 1024),
 ]
+T = TypeVar("T")
 IO_UNIT = 1024 * 1024   # the size of one object read RPC: 1 MiB messages move fastest through gRPC Python
 
-_CODES = {
-    "ENOENT": grpc.StatusCode.NOT_FOUND,
-    "EEXIST": grpc.StatusCode.ALREADY_EXISTS,
-    "EACCES": grpc.StatusCode.PERMISSION_DENIED,
-    "EPERM": grpc.StatusCode.PERMISSION_DENIED,
-    "ENOSPC": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "EIO": grpc.StatusCode.UNAVAILABLE,
-    "ENODEV": grpc.StatusCode.UNAVAILABLE,
-    "EINVAL": grpc.StatusCode.INVALID_ARGUMENT,
-}
 
-
-def status_code(name: str) -> grpc.StatusCode:
-    return _CODES.get(name, grpc.StatusCode.FAILED_PRECONDITION)
-
-
-def abort(context: grpc.ServicerContext, err: LustreError) -> None:
-    context.abort(status_code(err.name), f"{err.name}: {err.message}")
-
-
-def errno_of(e: grpc.RpcError) -> int:
-    """The POSIX errno a failed call carries ("ENOENT: ..." details), EIO if it names none."""
-    details = (e.details() or "") if hasattr(e, "details") else ""
-    name = details.split(":", 1)[0].strip()
-    if name.startswith("E") and hasattr(_errno, name):
-        return int(getattr(_errno, name))
-    return _errno.EIO
+async def answer(context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+    """Run a blocking model call for a servicer in a worker thread (the store and the object files block);
+    a LustreError it raises aborts the call as errors.py maps it (status, message, errno metadata)."""
+    try:
+        return await asyncio.to_thread(fn, *args)
+    except LustreError as e:
+        await context.abort(e.grpc_status, e.message, trailing_metadata=e.trailing_metadata)
+        raise   # not reached: abort raises
 
 
 # ---- layouts -------------------------------------------------------------------------------------

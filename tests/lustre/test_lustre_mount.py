@@ -31,8 +31,12 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/fuse").exist
 
 
 def twin(*args: str, run: Path, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([TWIN, *args, "--run-dir", str(run)], capture_output=True, text=True, check=check,
-                          env=os.environ | {"TWIN_LUSTRE_NVME_SCALE": "0", "COLUMNS": "200"})
+    """`twin ARGS --run-dir RUN`; with check, a non-zero exit fails with its output."""
+    r = subprocess.run([TWIN, *args, "--run-dir", str(run)], capture_output=True, text=True,
+                       env=os.environ | {"TWIN_LUSTRE_NVME_SCALE": "0", "COLUMNS": "200"})
+    if check and r.returncode != 0:
+        raise AssertionError(f"twin {' '.join(args)} -> {r.returncode}\n{r.stdout}\n{r.stderr}")
+    return r
 
 
 @pytest.fixture(scope="module")

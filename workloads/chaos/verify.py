@@ -98,10 +98,8 @@ def active_faults(twin: Twin) -> Check:
         if cf:
             found["ceph"] = cf
     if twin.manifest.get("lustre"):
-        from services.lustre.oss.daemon import fault_marker
-
-        lu = [d["name"] for d in twin.daemons("lustre_oss")
-              if fault_marker(twin.manifest["lustre"]["data_dir"], d["name"]).exists()]
+        with twin.lustre() as lustre:
+            lu = sorted(lustre.down_oss())
         if lu:
             found["lustre"] = [f"oss-kill {n}" for n in lu]
     if twin.daemons("fabric"):

@@ -24,8 +24,9 @@ import grpc
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from services.lustre.bulk import BulkClient
+from services.lustre.errors import errno_of
 from services.lustre.layout import Layout
-from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT, errno_of
+from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT
 
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 READ_THREADS = int(os.environ.get("TWIN_LUSTRE_READ_THREADS", "8"))   # bulk reads in flight per client

@@ -12,6 +12,10 @@ real Lustre returns (`getfattr -n lustre.lov -e hex FILE`); setting it on a file
 gives the file that layout, on a directory sets its default, and on a file that already has a
 layout it is ignored (as Lustre does, so that `rsync -X`/`cp --preserve=xattr` work). `user.*` go to
 the MDS; `security.*`, `system.*` and `trusted.*` are absent (ENODATA) without asking the MDS.
+
+Errors: a refused call raises the client's ClientError, an OSError carrying the errno the MDS or OSS
+sent (services/lustre/errors.py); mfusepy returns any OSError's errno to the kernel as it is, so the
+operations let it through.
 """
 
 from __future__ import annotations
@@ -61,12 +65,8 @@ class OpenFile:
     ra: ReadAhead | None = None
 
 
-def _err(e: Exception) -> mfusepy.FuseOSError:
-    if isinstance(e, OSError) and e.errno:
-        return mfusepy.FuseOSError(e.errno)
-    if isinstance(e, LustreError):
-        return mfusepy.FuseOSError(e.errno)
-    return mfusepy.FuseOSError(errno.EIO)
+def _err(e: LustreError | ClientError) -> mfusepy.FuseOSError:
+    return mfusepy.FuseOSError(e.errno or errno.EIO)
 
 
 def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
@@ -98,10 +98,7 @@ class LustreFuse(mfusepy.Operations):
             hit = self.attrs.get(path)
             if hit and hit[0] > time.monotonic():
                 return hit[1]
-        try:
-            return self.c.getattr(path, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        return self.c.getattr(path, self.cred())
 
     def _forget(self, *paths: str) -> None:
         for p in paths:
@@ -134,10 +131,7 @@ class LustreFuse(mfusepy.Operations):
         with of.lock:
             if not of.dirty:
                 return
-            try:
-                self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True)
-            except ClientError as e:
-                raise _err(e) from None
+            self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True)
             of.dirty = False
         self._forget(of.path)
 
@@ -145,10 +139,7 @@ class LustreFuse(mfusepy.Operations):
         if of.layout is None:
             with of.lock:
                 if of.layout is None:
-                    try:
-                        a = self.c.setstripe(of.path, cred=self.cred())
-                    except ClientError as e:
-                        raise _err(e) from None
+                    a = self.c.setstripe(of.path, cred=self.cred())
                     of.layout = layout_from_pb(a.layout)
         return of.layout
 
@@ -173,7 +164,7 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
-        now = time.time()
+        now = time.time()   # UTIME_NOW is the caller's now: this client's clock (mds/servicer.py: inode times)
         kw = {}
         if times is None:
             kw = {"atime": now, "mtime": now}
@@ -188,10 +179,7 @@ class LustreFuse(mfusepy.Operations):
 
     def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
         self._forget(path)
-        try:
-            a = self.c.setattr(path, self.cred(), **kw)
-        except ClientError as e:
-            raise _err(e) from None
+        a = self.c.setattr(path, self.cred(), **kw)
         self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # the getattr libfuse makes next
         return a
 
@@ -203,12 +191,9 @@ class LustreFuse(mfusepy.Operations):
         else:
             a = self._attr(path, fresh=True)
             layout = layout_from_pb(a.layout) if a.has_layout else None
-        try:
-            self._setattr(path, size=length)
-            if layout is not None:
-                self.c.punch(layout, length)
-        except ClientError as e:
-            raise _err(e) from None
+        self._setattr(path, size=length)
+        if layout is not None:
+            self.c.punch(layout, length)
         if of is not None:
             of.size = length
             if of.ra is not None:
@@ -219,10 +204,7 @@ class LustreFuse(mfusepy.Operations):
         hit = self._statfs
         if hit and hit[0] > time.monotonic():
             return hit[1]
-        try:
-            r = self.c.statfs()
-        except ClientError as e:
-            raise _err(e) from None
+        r = self.c.statfs()
         bs = 4096
         active = [o for o in r.osts if o.active]
         out = {"f_bsize": bs, "f_frsize": bs, "f_blocks": sum(o.capacity_bytes for o in active) // bs,
@@ -236,10 +218,7 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- namespace ---------------------------------------------------------------------------
     def readdir(self, path: str, fh: int) -> list[Any]:
-        try:
-            entries = self.c.readdir(path, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        entries = self.c.readdir(path, self.cred())
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[Any] = [".", ".."]
@@ -250,10 +229,7 @@ class LustreFuse(mfusepy.Operations):
 
     def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
         """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
-        try:
-            entries = self.c.readdir(path, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        entries = self.c.readdir(path, self.cred())
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[tuple[str, dict[str, Any] | None]] = [(".", None), ("..", None)]
@@ -267,26 +243,17 @@ class LustreFuse(mfusepy.Operations):
 
     def mkdir(self, path: str, mode: int) -> int:
         self._forget(path)
-        try:
-            self.c.mkdir(path, mode & 0o7777, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.mkdir(path, mode & 0o7777, self.cred())
         return 0
 
     def rmdir(self, path: str) -> int:
         self._forget(path)
-        try:
-            self.c.rmdir(path, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.rmdir(path, self.cred())
         return 0
 
     def unlink(self, path: str) -> int:
         self._forget(path)
-        try:
-            self.c.unlink(path, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.unlink(path, self.cred())
         with self._mu:
             self.files.pop(path, None)
         return 0
@@ -296,10 +263,7 @@ class LustreFuse(mfusepy.Operations):
         if of is not None:
             self._push_size(of)
         self._forget(old, new)
-        try:
-            self.c.rename(old, new, self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.rename(old, new, self.cred())
         with self._mu:
             moved = self.files.pop(old, None)
             self.files.pop(new, None)
@@ -311,10 +275,7 @@ class LustreFuse(mfusepy.Operations):
     # ---- files -------------------------------------------------------------------------------
     def create(self, path: str, mode: int, fi: Any = None) -> int:
         self._forget(path)
-        try:
-            a = self.c.create(path, mode & 0o7777, cred=self.cred())
-        except ClientError as e:
-            raise _err(e) from None
+        a = self.c.create(path, mode & 0o7777, cred=self.cred())
         self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # libfuse's getattr after create
         return self._open_state(path, a)
 
@@ -328,14 +289,11 @@ class LustreFuse(mfusepy.Operations):
         of = self._of(path, fh)
         if of is None or of.layout is None:
             return b""
-        try:
-            ra = of.ra
-            if ra is None:
-                ra = of.ra = ReadAhead(self.c, of.layout)
-            data = ra.read(offset, size, of.size)
-            return data if data is not None else self.c.read(of.layout, offset, size, of.size)
-        except ClientError as e:
-            raise _err(e) from None
+        ra = of.ra
+        if ra is None:
+            ra = of.ra = ReadAhead(self.c, of.layout)
+        data = ra.read(offset, size, of.size)
+        return data if data is not None else self.c.read(of.layout, offset, size, of.size)
 
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
         of = self._of(path, fh)
@@ -344,10 +302,7 @@ class LustreFuse(mfusepy.Operations):
         layout = self._ensure_layout(of)
         if of.ra is not None:
             of.ra.invalidate()
-        try:
-            n = self.c.write(layout, offset, data)
-        except ClientError as e:
-            raise _err(e) from None
+        n = self.c.write(layout, offset, data)
         end = offset + n
         if end > of.size:
             with of.lock:
@@ -368,10 +323,7 @@ class LustreFuse(mfusepy.Operations):
             return 0
         self._push_size(of)
         if of.layout is not None:
-            try:
-                self.c.sync(of.layout)
-            except ClientError as e:
-                raise _err(e) from None
+            self.c.sync(of.layout)
         return 0
 
     def release(self, path: str, fh: int) -> int:
@@ -398,17 +350,11 @@ class LustreFuse(mfusepy.Operations):
             raise mfusepy.FuseOSError(errno.ENODATA)
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENODATA)
-        try:
-            return self.c.mdcall("Getxattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred())).value
-        except ClientError as e:
-            raise _err(e) from None
+        return self.c.mdcall("Getxattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred())).value
 
     def listxattr(self, path: str) -> list[str]:
         a = self._attr(path)
-        try:
-            names = list(self.c.mdcall("Listxattr", pb.LustreXattrRequest(path=path, cred=self.cred())).names)
-        except ClientError as e:
-            raise _err(e) from None
+        names = list(self.c.mdcall("Listxattr", pb.LustreXattrRequest(path=path, cred=self.cred())).names)
         return ([LOV] if a.has_layout else []) + names
 
     def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
@@ -431,20 +377,14 @@ class LustreFuse(mfusepy.Operations):
             return 0
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENOTSUP)
-        try:
-            self.c.mdcall("Setxattr", pb.LustreXattrRequest(path=path, name=name, value=bytes(value), flags=options,
-                                                      cred=self.cred()))
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.mdcall("Setxattr", pb.LustreXattrRequest(path=path, name=name, value=bytes(value), flags=options,
+                                                  cred=self.cred()))
         return 0
 
     def removexattr(self, path: str, name: str) -> int:
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
-        try:
-            self.c.mdcall("Removexattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred()))
-        except ClientError as e:
-            raise _err(e) from None
+        self.c.mdcall("Removexattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred()))
         return 0
 
     def access(self, path: str, amode: int) -> int:

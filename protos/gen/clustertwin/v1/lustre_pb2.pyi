@@ -377,3 +377,67 @@ class LustreOstAdminRequest(_message.Message):
     readonly: bool
     capacity_bytes: int
     def __init__(self, ost: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., capacity_bytes: _Optional[int] = ...) -> None: ...
+
+class LustreFault(_message.Message):
+    __slots__ = ("id", "kind", "oss", "ost", "injected_at", "active", "cleared_at", "effect")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    OSS_FIELD_NUMBER: _ClassVar[int]
+    OST_FIELD_NUMBER: _ClassVar[int]
+    INJECTED_AT_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_AT_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    oss: str
+    ost: int
+    injected_at: float
+    active: bool
+    cleared_at: float
+    effect: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., oss: _Optional[str] = ..., ost: _Optional[int] = ..., injected_at: _Optional[float] = ..., active: _Optional[bool] = ..., cleared_at: _Optional[float] = ..., effect: _Optional[str] = ...) -> None: ...
+
+class LustreInjectFaultRequest(_message.Message):
+    __slots__ = ("kind", "ost")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    OST_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    ost: int
+    def __init__(self, kind: _Optional[str] = ..., ost: _Optional[int] = ...) -> None: ...
+
+class LustreInjectFaultResponse(_message.Message):
+    __slots__ = ("fault",)
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    fault: LustreFault
+    def __init__(self, fault: _Optional[_Union[LustreFault, _Mapping]] = ...) -> None: ...
+
+class LustreClearFaultRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class LustreClearFaultResponse(_message.Message):
+    __slots__ = ("fault",)
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    fault: LustreFault
+    def __init__(self, fault: _Optional[_Union[LustreFault, _Mapping]] = ...) -> None: ...
+
+class LustreListFaultsRequest(_message.Message):
+    __slots__ = ("include_cleared", "page_size", "page_token")
+    INCLUDE_CLEARED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    include_cleared: bool
+    page_size: int
+    page_token: str
+    def __init__(self, include_cleared: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class LustreListFaultsResponse(_message.Message):
+    __slots__ = ("faults", "next_page_token")
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    faults: _containers.RepeatedCompositeFieldContainer[LustreFault]
+    next_page_token: str
+    def __init__(self, faults: _Optional[_Iterable[_Union[LustreFault, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

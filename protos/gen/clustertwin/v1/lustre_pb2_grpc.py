@@ -834,6 +834,21 @@ class LustreOssStub:
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
                 _registered_method=True)
+        self.InjectFault = channel.unary_unary(
+                '/clustertwin.v1.LustreOss/InjectFault',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.FromString,
+                _registered_method=True)
+        self.ClearFault = channel.unary_unary(
+                '/clustertwin.v1.LustreOss/ClearFault',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.FromString,
+                _registered_method=True)
+        self.ListFaults = channel.unary_unary(
+                '/clustertwin.v1.LustreOss/ListFaults',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.FromString,
+                _registered_method=True)
 
 
 class LustreOssServicer:
@@ -887,6 +902,26 @@ class LustreOssServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InjectFault(self, request, context):
+        """The twin's fault API for this OSS: each fault has an id and is an event on the bus
+        (events/lustre/fault, events/lustre/fault_clear; retained on faults/lustre/<id> while active).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClearFault(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListFaults(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LustreOssServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -929,6 +964,21 @@ def add_LustreOssServicer_to_server(servicer, server):
                     servicer.SetOstState,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.SerializeToString,
+            ),
+            'InjectFault': grpc.unary_unary_rpc_method_handler(
+                    servicer.InjectFault,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.SerializeToString,
+            ),
+            'ClearFault': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClearFault,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.SerializeToString,
+            ),
+            'ListFaults': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListFaults,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1147,6 +1197,87 @@ class LustreOss:
             '/clustertwin.v1.LustreOss/SetOstState',
             clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.SerializeToString,
             clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InjectFault(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreOss/InjectFault',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClearFault(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreOss/ClearFault',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFaults(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreOss/ListFaults',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,178 @@
+"""`clustertwin.v1.LustreMds` on grpc.aio: each call runs its namespace operation in a worker thread
+(services.lustre.wire.answer), a refusal mapped to gRPC in services/lustre/errors.py. A standby MDS
+refuses every filesystem call with EAGAIN, which clients take as "try the other MDS of the pair".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import grpc
+
+from clustertwin.v1 import lustre_pb2 as pb
+from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from services.lustre import find as lfind
+from services.lustre.errors import LustreError
+from services.lustre.layout import StripeObject
+from services.lustre.mds.namespace import DurableNamespace
+from services.lustre.namespace import Cred, Inode
+from services.lustre.ost import MdtState, OstState, target_name
+from services.lustre.wire import answer, layout_to_pb, spec_from_pb, spec_to_pb
+
+# Inode times (atime, mtime, ctime: what stat shows through the FUSE client) are the machine's real
+# time, not the twin clock: real Lustre stamps them with the client's and MDS's clocks, and under
+# --clock-scale twin times would lie in the future for every program that compares them with the time
+# it reads itself (make, find -newer, rsync, tar's "time stamp in the future"); utimens(UTIME_NOW)
+# means the caller's now. What the twin reports of itself (events, faults) uses the twin clock.
+inode_time = time.time
+
+Ctx = grpc.aio.ServicerContext
+
+
+class MdsState(Protocol):
+    """What the servicer needs of the MDS daemon."""
+
+    name: str
+    fsname: str
+    ns: DurableNamespace | None
+
+    def destroy(self, objects: list[StripeObject]) -> None: ...
+
+
+def cred_of(msg: pb.LustreCred) -> Cred:
+    return Cred(msg.uid, msg.gid, tuple(msg.groups))
+
+
+def attr_of(n: Inode) -> pb.LustreAttr:
+    a = pb.LustreAttr(fid=str(n.fid), ino=n.ino, mode=n.st_mode, nlink=n.nlink, uid=n.uid, gid=n.gid, size=n.size,
+                      blocks=(n.size + 511) // 512, atime=n.atime, mtime=n.mtime, ctime=n.ctime)
+    if n.layout is not None:
+        a.layout.CopyFrom(layout_to_pb(n.layout))
+        a.has_layout = True
+    if n.default_spec is not None:
+        a.default_spec.CopyFrom(spec_to_pb(n.default_spec))
+        a.has_default = True
+    return a
+
+
+def target_pb(fsname: str, t: OstState | MdtState, kind: str, server: str) -> pb.LustreTargetState:
+    return pb.LustreTargetState(uuid=target_name(fsname, kind, t.index), kind=kind, index=t.index, server=server,
+                                capacity_bytes=t.capacity_bytes, used_bytes=t.used_bytes, avail_bytes=t.avail_bytes,
+                                inodes_total=t.inodes_total, inodes_used=t.inodes_used, active=t.active,
+                                degraded=getattr(t, "degraded", False), readonly=getattr(t, "readonly", False),
+                                full=getattr(t, "full", False))
+
+
+class MdsServicer(pb_grpc.LustreMdsServicer):
+    def __init__(self, mds: MdsState) -> None:
+        self.d = mds
+
+    def _ns(self) -> DurableNamespace:
+        ns = self.d.ns
+        if ns is None:
+            raise LustreError("EAGAIN", f"{self.d.name} is the standby MDS")
+        return ns
+
+    async def _call(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
+        return await answer(context, lambda: fn(self._ns()))
+
+    async def _removed(self, context: Ctx, fn: Callable[[DurableNamespace], list[StripeObject]]) \
+            -> pb.LustreRemovedReply:
+        freed = await self._call(context, fn)
+        self.d.destroy(freed)   # on the event loop: the destroyer's queue is an asyncio one
+        return pb.LustreRemovedReply(freed=[pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed])
+
+    async def Getattr(self, request, context):  # noqa: N802
+        return await self._call(context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred))))
+
+    async def Getstripe(self, request, context):  # noqa: N802
+        return await self.Getattr(request, context)
+
+    async def Create(self, request, context):  # noqa: N802
+        r = request
+        spec = spec_from_pb(r.spec) if r.has_spec else None
+        return await self._call(context, lambda ns: attr_of(ns.create(
+            r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout, r.exclusive)))
+
+    async def Mkdir(self, request, context):  # noqa: N802
+        r = request
+        spec = spec_from_pb(r.spec) if r.has_spec else None
+        return await self._call(context, lambda ns: attr_of(ns.mkdir(r.path, inode_time(), r.mode or 0o755,
+                                                                     cred_of(r.cred), spec)))
+
+    async def Unlink(self, request, context):  # noqa: N802
+        return await self._removed(context, lambda ns: ns.unlink(request.path, inode_time(), cred_of(request.cred)))
+
+    async def Rmdir(self, request, context):  # noqa: N802
+        return await self._removed(context, lambda ns: ns.rmdir(request.path, inode_time(),
+                                                                cred_of(request.cred)) or [])
+
+    async def Rename(self, request, context):  # noqa: N802
+        r = request
+        return await self._removed(context, lambda ns: ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred)))
+
+    async def Readdir(self, request, context):  # noqa: N802
+        return await self._call(context, lambda ns: pb.LustreReaddirReply(entries=[
+            pb.LustreDirEntry(name=name, attr=attr_of(n))
+            for name, n in ns.readdir(request.path, cred_of(request.cred))]))
+
+    async def Setattr(self, request, context):  # noqa: N802
+        r = request
+        kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
+        return await self._call(context, lambda ns: attr_of(ns.setattr(r.path, inode_time(), cred_of(r.cred),
+                                                                       grow_only=r.grow_only, **kw)))
+
+    async def Setstripe(self, request, context):  # noqa: N802
+        r = request
+        return await self._call(context, lambda ns: attr_of(ns.setstripe(r.path, spec_from_pb(r.spec), inode_time(),
+                                                                         cred_of(r.cred))))
+
+    async def Statfs(self, request, context):  # noqa: N802
+        def statfs(ns: DurableNamespace) -> pb.LustreStatfsReply:
+            with ns.lock:
+                fs = ns.fsname
+                return pb.LustreStatfsReply(fsname=fs, mdts=[target_pb(fs, ns.ns.mdt, "MDT", self.d.name)],
+                                            osts=[target_pb(fs, o, "OST", o.oss) for o in ns.ns.osts.values()])
+        return await self._call(context, statfs)
+
+    async def Getxattr(self, request, context):  # noqa: N802
+        def get(ns: DurableNamespace) -> pb.LustreXattrReply:
+            xs = ns.get_xattrs(request.path, cred_of(request.cred))
+            if request.name not in xs:
+                raise LustreError("ENODATA", f"{request.path}: no xattr {request.name}")
+            return pb.LustreXattrReply(value=xs[request.name])
+        return await self._call(context, get)
+
+    async def Listxattr(self, request, context):  # noqa: N802
+        return await self._call(context, lambda ns: pb.LustreXattrReply(
+            names=sorted(ns.get_xattrs(request.path, cred_of(request.cred)))))
+
+    async def Setxattr(self, request, context):  # noqa: N802
+        r = request
+        await self._call(context, lambda ns: ns.set_xattr(r.path, r.name, r.value, r.flags, inode_time(),
+                                                          cred_of(r.cred)))
+        return pb.LustreXattrReply()
+
+    async def Removexattr(self, request, context):  # noqa: N802
+        r = request
+        await self._call(context, lambda ns: ns.remove_xattr(r.path, r.name, inode_time(), cred_of(r.cred)))
+        return pb.LustreXattrReply()
+
+    async def Find(self, request, context):  # noqa: N802
+        r = request
+
+        def run(ns: DurableNamespace) -> pb.LustreFindReply:
+            q = lfind.FindQuery(
+                name=r.name or None, size=lfind.parse_size_filter(r.size) if r.size else None,
+                stripe_count=lfind.parse_count_filter(r.stripe_count) if r.stripe_count else None,
+                ost=r.ost if r.ost >= 0 else None, type=r.type or None)
+            with ns.lock:
+                return pb.LustreFindReply(paths=lfind.find(ns.ns, r.start or "/", q))
+        return await self._call(context, run)
+
+    async def Status(self, request, context):  # noqa: N802
+        ns = self.d.ns
+        return pb.LustreMdsStatusReply(name=self.d.name, role="active" if ns else "standby", fsname=self.d.fsname,
+                                       inodes=ns.inode_count() if ns else 0)

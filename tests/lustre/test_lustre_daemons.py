@@ -1,0 +1,176 @@
+"""The MDS and OSS daemons on the twin's server skeleton, against one `twin up rack --lustre` (loopback, no
+mount): gRPC health and reflection on both of each server's addresses (a standby MDS and a downed OSS say
+NOT_SERVING for their service), the errno of a refusal as structured data (trailing metadata, not the
+details text), and the OSS fault API (InjectFault / ListFaults / ClearFault) with its bus events, its
+state across a kill -9, and the twin clock on its times."""
+
+from __future__ import annotations
+
+import errno
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf.descriptor_pool import DescriptorPool
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+from clustertwin.v1 import lustre_pb2 as pb
+from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.rundir import RunDir, RunDirError
+from emulator.sdk import daemons
+from emulator.sdk.lustre import LustreAdmin
+from services.lustre.client.core import ClientError, LustreClient
+from tests.lustre.conftest import twin_cli
+from tests.lustre.test_lustre_events import Events
+
+SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+@pytest.fixture(scope="module")
+def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    run = tmp_path_factory.mktemp("lustre-daemons") / "run"
+    twin_cli("up", "rack", "--lustre", "--clock-scale", "3600", run=run)
+    try:
+        yield json.loads((run / "manifest.json").read_text()) | {"run": run}
+    finally:
+        twin_cli("down", run=run, check=False)
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (got := cond()):
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:.0f}s"
+        time.sleep(0.1)
+    return got
+
+
+def servers(m: dict[str, Any]) -> list[dict[str, Any]]:
+    return [d for d in m["daemons"] if d["kind"] in ("lustre_mds", "lustre_oss")]
+
+
+def health(address: str, service: str = "") -> int:
+    with grpc.insecure_channel(address) as ch:
+        return health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+
+
+def restarted(run: RunDir, name: str, old_pid: int) -> bool:
+    try:
+        return daemons.running_pid(run, name) != old_pid
+    except RunDirError:   # between the kill and the restart
+        return False
+
+
+def role(d: dict[str, Any]) -> str:
+    with grpc.insecure_channel(d["admin"]) as ch:
+        return pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=5).role
+
+
+def test_health_and_reflection_on_both_addresses(rack: dict[str, Any]) -> None:
+    for d in servers(rack):
+        for address in (d["grpc"], d["admin"]):
+            assert health(address) == SERVING, (d["name"], address)
+            with grpc.insecure_channel(address) as ch:
+                db = ProtoReflectionDescriptorDatabase(ch)
+                assert {d["service"], "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} \
+                    <= set(db.get_services()), (d["name"], address)
+                if d["kind"] == "lustre_oss":   # the fault API, described by the server itself
+                    methods = {m.name for m in DescriptorPool(db).FindServiceByName(d["service"]).methods}
+                    assert {"InjectFault", "ClearFault", "ListFaults"} <= methods
+
+
+def test_the_standby_mds_is_not_serving_its_service(rack: dict[str, Any]) -> None:
+    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+    wait_for("an active MDS", lambda: "active" in {role(d) for d in mds})
+    for d in mds:
+        want = SERVING if role(d) == "active" else NOT_SERVING
+        assert health(d["admin"], d["service"]) == want == health(d["grpc"], d["service"]), d["name"]
+    standby = next(d for d in mds if role(d) == "standby")
+    with grpc.insecure_channel(standby["admin"]) as ch, pytest.raises(grpc.RpcError) as e:
+        pb_grpc.LustreMdsStub(ch).Getattr(pb.LustrePathRequest(path="/"), timeout=5)
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE and ("lustre-errno", "EAGAIN") in e.value.trailing_metadata()
+
+
+def test_the_errno_travels_as_metadata(rack: dict[str, Any]) -> None:
+    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+    try:
+        c.mkdir("/errno")
+        calls = [(lambda: c.getattr("/errno/missing"), "ENOENT"), (lambda: c.mkdir("/errno"), "EEXIST"),
+                 (lambda: c.setstripe("/errno/f", size=1000), "EINVAL")]
+        for call, name in calls:
+            with pytest.raises(ClientError) as err:
+                call()
+            assert err.value.errno == getattr(errno, name)
+        raw = pb_grpc.LustreMdsStub(c.mds.channels[c.mds.current])
+        with pytest.raises(grpc.RpcError) as e:
+            raw.Getattr(pb.LustrePathRequest(path="/errno/missing"), timeout=5)
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        assert ("lustre-errno", "ENOENT") in e.value.trailing_metadata()
+        assert not e.value.details().startswith("ENOENT"), e.value.details()   # the text is for people
+    finally:
+        c.close()
+
+
+def test_fault_inject_list_clear_with_events(rack: dict[str, Any]) -> None:
+    from emulator.clock import Clock
+
+    clock = Clock(rack["clock"]["epoch"], rack["clock"]["scale"])
+    events = Events(rack)
+    lu = LustreAdmin(RunDir(rack["run"]), rack)
+    oss01 = next(d for d in servers(rack) if d["name"] == "oss01")
+    try:
+        before = clock.now()
+        f = lu.inject_fault("oss-kill", "oss01")
+        assert f.id and f.kind == "oss-kill" and f.oss == "oss01" and f.active
+        assert before <= f.injected_at <= clock.now()   # the twin clock: hours ahead of the wall's
+        ev = events.wait("fault")
+        assert ev["node"] == "oss01" and ev["fault"]["id"] == f.id and ev["fault"]["active"], ev
+        assert [x.id for x in lu.list_faults()] == [f.id]
+        with pytest.raises(ClientError, match="already active"):
+            lu.inject_fault("oss-kill", "oss01")
+        assert health(oss01["admin"], oss01["service"]) == NOT_SERVING
+        events.wait("oss_failover", to="oss02")
+        old = daemons.kill(RunDir(rack["run"]), "oss01")   # the fault is in its store: back, still down
+        wait_for("oss01 restarted", lambda: restarted(RunDir(rack["run"]), "oss01", old))
+        assert [x.id for x in lu.list_faults()] == [f.id]
+        cleared = lu.clear_fault(f.id)
+        assert not cleared.active and cleared.cleared_at >= f.injected_at
+        ev = events.wait("fault_clear")
+        assert ev["fault"]["id"] == f.id and not ev["fault"]["active"], ev
+        assert lu.list_faults() == [] and [x.id for x in lu.list_faults(include_cleared=True)] == [f.id]
+        with pytest.raises(KeyError, match="no Lustre fault"):
+            lu.clear_fault("oss01-down-99")
+        events.wait("oss_failback", to="oss01")
+        wait_for("oss01 serving", lambda: health(oss01["admin"], oss01["service"]) == SERVING)
+    finally:
+        lu.close()
+        events.close()
+
+
+def test_faults_are_listed_in_pages(rack: dict[str, Any]) -> None:
+    lu = LustreAdmin(RunDir(rack["run"]), rack)
+    oss01 = next(d for d in servers(rack) if d["name"] == "oss01")
+    try:
+        wait_for("oss01 serving its OSTs", lambda: {t.index: t.server for t in lu.statfs().osts if t.active}
+                 .items() >= {0: "oss01", 1: "oss01"}.items())
+        a, b = lu.inject_fault("ost-full", 0), lu.inject_fault("ost-full", 1)
+        assert a.oss == b.oss == "oss01" and a.ost == 0 and b.ost == 1
+        with grpc.insecure_channel(oss01["admin"]) as ch:
+            stub = pb_grpc.LustreOssStub(ch)
+            first = stub.ListFaults(pb.LustreListFaultsRequest(page_size=1), timeout=5)
+            second = stub.ListFaults(pb.LustreListFaultsRequest(page_size=1, page_token=first.next_page_token),
+                                     timeout=5)
+            assert [f.id for f in first.faults] == [a.id] and first.next_page_token
+            assert [f.id for f in second.faults] == [b.id] and second.next_page_token == ""
+            with pytest.raises(grpc.RpcError) as e:
+                stub.ListFaults(pb.LustreListFaultsRequest(page_token="x"), timeout=5)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert ("lustre-errno", "EINVAL") in e.value.trailing_metadata()
+    finally:
+        lu.restore_ost(0)
+        lu.restore_ost(1)
+        assert lu.list_faults() == []
+        lu.close()
