@@ -15,7 +15,6 @@ from clustertwin.v1 import gpu_node_pb2 as pb
 from emulator.errors import TwinRpcError
 from emulator.events import FaultPayload
 from emulator.faults.backend import Backend, FaultError, Native, need
-from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
 
 GPUS_PER_SERVER = 8
 NATIVE_TIMEOUT_S = 3.0   # a server that does not answer in this is left out of a listing
@@ -43,7 +42,6 @@ class GpuFaults(Backend):
         return out
 
     def inject(self, target: str, kind: str, params: dict[str, Any]) -> tuple[str, str]:
-        assert kind in FAULT_KINDS
         f = self.twin.gpu_node(target).inject_fault(kind, params["gpu"], xid=params.get("xid", 0),
                                                     link=params.get("link", 0), count=params.get("count", 0),
                                                     lease_id=params.get("lease", ""))
@@ -64,7 +62,8 @@ class GpuFaults(Backend):
     def native(self) -> list[Native]:
         out = []
         for name in self.twin.gpu_nodes:
-            client = GpuNodeClient(name, self.twin.daemon(name)["grpc"], timeout=NATIVE_TIMEOUT_S)
+            sdk = self.twin.gpu_node(name)
+            client = type(sdk)(name, sdk.address, timeout=NATIVE_TIMEOUT_S)   # the SDK's client, a short timeout
             try:
                 found = client.faults()
             except TwinRpcError:   # cut off or restarting: its faults stay as the log has them

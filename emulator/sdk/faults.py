@@ -140,11 +140,14 @@ class FaultsClient:
         closing what the subsystems did on their own."""
         if subsystem is not None:
             self.backend(subsystem)
-        self.sync()
+        self.sync(subsystem)
         return self.log.list(include_cleared, subsystem)
 
-    def sync(self) -> None:
+    def sync(self, subsystem: str | None = None) -> None:
+        """Adopt the faults the subsystems (all, or one) made on their own; close those that ended there."""
         for name, cls in BACKENDS.items():
+            if subsystem not in (None, name):
+                continue
             b = cls(self.twin)
             if b.present():
                 continue
