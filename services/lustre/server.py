@@ -1,6 +1,6 @@
 """What the MDS and OSS daemons share around their servicers: the twin's gRPC server skeleton
-(emulator/grpc_server.py: grpc.aio, health, reflection) on each of the host's addresses, a stop on
-SIGTERM, and the worker threads the blocking model calls run in.
+(emulator/grpc_server.py: grpc.aio, health, reflection) on each of the host's addresses, and the worker
+threads the blocking model calls run in (the stop on SIGTERM and `main` are emulator/daemon.py's).
 
 A Lustre server answers on two addresses: its storage-network one (`grpc`: clients, the MDS's OSP
 polls) and its host's OOB one (`extra["admin"]`: health checks and the admin calls of `twin`). Each is
@@ -10,12 +10,8 @@ one server of the skeleton with the same servicer; health is set on both.
 from __future__ import annotations
 
 import asyncio
-import logging
-import signal
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -55,20 +51,3 @@ class Servers:
         for _, health in self.servers:
             await health.enter_graceful_shutdown()
         await asyncio.gather(*(server.stop(grace) for server, _ in self.servers))
-
-
-def stop_event() -> asyncio.Event:
-    """Set on SIGTERM or SIGINT (the supervisor's stop)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    return stop
-
-
-def main(module: str, run: Callable[[DaemonConfig], None]) -> None:
-    """`python -m MODULE CONFIG.json`: what the supervisor forks, run by hand."""
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: python -m {module} CONFIG.json")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))

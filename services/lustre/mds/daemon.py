@@ -36,13 +36,14 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.mds.servicer import MdsServicer, inode_time
 from services.lustre.ost import MdtState, OstState
-from services.lustre.server import Servers, main, stop_event
+from services.lustre.server import Servers
 from services.lustre.wire import CHANNEL_OPTIONS
 
 log = logging.getLogger("lustre.mds")

@@ -35,6 +35,7 @@ import threading
 import time
 
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from services.lustre.bulk import BulkServer
 from services.lustre.errors import LustreError
@@ -43,7 +44,7 @@ from services.lustre.oss.faults import FaultLog, OssFault
 from services.lustre.oss.objects import ObjectStore
 from services.lustre.oss.servicer import OssServicer, timed
 from services.lustre.oss.targets import OstTarget
-from services.lustre.server import Servers, main, stop_event
+from services.lustre.server import Servers
 
 log = logging.getLogger("lustre.oss")
 
