@@ -20,7 +20,7 @@ def unmount(run) -> list[str]:  # noqa: ANN001 - emulator.rundir.RunDir
 
 def lustre_admin(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin
     """Lustre's admin client (a twin started with --lustre)."""
-    from emulator.sdk.lustre import LustreAdmin
+    from services.lustre.sdk import LustreAdmin
     return LustreAdmin(twin.run, twin.manifest)
 
 
@@ -28,6 +28,6 @@ SERVICE = Service(
     name="lustre", summary="Also run Lustre: the MDS (active/standby with mds_ha) and the topology's OSS daemons.",
     order=40, plan=plan, check=check, before_down=unmount, down_order=20,
     daemons={"lustre_mds": "services.lustre.mds.daemon:run", "lustre_oss": "services.lustre.oss.daemon:run"},
-    cli={"lustre": "emulator.cli.lustre:app"},
+    cli={"lustre": "services.lustre.cli:app"},
     sdk={"lustre": lambda twin: lambda: lustre_admin(twin)},
 )

@@ -7,6 +7,7 @@ state across a kill -9, and the twin clock on its times."""
 from __future__ import annotations
 
 import errno
+import importlib.util
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -22,8 +23,8 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
-from emulator.sdk.lustre import LustreAdmin
 from services.lustre.client.core import ClientError, LustreClient
+from services.lustre.sdk import LustreAdmin
 from tests.lustre.conftest import twin_cli
 from tests.lustre.test_lustre_events import Events
 
@@ -174,3 +175,15 @@ def test_faults_are_listed_in_pages(rack: dict[str, Any]) -> None:
         lu.restore_ost(1)
         assert lu.list_faults() == []
         lu.close()
+
+
+def test_twin_lustre_and_its_commands_come_from_the_service(rack: dict[str, Any]) -> None:
+    from emulator.client import Twin
+    from emulator.service import services
+
+    assert importlib.util.find_spec("emulator.cli.lustre") is None and importlib.util.find_spec("emulator.sdk.lustre") \
+        is None   # moved into the service
+    assert services()["lustre"].cli == {"lustre": "services.lustre.cli:app"}
+    with Twin.connect(rack["run"]).lustre() as lu:
+        assert isinstance(lu, LustreAdmin) and lu.statfs().fsname == rack["lustre"]["fsname"]
+    assert twin_cli("lustre", "fault", "list", run=rack["run"]).stdout.startswith("ID ")

@@ -1,4 +1,4 @@
-"""Admin client of the twin's Lustre (`twin up --lustre`): `Twin.lustre()`.
+"""Admin client of the twin's Lustre (`twin up --lustre`): `Twin.lustre()` (services/lustre/service.py).
 
     lu = twin.lustre()
     lu.statfs()                         # every MDT and OST: capacity, use, state (what `lfs df` reads)
@@ -158,7 +158,3 @@ class LustreAdmin:
         """The OSSs an oss-kill fault keeps down."""
         return {f.oss for f in self.list_faults() if f.kind == "oss-kill"}
 
-
-def lustre(twin: Any) -> LustreAdmin:
-    """`Twin.lustre()`: the admin client of the twin's Lustre."""
-    return LustreAdmin(twin.run, twin.manifest)

@@ -238,8 +238,8 @@ app.add_typer(fault_app, name="fault")
 
 
 def _admin(run_dir: Path):  # noqa: ANN202
-    """The SDK's Lustre admin client (emulator/sdk/lustre.py) of the twin in RUN_DIR."""
-    from emulator.sdk.lustre import LustreAdmin
+    """The SDK's Lustre admin client (services/lustre/sdk.py) of the twin in RUN_DIR."""
+    from services.lustre.sdk import LustreAdmin
 
     run = RunDir(run_dir)
     try:
