@@ -14,7 +14,8 @@ from typing import Any
 from emulator.errors import UserError
 from emulator.health import SERVING, check_all
 from emulator.manifest import DaemonEntry, Manifest
-from emulator.plan import Options, parse_broker_url
+from emulator.options import Options
+from emulator.plan import parse_broker_url
 from emulator.process import same_process, stop_process, stop_processes
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.service import ServiceError, optional_services, services

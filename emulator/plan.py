@@ -8,42 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from emulator import addressing, bus
 from emulator.daemon_config import DaemonConfig
 from emulator.errors import BadInput
 from emulator.manifest import Manifest
 from emulator.network.errors import NetworkError
+from emulator.options import Addressing, Options
 from emulator.service import PlanContext, services
 from emulator.topology import Topology
 
 MQTT_PORT = 1883
 MANAGEMENT_HOST_BASE = 0     # host index of the first management node (services keep their own ranges)
-
-
-@dataclass(frozen=True)
-class Options:
-    """`twin up`'s options, written once: the CLI, `Twin.up` and the supervisor all build this."""
-
-    twin: str
-    network: str = "loopback"
-    store_url: str | None = None          # None: SQLite per daemon in the run directory
-    broker_url: str | None = None         # None: the supervisor starts Mosquitto
-    clock_epoch: float = 0.0
-    clock_scale: float = 1.0
-    telemetry_interval: float = 1.0
-    bandwidth_scale: float = 0.001        # netns links shaped to real rate x this (0: unshaped)
-    services: tuple[str, ...] = ()        # the optional services turned on (`--fabric`, `--ceph`, `--lustre`)
-    ceph_users: str | None = None         # RGW users file (JSON/YAML) the gateway creates at start-up
-    rgw_lc_debug_interval: float = 0.0    # twin seconds per lifecycle day (0: real days)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Options:
-        return cls(**{k: tuple(d[k]) if k == "services" else d[k] for k in cls.__dataclass_fields__ if k in d})
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__, services=list(self.services))
 
 
 @dataclass(frozen=True)
@@ -68,13 +45,6 @@ def parse_broker_url(url: str) -> tuple[str, int]:
 
 def host_addresses(slot: int, host: int) -> dict[str, str]:
     return {plane: addressing.host_address(slot, plane, host) for plane in addressing.PLANES}
-
-
-class Addressing(Protocol):
-    """Where an emulated host sits: its address per plane and its network namespace, if any."""
-
-    def addresses(self, host: str, index: int) -> dict[str, str]: ...
-    def netns(self, host: str) -> str | None: ...
 
 
 @dataclass(frozen=True)

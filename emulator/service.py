@@ -22,7 +22,7 @@ from emulator.errors import UserError
 from emulator.store import store_url
 
 if TYPE_CHECKING:
-    from emulator.plan import Addressing, Options
+    from emulator.options import Addressing, Options
     from emulator.rundir import RunDir
     from emulator.topology import Topology
 

@@ -32,7 +32,8 @@ from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
 from emulator.manifest import DaemonEntry, Manifest
 from emulator.network.operator import OPERATOR_ADDRESS
-from emulator.plan import NamespaceAddressing, Options, make_plan
+from emulator.options import Options
+from emulator.plan import NamespaceAddressing, make_plan
 from emulator.process import Backoff, start_time, stop_process, stop_processes
 from emulator.procutil import die_with_parent, enter_netns, set_process_name
 from emulator.rundir import RunDir, write_json_atomic

@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from emulator import addressing  # noqa: E402
-from emulator.plan import MQTT_PORT, Options, make_plan  # noqa: E402
+from emulator.options import Options  # noqa: E402
+from emulator.plan import MQTT_PORT, make_plan  # noqa: E402
 from emulator.topology import load_topology  # noqa: E402
 from services.gpu_node.plan import GPU_NODE_GRPC_PORT  # noqa: E402
 
@@ -70,10 +71,11 @@ def render(topology: str = TOPOLOGY) -> dict[str, str]:
                                   if "topology_file" in cfg.spec else cfg.spec)
         files[f"{cfg.name}.json"] = json.dumps(cfg.to_dict(), indent=1, sort_keys=True) + "\n"
     # What client code in the toolbox (on oob) uses: the service names resolve to oob addresses.
-    manifest = dict(plan.manifest.dump(), run_dir=STATE_DIR, topology_file=f"/opt/clustertwin/topologies/{topology}.yaml")
+    doc = plan.manifest.dump()
+    manifest = dict(doc, run_dir=STATE_DIR, topology_file=f"/opt/clustertwin/topologies/{topology}.yaml")
     manifest["daemons"] = [dict(d, grpc=f"{d['name']}:{GPU_NODE_GRPC_PORT}",
                                 metrics=d["metrics"].replace(f"{d['name']}.oob", d["name"]))
-                           for d in plan.manifest.dump()["daemons"] if d["kind"] == "gpu_node"]
+                           for d in doc["daemons"] if d["kind"] == "gpu_node"]
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     files["mosquitto.conf"] = MOSQUITTO_CONF
     return files
