@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from emulator.cli.train import train
+from workloads.train.cli import train
 
 
 def main() -> None:
