@@ -11,7 +11,7 @@ from services.ceph.cluster import Cluster
 
 def remove(cluster: Cluster, pool: str, name: str) -> None:
     remote = getattr(cluster, "remove_object", None)
-    if remote is not None:  # a cluster behind the monitor daemon (services.ceph.rgw.daemon.MonCluster)
+    if remote is not None:  # a cluster behind the monitor daemon (services.ceph.rgw.mon_client.MonCluster)
         remote(pool, name)
         return
     pg = cluster.locate(pool, name)

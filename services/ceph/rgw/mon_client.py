@@ -1,0 +1,129 @@
+"""The RGW gateway's view of the monitor daemon: `MonCluster` gives `Gateway` the part of `Cluster`
+it calls (put/get/remove_object/list_objects) as calls to the monitor's `CephMon` RADOS methods, and
+`MonUsers` the RGW users the monitor keeps. A failed call raises the monitor's CephError
+(`CephError.from_rpc`); an unreachable monitor is UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import grpc
+
+from clustertwin.v1 import ceph_pb2 as pb
+from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from services.ceph.errors import CephError
+from services.ceph.rgw.users import User, Users
+
+log = logging.getLogger("ceph_rgw")
+
+CALL_TIMEOUT_S = 60.0
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
+
+
+class MonCluster:
+    """The part of `Cluster` the gateway uses, over the monitor daemon."""
+
+    def __init__(self, address: str, timeout: float = CALL_TIMEOUT_S) -> None:
+        self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = pb_grpc.CephMonStub(self.channel)
+        self.timeout = timeout
+
+    def _call(self, method: str, request: object) -> object:
+        try:
+            return getattr(self.stub, method)(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise CephError.from_rpc(e) from None  # a deadline, the monitor gone: UNAVAILABLE
+
+    def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
+        data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
+        return self._call("PutObject", pb.PutObjectRequest(pool=pool, name=name, data=data)).pg
+
+    def get(self, pool: str, name: str) -> bytes:
+        return self._call("GetObject", pb.ObjectRef(pool=pool, name=name)).data
+
+    def remove_object(self, pool: str, name: str) -> None:
+        self._call("RemoveObject", pb.ObjectRef(pool=pool, name=name))
+
+    def list_objects(self, pool: str, prefix: str) -> list[pb.ObjectStat]:
+        return list(self._call("ListObjects", pb.ListObjectsRequest(pool=pool, prefix=prefix)).objects)
+
+    def users(self) -> list[pb.RgwUser]:
+        return list(self._call("UserList", pb.UserListRequest()).users)
+
+    def create_user(self, user: pb.RgwUser) -> None:
+        self._call("UserCreate", pb.UserCreateRequest(user=user))
+
+
+class MonUsers(Users):
+    """RGW users as the monitor keeps them. An unknown access key makes the gateway ask the monitor
+    again, so a user is usable the moment `user create` returns; concurrent misses share one
+    refresh when it started after they arrived (a flood of bad keys costs one call at a time)."""
+
+    def __init__(self, cluster: MonCluster) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self._refreshed = 0.0  # when the last refresh started
+        self._lock = threading.Lock()
+        self.refresh()
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._refresh_locked()
+
+    def _refresh_locked(self) -> None:
+        self._refreshed = time.monotonic()
+        for u in self.cluster.users():
+            if u.access_key not in self._by_key:
+                self._by_key[u.access_key] = User(u.uid, u.display_name, u.access_key, u.secret_key, u.tenant,
+                                                  u.email)
+
+    def _miss(self, access_key: str) -> None:
+        if access_key in self._by_key:
+            return
+        asked = time.monotonic()
+        with self._lock:
+            if access_key in self._by_key or self._refreshed > asked:
+                return
+            try:
+                self._refresh_locked()
+            except CephError as e:
+                log.warning("cannot fetch users from the monitor: %s", e.message)
+
+    def by_key(self, access_key: str) -> User | None:
+        self._miss(access_key)
+        return super().by_key(access_key)
+
+    def secret_of(self, access_key: str) -> str | None:
+        self._miss(access_key)
+        return super().secret_of(access_key)
+
+    def by_id(self, user_id: str) -> User | None:
+        return next((u for u in self._by_key.values() if u.id == user_id), None)
+
+
+def seed_users(cluster: MonCluster, path: str | None) -> int:
+    """Create the users of the start-up file through the monitor; returns how many were new."""
+    if not path:
+        return 0
+    from services.ceph.users_file import UsersFileError, load_users
+    try:
+        users = load_users(path)
+    except UsersFileError as e:   # checked at `twin up`; the monitor keeps the users it already made
+        log.error("users file: %s", e)
+        return 0
+    have = {u.access_key for u in cluster.users()}
+    made = 0
+    for u in users:
+        if u["access_key"] in have:
+            continue
+        try:
+            cluster.create_user(pb.RgwUser(**u))
+            made += 1
+        except CephError as e:
+            if e.code != "ALREADY_EXISTS":
+                raise
+            log.warning("users file %s: %s", path, e.message)
+    return made
