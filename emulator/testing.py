@@ -94,7 +94,7 @@ class TwinContainer(DockerContainer):
         """Stop the twin (SIGTERM: `twin down` inside), then remove the container. Idempotent."""
         try:
             if self.twin is not None:
-                for client in self.twin._nodes.values():
+                for client in self.twin._clients.values():   # its SDK clients (channels)
                     client.close()
                 self.twin = None
             if self._container is not None:
