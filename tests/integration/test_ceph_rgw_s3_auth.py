@@ -42,6 +42,16 @@ def _urlopen(url: str, method: str = "GET", data: bytes | None = None,
         return e.code, e.read()
 
 
+def _urlopen_later(gw: Gateway, url: str, seconds: float) -> tuple[int, bytes]:
+    """Open `url` with the gateway's clock `seconds` ahead (a presigned URL past its expiry)."""
+    wall = gw.wall
+    gw.wall = lambda: wall() + seconds  # type: ignore[method-assign]
+    try:
+        return _urlopen(url)
+    finally:
+        gw.wall = wall  # type: ignore[method-assign]
+
+
 def test_presigned_v4_get_put_expired_tampered(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
     gw, _ = gateway
     s3.create_bucket(Bucket="presign")
@@ -61,12 +71,7 @@ def test_presigned_v4_get_put_expired_tampered(gateway: tuple[Gateway, RunningSe
     flipped = get_url.replace(sig, ("0" if sig[0] != "0" else "1") + sig[1:])
     assert _urlopen(flipped)[0] == 403
 
-    wall = gw.wall
-    gw.wall = lambda: wall() + 301  # type: ignore[method-assign]
-    try:
-        status, body = _urlopen(get_url)
-    finally:
-        gw.wall = wall  # type: ignore[method-assign]
+    status, body = _urlopen_later(gw, get_url, 301)
     assert status == 403 and b"<Code>AccessDenied</Code>" in body and b"Request has expired" in body
     status, body = _urlopen(tampered.replace("X-Amz-Expires=300", "X-Amz-Expires=999999"))
     assert status == 400 and b"AuthorizationQueryParametersError" in body
@@ -84,12 +89,7 @@ def test_presigned_v2_default_and_sigv2_header(gateway: tuple[Gateway, RunningSe
     assert "AWSAccessKeyId=" in url and "X-Amz-" not in url
     assert _urlopen(url) == (200, b"hello v2")
     assert _urlopen(url.replace("a%20b", "a%20c"))[0] == 403
-    wall = gw.wall
-    gw.wall = lambda: wall() + 120  # type: ignore[method-assign]
-    try:
-        status, body = _urlopen(url)
-    finally:
-        gw.wall = wall  # type: ignore[method-assign]
+    status, body = _urlopen_later(gw, url, 120)
     assert status == 403 and b"Request has expired" in body
 
     hv2 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{server.port}", region_name="us-east-1",
