@@ -187,3 +187,19 @@ def test_twin_lustre_and_its_commands_come_from_the_service(rack: dict[str, Any]
     with Twin.connect(rack["run"]).lustre() as lu:
         assert isinstance(lu, LustreAdmin) and lu.statfs().fsname == rack["lustre"]["fsname"]
     assert twin_cli("lustre", "fault", "list", run=rack["run"]).stdout.startswith("ID ")
+
+
+def test_a_new_active_mds_connects_to_its_osts_before_it_serves(rack: dict[str, Any]) -> None:
+    """Every server killed at once: the standby takes the MDT over while the OSSs restart; the first file it
+    creates gets its objects (a standby that polled the OSSs once would find every OST inactive: ENOSPC)."""
+    run = RunDir(rack["run"])
+    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+    active = wait_for("an active MDS", lambda: next((d for d in mds if role(d) == "active"), None))
+    for name in ("oss01", "oss02", active["name"]):
+        daemons.kill(run, name)
+    c = LustreClient.from_manifest(rack, failover_timeout=60.0, plane="admin")
+    try:
+        a = c.create("/created-after-failover")
+        assert a.has_layout and len(a.layout.objects) >= 1
+    finally:
+        c.close()

@@ -30,6 +30,7 @@ import fcntl
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -49,6 +50,7 @@ from services.lustre.wire import CHANNEL_OPTIONS
 log = logging.getLogger("lustre.mds")
 
 SERVICE_NAME = "clustertwin.v1.LustreMds"
+OST_CONNECT_S = 10.0   # how long a new active MDS waits for its OSTs to answer before it serves
 
 
 def ost_changes(fsname: str, idx: int, o: OstState, was_active: bool, was_full: bool) -> list[tuple[str, str, dict]]:
@@ -120,7 +122,7 @@ class MdsDaemon:
         osts = [OstState(o["index"], o["oss"], o["capacity_bytes"]) for o in spec["osts"]]
         mdt = MdtState(spec["mdt"].get("index", 0), spec["mdt"]["capacity_bytes"])
         ns = await asyncio.to_thread(DurableNamespace, self.cfg.store_url, self.fsname, osts, mdt, inode_time())
-        await self.poll(ns)
+        await self.connect_osts(ns)
         self.ns = ns
         await servers.serving(True)
         log.info("%s active for %s-MDT%04x (%d inodes)", self.name, self.fsname, mdt.index, ns.inode_count())
@@ -131,10 +133,23 @@ class MdsDaemon:
         except grpc.aio.AioRpcError:
             return []
 
+    async def connect_osts(self, ns: DurableNamespace) -> None:
+        """A new active MDS connects to its OSTs before it serves (as its OSP devices do at mount): it waits
+        until every OST answers, OST_CONNECT_S at most (an OSS without a partner may stay away), so that
+        its first creates do not find every OST inactive while the OSSs are still starting."""
+        deadline = time.monotonic() + OST_CONNECT_S
+        while len(seen := await self.statfs_all()) < len(self.ost_servers) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(self._apply_statfs, ns, seen)
+
+    async def statfs_all(self) -> dict[int, pb.LustreTargetState]:
+        """Each OST's state from the OSS serving it (those that answer)."""
+        addresses = sorted({a for addrs in self.ost_servers.values() for a in addrs})
+        return {t.index: t for reply in await asyncio.gather(*map(self._statfs, addresses)) for t in reply}
+
     async def poll(self, ns: DurableNamespace) -> None:
         """statfs every OSS, as the MDS's OSP devices do; OSTs nobody serves become inactive."""
-        addresses = sorted({a for addrs in self.ost_servers.values() for a in addrs})
-        seen = {t.index: t for reply in await asyncio.gather(*map(self._statfs, addresses)) for t in reply}
+        seen = await self.statfs_all()
         for kind, message, fields in await asyncio.to_thread(self._apply_statfs, ns, seen):
             self.events.publish(kind, message, **fields)
 
