@@ -213,6 +213,22 @@ def mds_call(twin: Twin, method: str, request: Any) -> Any:
         time.sleep(0.5)
 
 
+def active_mds(twin: Twin) -> DaemonEntry:
+    """The MDS that holds the MDT: a standby's LustreMds health is NOT_SERVING (it refuses every call)."""
+    deadline = time.monotonic() + 120
+    while True:
+        for d in manifest(twin).daemons_of("lustre_mds"):
+            try:
+                status = lustre_pb2_grpc.LustreMdsStub(channel(d.grpc)).Status(lustre_pb2.LustreMdsStatusRequest(),
+                                                                                timeout=RPC_TIMEOUT)
+            except grpc.RpcError:
+                continue
+            if status.role == "active":
+                return d
+        assert time.monotonic() < deadline, "no MDS became active"
+        time.sleep(0.2)
+
+
 def mds_write(twin: Twin, d: DaemonEntry) -> str:
     mds_call(twin, "Create", lustre_pb2.LustreCreateRequest(path="/conformance", mode=0o644))
     return "/conformance"
@@ -318,7 +334,7 @@ PROBES = {
     "ceph_mon": Probe(lambda t: first(t, "ceph_mon"), mon_write, mon_check, mon_refuse),
     "ceph_osd": Probe(lambda t: first(t, "ceph_osd"), osd_write, osd_check, osd_refuse),
     "ceph_rgw": Probe(lambda t: first(t, "ceph_rgw"), rgw_write, rgw_check, rgw_refuse),
-    "lustre_mds": Probe(lambda t: first(t, "lustre_mds"), mds_write, mds_check, mds_refuse),
+    "lustre_mds": Probe(active_mds, mds_write, mds_check, mds_refuse),
     "lustre_oss": Probe(oss_entry, oss_write, oss_check, oss_refuse),
     "slurm": Probe(slurm_entry, slurm_write, slurm_check, slurm_refuse),
 }
