@@ -1,5 +1,5 @@
-"""Lustre faults, through Lustre's admin client (emulator/sdk/lustre.py) and the supervisor's record
-of each server's process.
+"""Lustre faults, through Lustre's admin client (`Twin.lustre()`: each fault kept by the OSS it hits,
+with its id) and the supervisor's record of each server's process.
 
     inject("lustre", "oss01", "oss-kill")     # the OSS dies and stays down; its partner serves its OSTs
     inject("lustre", "OST0001", "ost-full")   # the OST is full: growing writes get ENOSPC
@@ -58,15 +58,12 @@ class LustreFaults(Backend):
                 return "", f"{target} killed (pid {daemons.kill(self.twin.run, target)}); it restarts, the " \
                            "standby serving the MDT if this one was active"
             with self.twin.lustre() as lu:
-                before = {n.backend_id for n in self._natives(lu)}
-                if kind == "oss-kill":
-                    what = f"killed (pid {lu.kill_oss(target)})"
-                else:
-                    st = lu.fill_ost(self._ost(target))
-                    what = f"full ({st.used_bytes} bytes used of {st.capacity_bytes}); new layouts avoid it"
-                # Lustre's own record of it, if it keeps one (the OSS's fault; before that, oss-kill's marker)
-                mine = [n for n in self._natives(lu) if n.target == target and n.backend_id not in before]
-                return (mine[0].backend_id, f"{what}; {mine[0].effect}") if mine else ("", what)
+                if kind == "ost-full":
+                    f = lu.inject_fault("ost-full", self._ost(target))   # on the OSS serving the OST now
+                    return f.id, f.effect
+                daemons.running_pid(self.twin.run, target)   # before the fault: a refused kill changes nothing
+                f = lu.inject_fault("oss-kill", target)      # first: the restarted OSS finds it and stays down
+            return f.id, f"killed (pid {daemons.kill(self.twin.run, target)}); {f.effect}"
         except RunDirError as e:
             raise FaultError(str(e)) from None
 
@@ -74,13 +71,10 @@ class LustreFaults(Backend):
         if fault.kind == "mds-kill":
             return "nothing to undo: the supervisor restarted it"
         with self.twin.lustre() as lu:
-            if fault.backend_id and fault.backend_id not in {n.backend_id for n in self._natives(lu)}:
+            if fault.backend_id not in {n.backend_id for n in self._natives(lu)}:
                 return "already cleared in Lustre"
-            if fault.kind == "ost-full":
-                st = lu.restore_ost(self._ost(fault.target))
-                return f"capacity back to {st.capacity_bytes} bytes"
-            lu.start_oss(fault.target)
-            return "starting again; it takes its OSTs back"
+            lu.clear_fault(fault.backend_id)   # the OSS serves again (failback), or the OST has its capacity back
+        return "cleared"
 
     def _natives(self, lu: Any) -> list[Native]:
         return [Native(f["id"], f["target"], f["kind"], f["effect"]) for f in lu.faults()]

@@ -223,3 +223,24 @@ def test_legacy_shortcuts_reach_the_same_log(twin: Twin) -> None:
     cli(twin, "fault", "clear", "osd.4", osd.backend_id)
     assert not twin.faults().get(gpu.id).active and not twin.faults().get(osd.id).active
     assert not twin.faults().list()
+
+
+def test_an_oss_kill_keeps_it_down_until_cleared(twin: Twin) -> None:
+    """The fault takes Lustre's own id (the OSS keeps it across the kill -9), the partner serves the
+    OSTs meanwhile, and clearing brings the OSS back to serve them again."""
+    oss = next(d for d in twin.daemons("lustre_oss") if d.get("partner"))
+    mine = set(oss.get("osts", []))
+
+    def servers() -> dict[int, str]:
+        with twin.lustre() as lu:
+            return {t.index: t.server for t in lu.statfs().osts if t.active and t.index in mine}
+
+    f = twin.faults().inject("lustre", oss["name"], "oss-kill")
+    assert f.backend_id and "killed (pid" in f.effect
+    wait_for("failover to the partner", lambda: set(servers().values()) == {oss["partner"]}, timeout=90)
+    assert [x.id for x in twin.faults().list(subsystem="lustre")] == [f.id]   # not adopted a second time
+    with pytest.raises(FaultError, match="already kept down"):
+        twin.faults().inject("lustre", oss["name"], "oss-kill")
+    twin.faults().clear(f.id)
+    wait_for("failback", lambda: set(servers().values()) == {oss["name"]}, timeout=90)
+    assert not twin.faults().list(subsystem="lustre")
