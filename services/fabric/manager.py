@@ -586,8 +586,8 @@ class FabricManager:
                 return False
             sweep = None
             cut_off = self._cut_off(set(wanted) | set(self._disabled))
-            if self.subnet.sm_node in cut_off:   # a standby SM on a switch still cabled takes over
-                standby = next(n.id for n in (*self.plan.spines, *self.plan.switches) if n.id not in cut_off)
+            standby = next((n.id for n in (*self.plan.spines, *self.plan.switches) if n.id not in cut_off), None)
+            if self.subnet.sm_node in cut_off and standby:   # a standby SM on a switch still cabled takes over
                 log.warning("OpenSM's switch %s goes down: OpenSM moves to %s", self.subnet.sm_node, standby)
                 await asyncio.to_thread(self.subnet.move_sm, standby, timeout)
             for group, enabled in ((went, False), (came, True)):
