@@ -41,6 +41,24 @@ def netns_skip_reason(what: str) -> str:
     return "another --network netns twin runs on this machine (one at a time)" if routed.strip() else ""
 
 
+@contextmanager
+def mosquitto(directory: Path) -> Iterator[int]:
+    """A Mosquitto of the test's own on a free loopback port (its port), stopped by its pid after."""
+    import socket
+
+    from emulator import broker
+    from emulator.process import stop_process
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = broker.start(directory, "127.0.0.1", port, directory / "mosquitto.log")
+    try:
+        yield port
+    finally:
+        stop_process(proc.pid, 2.0)
+
+
 def twin_pids(run: RunDir) -> list[int]:
     """Every pid the twin in `run` has started (supervisor, broker, daemons), alive or not."""
     import json

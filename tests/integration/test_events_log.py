@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from emulator import broker, events
+from emulator import events
 from emulator.bus import EVENT_LOG_ENV
 from emulator.client import Twin
-from emulator.process import stop_process
+from tests.conftest import mosquitto as own_mosquitto
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,14 +54,8 @@ def test_a_daemons_events_reach_the_session_log_and_validate(mini_twin: Twin) ->
 
 @pytest.fixture
 def mosquitto(tmp_path: Path) -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = broker.start(tmp_path, "127.0.0.1", port, tmp_path / "mosquitto.log")
-    try:
+    with own_mosquitto(tmp_path) as port:
         yield port
-    finally:
-        stop_process(proc.pid, 2.0)
 
 
 INNER = '''

@@ -12,23 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from emulator import broker, bus, events
-from emulator.process import stop_process
+from emulator import bus, events
+from tests.conftest import mosquitto as own_mosquitto
 
 XID = {"seq": 1, "node": "gpu001", "gpu": 2, "xid": 79, "lease_id": "", "health": ""}
 
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    d = tmp_path_factory.mktemp("mosquitto")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        free = s.getsockname()[1]
-    proc = broker.start(d, "127.0.0.1", free, d / "mosquitto.log")
-    try:
+    with own_mosquitto(tmp_path_factory.mktemp("mosquitto")) as free:
         yield free
-    finally:
-        stop_process(proc.pid, 2.0)
 
 
 @pytest.fixture
