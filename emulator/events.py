@@ -171,10 +171,15 @@ class LustreOssEvent(LustreEvent):
     oss: str = Field(description="The OSS concerned.")
 
 
-class LustreOstMoveEvent(LustreEvent):
+class LustreMoveEvent(LustreEvent):
+    """A target served by another server: `from` the one that had it, `to` the one that has it now."""
+
+    from_: str = Field(alias="from", description="The server (OSS, MDS) that served it.")
+    to: str = Field(description="The server that serves it now.")
+
+
+class LustreOstMoveEvent(LustreMoveEvent):
     ost: int = Field(description="OST index.")
-    from_: str = Field(alias="from", description="The OSS that served it.")
-    to: str = Field(description="The OSS that serves it now.")
 
 
 class LustreOstEvent(LustreEvent):
@@ -185,10 +190,8 @@ class LustreOstActiveEvent(LustreOstEvent):
     oss: str = Field(description="The OSS serving it again.")
 
 
-class LustreMdsFailoverEvent(LustreEvent):
+class LustreMdsFailoverEvent(LustreMoveEvent):
     mdt: int = Field(description="MDT index.")
-    from_: str = Field(alias="from", description="The MDS that held it.")
-    to: str = Field(description="The MDS that took over.")
 
 
 class LustreFaultEvent(LustreEvent):
