@@ -17,7 +17,7 @@ from emulator.manifest import DaemonEntry, Manifest
 from emulator.options import Options
 from emulator.plan import parse_broker_url
 from emulator.process import same_process, stop_process, stop_processes
-from emulator.rundir import RunDir, RunDirError, write_json_atomic
+from emulator.rundir import RunDir, RunDirError, log_tail, write_json_atomic
 from emulator.service import ServiceError, optional_services, services
 from emulator.store import StoreError, check_store
 from emulator.topology import Topology, load_topology
@@ -144,7 +144,7 @@ def wait_healthy(run: RunDir, daemons: list[DaemonEntry], deadline: float, progr
             return
         if time.monotonic() > deadline:
             names = sorted(pending.values())
-            tail = _log_tail(run.logs / f"{names[0]}.log")
+            tail = log_tail(run.logs / f"{names[0]}.log")
             down(run)
             raise TwinError(f"{len(names)} daemon(s) not healthy in time: {', '.join(names[:8])}"
                             f"{' ...' if len(names) > 8 else ''}\nlast lines of {names[0]}'s log:\n{tail}")
@@ -166,16 +166,9 @@ def _fail_if_daemons_gave_up(run: RunDir, names: set[str]) -> None:
 
 
 def _last_error(path: Path) -> str:
-    lines = [ln.strip() for ln in _log_tail(path, 40).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in log_tail(path, 40).splitlines() if ln.strip()]
     errors = [ln for ln in lines if "Error" in ln or "error" in ln]
     return (errors or lines or ["no log"])[-1]
-
-
-def _log_tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:

@@ -96,3 +96,11 @@ def write_json_atomic(path: Path, doc: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def log_tail(path: Path, lines: int = 15, missing: str = "(no log)") -> str:
+    """The last `lines` lines of a daemon's log, for an error message; `missing` if there is none."""
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return missing
