@@ -1,9 +1,12 @@
-"""The supervisor's control socket: commands for what only the supervisor holds (the live network).
+"""The supervisor's control socket: commands for what only the supervisor holds (the live network,
+its children: `daemon.start` and `daemon.stop` of a daemon started on demand, as `twin slurm up` does).
 
 One JSON request per connection on RUN_DIR/control.sock, one JSON reply:
 
     {"op": "link_down", "args": ["ib-leaf01", "ib-spine01"], "kwargs": {}}
     -> {"ok": true, "result": ...}  |  {"ok": false, "error": "no link between ..."}
+    {"op": "daemon.stop", "args": ["slurm"], "kwargs": {}}
+    -> {"ok": true, "result": {"name": "slurm", "pid": 4242, "stopped": true, "state": "running"}}
 
 A Unix socket, so only local users with access to the run directory can drive the twin.
 """

@@ -62,6 +62,7 @@ def status(run_dir: RunDirOption = DEFAULT,
     else:
         console.print(f"Slurm for {doc['run_dir']}: {doc['state']}"
                       + (f" (pid {doc['pid']}), SLURM_CONF={doc['slurm_conf']}" if doc["pid"] else "")
+                      + (f"; restarted {doc['restarts']} time(s) by the supervisor" if doc["restarts"] else "")
                       + (f"; last error: {doc['error']}" if doc["error"] else ""), soft_wrap=True)
         if doc["nodes"]:
             table = Table("node", "state", "gres", "reason")

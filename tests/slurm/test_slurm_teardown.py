@@ -119,6 +119,8 @@ def test_a_killed_slurm_daemon_is_restarted_with_its_state_and_jobs(rack: Twin, 
     queue = subprocess.run(["squeue", "-h", "-o", "%i|%T"], env=sconf, capture_output=True, text=True, check=True,
                            timeout=30).stdout.split()
     assert f"{job_id}|RUNNING" in queue
+    status = twin_with_slurm_conf(run, "slurm", "status").stdout
+    assert f"ready (pid {doc['pid']})" in status and "restarted 1 time(s) by the supervisor" in status, status
     r = twin_with_slurm_conf(run, "slurm", "down")
     assert r.returncode == 0 and f"slurm daemon {doc['pid']}" in r.stdout, r.stdout + r.stderr
     assert not pid_alive(job) and not (run / "slurm" / "cgroup").exists()
