@@ -521,6 +521,8 @@ class Subnet:
         with self._diags_lock:
             if self._stopping:
                 raise SubnetError(f"{tool}: the subnet is stopping")
+            if self._ibsim is None or self._ibsim.poll() is not None:   # it would wait for MADs until its timeout
+                raise SubnetError(f"{tool}: ibsim is not running")
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.work,
                                     env=self._env(self.diag_node))
             self._diags.add(proc)
