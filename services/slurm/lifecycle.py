@@ -21,7 +21,7 @@ from emulator.control import ControlError
 from emulator.daemon_config import DaemonConfig
 from emulator.manifest import Manifest
 from emulator.process import Cgroup, same_process, stop_process
-from emulator.rundir import RunDir, RunDirError
+from emulator.rundir import RunDir, RunDirError, log_tail
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from services.slurm.daemon import slurm_dir
 
@@ -126,20 +126,13 @@ def wait_ready(run: RunDir, within: float) -> dict[str, Any]:
         if doc.get("state") == "failed":
             why = f"Slurm did not start: {doc.get('error')}"
         elif rec.get("state") == "failed" or not rec:
-            why = f"the Slurm daemon process died ({rec.get('last_exit', 'gone')}): {_tail(daemon_output(run))}"
+            why = f"the Slurm daemon process died ({rec.get('last_exit', 'gone')}): {log_tail(daemon_output(run), 10)}"
         elif time.monotonic() > deadline:
             why = f"Slurm not ready within {within:.0f}s"
         if why:
             down(run)
             raise SlurmTwinError(f"{why} (log: {daemon_output(run)})")
         time.sleep(0.1)
-
-
-def _tail(path: Path, lines: int = 10) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 def down(run: RunDir, timeout: float = STOP_TIMEOUT_S) -> list[str]:
