@@ -91,28 +91,39 @@ class TwinContainer(DockerContainer):
         return self
 
     def stop(self, force: bool = True, delete_volume: bool = True) -> None:
-        """Stop the twin (SIGTERM: `twin down` inside), then remove the container. Idempotent."""
+        """Stop the twin (SIGTERM: `twin down` inside), then remove the container. Idempotent. The
+        container goes even when closing the clients fails: one left running on the host's network
+        would hold its slot's addresses after the lease below is released."""
         try:
             if self.twin is not None:
-                for client in self.twin._clients.values():   # its SDK clients (channels)
+                twin, self.twin = self.twin, None
+                for client in twin._clients.values():   # its SDK clients (channels)
                     client.close()
-                self.twin = None
-            if self._container is not None:
-                try:
-                    self._container.stop(timeout=int(self.stop_timeout))
-                except Exception:  # noqa: BLE001 - removal below is what matters
-                    pass
-                super().stop(force=force, delete_volume=delete_volume)
-                self._container = None
         finally:
-            if self._slot is not None:
-                self._slot.release()
-                self._slot = None
-            if self._local_run is not None:
-                for f in self._local_run.iterdir():
-                    f.unlink()
-                self._local_run.rmdir()
-                self._local_run = None
+            try:
+                self._remove_container(force, delete_volume)
+            finally:
+                self._release()
+
+    def _remove_container(self, force: bool, delete_volume: bool) -> None:
+        if self._container is None:
+            return
+        try:
+            self._container.stop(timeout=int(self.stop_timeout))
+        except Exception:  # noqa: BLE001 - removal below is what matters
+            pass
+        super().stop(force=force, delete_volume=delete_volume)
+        self._container = None
+
+    def _release(self) -> None:
+        if self._slot is not None:
+            self._slot.release()
+            self._slot = None
+        if self._local_run is not None:
+            for f in self._local_run.iterdir():
+                f.unlink()
+            self._local_run.rmdir()
+            self._local_run = None
 
     # -- waits -------------------------------------------------------------------------------
 
