@@ -191,10 +191,6 @@ def _fabric_cables(run_dir: Path, links: list[tuple[str, str, int | None]]) -> t
     the ports of these compute cables (a, b, index; None: every parallel one) on that switch. None
     when that is not this twin or they are not compute cables."""
     from emulator.client import Twin
-    from emulator.network.plan import make_network_plan
-    from emulator.topology import load_topology
-    from services.fabric.lft_routes import ComputeMap
-    from services.fabric.netfile import SWITCH, make_fabric_plan
 
     try:
         twin = Twin.connect(run_dir)
@@ -202,18 +198,13 @@ def _fabric_cables(run_dir: Path, links: list[tuple[str, str, int | None]]) -> t
         return None
     if not twin.daemons("fabric") or not twin.manifest.get("network_backend"):
         return None
-    topo = load_topology(twin.run.read(twin.run.config)["topology_file"])
-    fabric_plan = make_fabric_plan(topo)
-    cmap = ComputeMap(fabric_plan, make_network_plan(topo, "ct0"))
     per_switch: dict[str, list[int]] = {}
     for a, b, index in links:
-        if a not in fabric_plan.nodes and a not in {n.system for n in fabric_plan.hcas}:
+        ports = twin.network().fabric_cables(a, b, index)
+        if ports is None:
             return None
-        switch = a if a in fabric_plan.nodes and fabric_plan.nodes[a].kind == SWITCH else b
-        for node, port in cmap.ports_of_link(a, b, index):
-            if node != switch:   # the request names one switch: its end of every cable
-                node, port = fabric_plan.peer(node, port) or (node, port)
-            per_switch.setdefault(node, []).append(port)
+        for switch, found in ports.items():
+            per_switch.setdefault(switch, []).extend(found)
     return (twin, per_switch) if per_switch else None
 
 
