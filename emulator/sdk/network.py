@@ -64,24 +64,12 @@ class NetworkClient:
         """On a twin whose fabric manager drives the compute plane: per switch, the ports of the
         compute cable(s) between a and b (index None: every parallel one) on that switch. None when
         this twin has no fabric manager or these are not compute cables."""
-        from emulator.network.plan import make_network_plan
-        from emulator.topology import load_topology
-        from services.fabric.lft_routes import ComputeMap
-        from services.fabric.netfile import SWITCH, make_fabric_plan
+        from emulator.client import Twin
 
-        if not any(d["kind"] == "fabric" for d in self.manifest["daemons"]):
+        twin = Twin(self.run, self.manifest)
+        if not twin.daemons("fabric"):
             return None
-        topo = load_topology(self.run.read(self.run.config)["topology_file"])
-        plan = make_fabric_plan(topo)
-        if a not in plan.nodes and a not in {n.system for n in plan.hcas}:
-            return None
-        switch = a if a in plan.nodes and plan.nodes[a].kind == SWITCH else b
-        per_switch: dict[str, list[int]] = {}
-        for node, port in ComputeMap(plan, make_network_plan(topo, "ct0")).ports_of_link(a, b, index):
-            if node != switch:   # the request names one switch: its end of every cable
-                node, port = plan.peer(node, port) or (node, port)
-            per_switch.setdefault(node, []).append(port)
-        return per_switch or None
+        return twin.fabric_cable_ports(a, b, index)   # the fabric service's (services/fabric/cables.py)
 
     def show(self) -> dict[str, Any]:
         """Per plane: what is emulated and how (`twin net show`)."""

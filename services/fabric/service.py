@@ -28,9 +28,16 @@ def fabric_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin -> servi
     return FabricClient(found[0]["grpc"], found[0]["name"])
 
 
+def cable_ports(twin, a: str, b: str, index: int | None):  # noqa: ANN001, ANN201 - emulator.client.Twin
+    """`twin.fabric_cable_ports(a, b)`: per switch, the ports of the compute cable(s) between a and b."""
+    from services.fabric.cables import cable_ports as ports
+    return ports(twin.run.read(twin.run.config)["topology_file"], a, b, index)
+
+
 SERVICE = Service(
     name="fabric", summary="Also run the fabric manager: ibsim + OpenSM, gRPC and UFM REST (root).",
     order=20, daemons={"fabric": "services.fabric.daemon:run"}, plan=plan, check=check,
     cli={"fabric": "services.fabric.cli:app", "ib": "services.fabric.cli_ib:app"},
-    sdk={"fabric": lambda twin: lambda: fabric_client(twin)},
+    sdk={"fabric": lambda twin: lambda: fabric_client(twin),
+         "fabric_cable_ports": lambda twin: lambda a, b, index=None: cable_ports(twin, a, b, index)},
 )
