@@ -12,38 +12,31 @@ from typing import Any, Literal, NoReturn, get_args
 
 import grpc
 
+from emulator.errors import DaemonError
+
 ErrorCode = Literal[
     "NOT_FOUND", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAVAILABLE", "DATA_LOSS", "ALREADY_EXISTS"
 ]
 CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 
 
-class CephError(Exception):
-    """A refused request. Raised before any mutation, so the model is unchanged."""
+class CephError(DaemonError):
+    """A refused request. Raised before any mutation, so the model is unchanged. Its gRPC status (and
+    HTTP status) comes from emulator.errors.DaemonError, the one mapping."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code: ErrorCode = code
-        self.message = message
-
-    @property
-    def grpc_status(self) -> grpc.StatusCode:
-        """The status a servicer aborts the call with."""
-        return grpc.StatusCode[self.code]
+        super().__init__(code, message)
 
     @classmethod
-    def from_rpc(cls, e: grpc.RpcError, what: str = "") -> CephError:
+    def from_rpc(cls, e: grpc.RpcError, what: str = "", known: frozenset[str] | None = CODES) -> CephError:
         """A failed call to a Ceph daemon as the error it raised there (`what: ` before its message); a
         status no Ceph model raises (a deadline, the daemon gone) is UNAVAILABLE: the backend is away."""
-        name = e.code().name  # type: ignore[attr-defined]
-        details = e.details() or name  # type: ignore[attr-defined]
-        return cls(name if name in CODES else "UNAVAILABLE", f"{what}: {details}" if what else details)  # type: ignore[arg-type]
+        return super().from_rpc(e, what, known)  # type: ignore[return-value]
 
 
 async def abort(context: grpc.aio.ServicerContext, e: CephError) -> NoReturn:
     """End a call with the error's status and message."""
-    await context.abort(e.grpc_status, e.message)
-    raise AssertionError("unreachable")   # context.abort raises
+    await e.abort(context)
 
 
 async def ceph_call(context: grpc.aio.ServicerContext, call: Awaitable[Any]) -> Any:
