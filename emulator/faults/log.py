@@ -19,6 +19,7 @@ from sqlalchemy import Boolean, Engine, Float, Integer, String, Text, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from emulator import store
+from emulator.errors import NotFound
 from emulator.events import FaultPayload
 from emulator.rundir import RunDir
 
@@ -99,7 +100,7 @@ class FaultLog:
         with Session(self.engine) as s, s.begin():
             row = s.get(FaultRow, seq_of(fault_id))
             if row is None:
-                raise KeyError(f"no fault {fault_id!r} in the twin's fault log")
+                raise NotFound(f"no fault {fault_id!r} in the twin's fault log")
             if row.active:
                 row.active, row.cleared_at = False, self.now()
                 if effect:

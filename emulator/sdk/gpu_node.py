@@ -13,7 +13,7 @@ import grpc
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
-from emulator.errors import TwinRpcError
+from emulator.errors import BadInput, TwinRpcError
 
 FAULT_KINDS = {
     "xid": pb.GPU_FAULT_KIND_XID,
@@ -131,7 +131,7 @@ class GpuNodeClient:
     def inject_fault(self, kind: str, gpu: int, xid: int = 0, link: int = 0, count: int = 0,
                      lease_id: str = "") -> pb.GpuFault:
         if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; choose one of {', '.join(FAULT_KINDS)}")
+            raise BadInput(f"unknown fault kind {kind!r}; choose one of {', '.join(FAULT_KINDS)}")
         return self._call("InjectFault", pb.GpuInjectFaultRequest(
             kind=FAULT_KINDS[kind], gpu=gpu, xid=xid, link=link, count=count, lease_id=lease_id)).fault
 

@@ -26,7 +26,7 @@ import typer
 
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator.cli.common import DEFAULT, RunDirOption, fail, user_errors
-from emulator.errors import TwinRpcError
+from emulator.errors import BadInput, TwinRpcError
 from services.ceph.sdk import CephAdmin, RbdClient
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -39,7 +39,7 @@ _UNITS = {"": 1 << 20, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgtp]?)(?:i?b)?\s*", text.lower())
     if not m:
-        raise ValueError(f"invalid size {text!r}: use e.g. 10G, 512M, 4096B")
+        raise BadInput(f"invalid size {text!r}: use e.g. 10G, 512M, 4096B")
     return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 

@@ -23,7 +23,7 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
-from emulator.errors import TwinRpcError
+from emulator.errors import BadInput, NotFound, TwinRpcError
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
 
@@ -154,7 +154,7 @@ class CephAdmin:
         d = self.daemons.get(f"osd.{osd}")
         if d is None:
             ids = sorted(x["osd"] for x in self.daemons.values() if x["kind"] == "ceph_osd")
-            raise KeyError(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
+            raise NotFound(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
         return d
 
     def osd(self, osd: int, method: str, request: Any) -> Any:
@@ -188,9 +188,9 @@ class CephAdmin:
                     secret_key: str = "") -> pb.RgwUser:
         """`radosgw-admin user create` (keys generated when not given)."""
         if not uid:
-            raise ValueError("no user id specified (--uid)")
+            raise BadInput("no user id specified (--uid)")
         if not display_name:
-            raise ValueError("no display name specified (--display-name)")
+            raise BadInput("no display name specified (--display-name)")
         return self.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
             uid=uid, display_name=display_name, email=email, tenant=tenant, access_key=access_key,
             secret_key=secret_key)))
@@ -213,12 +213,12 @@ class CephAdmin:
 
     def _check_fault(self, osd: int, kind: str, factor: float, obj: str) -> None:
         if kind not in OSD_FAULT_KINDS:
-            raise ValueError(f"an OSD fault needs --kind {'|'.join(OSD_FAULT_KINDS)}"
+            raise BadInput(f"an OSD fault needs --kind {'|'.join(OSD_FAULT_KINDS)}"
                              + (f", not {kind!r}" if kind else ""))
         if kind == "slow" and not factor > 1:
-            raise ValueError("--kind slow needs --factor F with F > 1 (1 is a healthy disk)")
+            raise BadInput("--kind slow needs --factor F with F > 1 (1 is a healthy disk)")
         if kind == "corrupt" and not obj:
-            raise ValueError("--kind corrupt needs --object NAME "
+            raise BadInput("--kind corrupt needs --object NAME "
                              "(a RADOS object: `twin ceph pg ls`, the gateway's names)")
         self.osd_entry(osd)   # KeyError for an OSD this twin does not have
 
@@ -241,7 +241,7 @@ class CephAdmin:
         itself) and log it cleared. `osd`: refuse the id unless it is that OSD's."""
         f = {f.id: f for f in self.list_faults(include_cleared=True)}.get(fault_id)
         if f is None or (osd is not None and f.osd != osd):
-            raise KeyError(f"no fault {fault_id!r}" + (f" on osd.{osd}" if osd is not None else "")
+            raise NotFound(f"no fault {fault_id!r}" + (f" on osd.{osd}" if osd is not None else "")
                            + " (see `twin fault list`)")
         if f.active:
             if f.kind == "stop":
