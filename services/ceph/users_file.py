@@ -16,11 +16,13 @@ from typing import Any
 
 import yaml
 
+from emulator.errors import BadInput
+
 REQUIRED = ("uid", "display_name", "access_key", "secret_key")
 OPTIONAL = ("email", "tenant")
 
 
-class UsersFileError(ValueError):
+class UsersFileError(BadInput):
     pass
 
 

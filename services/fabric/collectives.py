@@ -37,6 +37,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from emulator.errors import BadInput
 from services.fabric.calibration import DEFAULT, Calibration
 from services.fabric.model import CA, FabricState
 
@@ -45,7 +46,7 @@ ALGORITHMS = ("auto", "ring", "tree", "nvls", "sharp")
 US = 1e-6
 
 
-class CollectiveError(ValueError):
+class CollectiveError(BadInput):
     """The collective cannot run as asked (bad input, or the fabric cannot carry it)."""
 
 

@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 
+from emulator.errors import BadInput
+
 DEFAULT_NAME = "Default"
 DEFAULT_PKEY = 0x7FFF
 MIN_PKEY, MAX_PKEY = 0x0001, 0x7FFE  # 0x0000 is invalid, 0x7fff is the default partition's
@@ -29,7 +31,7 @@ MEMBERSHIPS = (FULL, LIMITED)
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
-class PartitionError(ValueError):
+class PartitionError(BadInput):
     """A partition (or a set of them) OpenSM must not be given; the message says what and why."""
 
 

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from emulator.errors import UserError
 from emulator.process import Cgroup, stop_processes
 from emulator.procutil import dies_with_parent, pid_alive
 from emulator.topology import Topology
@@ -49,7 +50,7 @@ CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the que
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
 
-class SlurmError(RuntimeError):
+class SlurmError(UserError, RuntimeError):
     """A Slurm daemon failed to start or the cluster did not come up; the message quotes logs."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from emulator import control
 from emulator.control import ControlError
 from emulator.daemon_config import DaemonConfig
+from emulator.errors import UserError
 from emulator.manifest import Manifest
 from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError, log_tail
@@ -31,7 +32,7 @@ STOP_TIMEOUT_S = 30.0
 MUNGE_SOCKET_MAX = 107  # sun_path
 
 
-class SlurmTwinError(RuntimeError):
+class SlurmTwinError(UserError, RuntimeError):
     """A user-facing failure to start, stop or reach a twin's Slurm."""
 
 

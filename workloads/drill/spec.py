@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from emulator.errors import BadInput
 from workloads.drill.expectations import CHECKS
 from workloads.train.config import TrainConfig, TrainConfigError
 
@@ -63,7 +64,7 @@ DATASET_DEFAULTS: dict[str, Any] = {"objects": 32, "object_kib": 512, "bucket": 
 SCHEDULER_DEFAULTS = {"requeue_s": 120.0, "reboot_s": 300.0, "max_requeues": 3}
 
 
-class DrillError(ValueError):
+class DrillError(BadInput):
     pass
 
 

@@ -39,12 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulator.errors import UserError
+
 JOURNAL = ".stage-manifest.jsonl"
 PART_SUFFIX = ".stage-part"
 CHUNK = 1024 * 1024
 
 
-class StageError(RuntimeError):
+class StageError(UserError, RuntimeError):
     pass
 
 

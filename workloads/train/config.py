@@ -10,8 +10,10 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from emulator.errors import BadInput
 
-class TrainConfigError(ValueError):
+
+class TrainConfigError(BadInput):
     """The job cannot be built as asked; the message names the option and the problem."""
 
 

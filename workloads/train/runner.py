@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulator.errors import UserError
 from emulator.manifest import Manifest
 from workloads.train import checkpoint_store, fabric_probe
 from workloads.train.checkpoint_model import StorageModel, write_time
@@ -48,7 +49,7 @@ DETECT_FABRIC_S = 600.0
 DETECT_STORAGE_S = 30.0  # an I/O error (EIO) kills the rank that got it, the launcher the job
 
 
-class TrainError(RuntimeError):
+class TrainError(UserError, RuntimeError):
     """The job cannot start as asked (nothing was leased, or what was leased is released)."""
 
 
