@@ -19,7 +19,9 @@ import grpc
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
-from services.gpu_node import convert, paging
+from emulator import paging
+from emulator.errors import DaemonError
+from services.gpu_node import convert
 from services.gpu_node.errors import ModelError
 from services.gpu_node.model import NodeModel
 
@@ -57,7 +59,7 @@ def _rpc(mutating: bool) -> Callable[[Callable[..., Any]], Callable[..., Awaitab
                     reply = fn(self, request, self._clock())
                     await self._commit_locked()
                     return reply
-            except ModelError as e:
+            except (ModelError, DaemonError) as e:   # DaemonError: a bad page_token/page_size (emulator/paging.py)
                 await context.abort(STATUS[e.code], e.message)
             except PersistError as e:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
@@ -65,6 +67,12 @@ def _rpc(mutating: bool) -> Callable[[Callable[..., Any]], Callable[..., Awaitab
         return handler
 
     return wrap
+
+
+def _serial(record: Any) -> int:
+    """A lease's or fault's sequence number (the N of its id `<node>-lease-N` / `<node>-fault-N`): the
+    key its List RPC pages by."""
+    return int(record.id.rsplit("-", 1)[1])
 
 
 class GpuNodeServicer(pb_grpc.GpuNodeServicer):
@@ -144,13 +152,13 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
     @_rpc(mutating=False)
     def ListLeases(self, request: pb.GpuListLeasesRequest, now: float) -> pb.GpuListLeasesResponse:
         leases, token = paging.page("ListLeases", self._model.leases(request.include_ended), request.page_size,
-                                    request.page_token, key=paging.serial)
+                                    request.page_token, key=_serial)
         return pb.GpuListLeasesResponse(leases=[convert.lease(x) for x in leases], next_page_token=token)
 
     @_rpc(mutating=False)
     def ListFaults(self, request: pb.GpuListFaultsRequest, now: float) -> pb.GpuListFaultsResponse:
         faults, token = paging.page("ListFaults", self._model.faults(request.include_cleared), request.page_size,
-                                    request.page_token, key=paging.serial)
+                                    request.page_token, key=_serial)
         return pb.GpuListFaultsResponse(faults=[convert.fault(f) for f in faults], next_page_token=token)
 
     @_rpc(mutating=False)

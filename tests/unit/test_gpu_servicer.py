@@ -11,7 +11,7 @@ import pytest
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
-from services.gpu_node import paging
+from emulator import paging
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer
 from services.gpu_node.spec import NodeSpec

@@ -1,7 +1,8 @@
 """Pagination of the List RPCs (AIP-158 style): page_size 0 is the default, larger than the maximum
 is capped, and page_token is opaque: the RPC that made it and the key of the last item it returned,
 base64. The next page starts after that key, so a lease that ends (and drops out of the active
-list) between two pages moves no other lease across the page boundary.
+list) between two pages moves no other lease across the page boundary. Shared by every service's
+List RPCs (gpu_node, fabric); a bad page_token or page_size is a DaemonError INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import binascii
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from services.gpu_node.errors import ModelError
+from emulator.errors import DaemonError
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -30,8 +31,8 @@ def _last_key(rpc: str, token: str) -> int:
             return int(key)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
-    raise ModelError("INVALID_ARGUMENT", f"{rpc}: invalid page_token {token!r}; pass the next_page_token of a "
-                                         f"previous {rpc} response, or none for the first page")
+    raise DaemonError("INVALID_ARGUMENT", f"{rpc}: invalid page_token {token!r}; pass the next_page_token of a "
+                                          f"previous {rpc} response, or none for the first page")
 
 
 def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
@@ -41,7 +42,7 @@ def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
     `key` gives each item a number that grows along the list (a lease's sequence number); without
     it the position is the key, for lists that do not change between pages."""
     if page_size < 0:
-        raise ModelError("INVALID_ARGUMENT", f"{rpc}: page_size must not be negative (got {page_size})")
+        raise DaemonError("INVALID_ARGUMENT", f"{rpc}: page_size must not be negative (got {page_size})")
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
     keys = [key(x) for x in items] if key else list(range(len(items)))
     start = 0
@@ -51,7 +52,3 @@ def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
     end = start + size
     return items[start:end], _token(rpc, keys[end - 1]) if end < len(items) else ""
 
-
-def serial(record: object) -> int:
-    """A lease's or fault's sequence number: the N of its id `<node>-lease-N` / `<node>-fault-N`."""
-    return int(record.id.rsplit("-", 1)[1])  # type: ignore[attr-defined]
