@@ -44,8 +44,8 @@ def measure(requests: int = 200, faults: int = 3) -> dict[str, float]:
         out["ufm_ports_p50_ms"] = statistics.median(times[1:]) * 1e3
         out["ufm_ports_p99_ms"] = percentile(times[1:], 0.99) * 1e3
         fabric = twin.fabric()
-        route_req = pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_0"),
-                                       dst=pb.FabricEndpoint(node="gpu128 mlx5_0"))
+        route_req = pb.FabricGetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_0"),
+                                             dst=pb.FabricEndpoint(node="gpu128 mlx5_0"))
         reroutes, sweeps = [], []
         for _ in range(faults):
             time.sleep(5.0)   # faults spaced as in life: the read-back behind the last change has finished

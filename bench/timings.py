@@ -151,9 +151,11 @@ def netns_rows(repeats: int) -> list[Row]:
             stub = pb_grpc.FabricStub(channel)
             for _ in range(repeats):
                 t0 = time.monotonic()
-                stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=False), timeout=120)
+                stub.SetPortState(pb.FabricSetPortStateRequest(system="ib-leaf01", port=port, enabled=False),
+                                  timeout=120)
                 disables.append(time.monotonic() - t0)
-                stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=True), timeout=120)
+                stub.SetPortState(pb.FabricSetPortStateRequest(system="ib-leaf01", port=port, enabled=True),
+                                  timeout=120)
     return [row("rack netns: leaf-spine link down -> routing tables", statistics.median(link_downs), 1, strict=True),
             row("rack --fabric netns: SetPortState disable answered", statistics.median(disables), 20, strict=True)]
 

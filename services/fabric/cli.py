@@ -256,7 +256,7 @@ def unhealthy(names: Annotated[list[str] | None, typer.Argument(help="UFM port n
 # --- SHARP ---------------------------------------------------------------------------------------------
 
 
-def _print_job(job: pb.SharpJob) -> None:
+def _print_job(job: pb.FabricSharpJob) -> None:
     console.print(f"job {job.job_id}: {len(job.trees)} trees, SHARP "
                   f"{'available' if job.sharp_available else '[red]NOT available[/]'}", highlight=False)
     for t in job.trees:
@@ -273,7 +273,8 @@ def sharp_create(job_id: Annotated[str, typer.Argument(help="The job's id.")],
                  run_dir: RunDirOption = DEFAULT, as_json: Json = False) -> None:
     """Build a job's aggregation trees (one per rail)."""
     with _fabric(run_dir) as f:
-        job = f.call("CreateSharpJob", job_id=job_id, servers=servers or [], hcas=hcas or [], streaming=streaming)
+        job = f.call("CreateSharpJob", job_id=job_id, servers=servers or [], hcas=hcas or [],
+                     streaming=streaming).job
     _dump(job) if as_json else _print_job(job)
 
 
@@ -282,7 +283,7 @@ def sharp_release(job_id: Annotated[str, typer.Argument(help="The job's id.")],
                   run_dir: RunDirOption = DEFAULT) -> None:
     """Delete a job's trees."""
     with _fabric(run_dir) as f:
-        job = f.call("ReleaseSharpJob", job_id=job_id)
+        job = f.call("ReleaseSharpJob", job_id=job_id).job
     console.print(f"released {len(job.trees)} trees of job {job.job_id}", highlight=False)
 
 
@@ -302,7 +303,7 @@ def sharp_list(run_dir: RunDirOption = DEFAULT, as_json: Json = False) -> None:
 
 
 def _estimate(f: FabricClient, op: str, gpus: int, size: int, algorithm: str, servers: list[str] | None,
-              gpus_per_server: int, sharp_job: str) -> pb.CollectiveEstimate:
+              gpus_per_server: int, sharp_job: str) -> pb.FabricEstimateCollectiveResponse:
     return f.call("EstimateCollective", op=op, ranks=gpus, bytes=size, algorithm=algorithm, servers=servers or [],
                   gpus_per_server=gpus_per_server, sharp_job=sharp_job)
 

@@ -7,7 +7,9 @@
     est = fabric.call("EstimateCollective", op="all_reduce", ranks=1024, bytes=1 << 30)
 
 `call(method, **fields)` builds the request message of `method` from keyword fields and returns the
-reply; a failure raises `TwinRpcError` with the gRPC status code and the manager's message.
+reply; a failure raises `TwinRpcError` with the gRPC status code and the manager's message. A List
+RPC called without `page_token` returns every page in one reply (its lists joined); with one, that
+page only. `events()` yields the FabricEvent messages of WatchEvents.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import grpc
 
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
-from emulator.errors import TwinRpcError
+from emulator.errors import BadInput, TwinRpcError
 
 SERVICE = pb.DESCRIPTOR.services_by_name["Fabric"]
 
@@ -34,8 +36,21 @@ class FabricClient:
         try:
             rpc = SERVICE.methods_by_name[method]
         except KeyError:
-            raise ValueError(f"the fabric manager has no method {method!r}") from None
+            raise BadInput(f"the fabric manager has no method {method!r}") from None
         request = getattr(pb, rpc.input_type.name)(**fields)
+        reply = self._invoke(method, request)
+        if "page_token" in fields or "next_page_token" not in rpc.output_type.fields_by_name:
+            return reply
+        while reply.next_page_token:   # a List RPC: join the following pages' lists into the first reply
+            request.page_token = reply.next_page_token
+            more = self._invoke(method, request)
+            for field in rpc.output_type.fields:
+                if field.is_repeated:
+                    getattr(reply, field.name).extend(getattr(more, field.name))
+            reply.next_page_token = more.next_page_token
+        return reply
+
+    def _invoke(self, method: str, request: Any) -> Any:
         try:
             return getattr(self._stub, method)(request, timeout=self.timeout)
         except grpc.RpcError as e:
@@ -43,7 +58,8 @@ class FabricClient:
 
     def events(self, since_seq: int = 0) -> Iterator[pb.FabricEvent]:
         try:
-            yield from self._stub.WatchEvents(pb.WatchFabricEventsRequest(since_seq=since_seq))
+            for response in self._stub.WatchEvents(pb.FabricWatchEventsRequest(since_seq=since_seq)):
+                yield response.event
         except grpc.RpcError as e:
             raise TwinRpcError(self.name, e.code(), e.details() or "") from None
 

@@ -4,6 +4,9 @@ Errors: every refusal is a `FabricError`, aborted with the status its raiser cho
 maps it): an unknown system, port, node or LID is NOT_FOUND, a bad argument INVALID_ARGUMENT, no route
 FAILED_PRECONDITION, SHARP out of trees RESOURCE_EXHAUSTED, a subnet manager that failed
 UNAVAILABLE; each with the manager's message, and nothing changed.
+
+The List RPCs are paginated by emulator/paging.py: alarms by id (one cleared between two pages moves
+no other across the boundary), the other lists by position (they change only when the fabric does).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import grpc
 
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
+from emulator import paging
+from emulator.errors import DaemonError
 from services.fabric.errors import FabricError
 from services.fabric.manager import FabricManager
 from services.fabric.sharp import SharpJob
@@ -41,21 +46,31 @@ def _errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     async def handler(self: FabricServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await fn(self, request, context)
-        except FabricError as e:
+        except DaemonError as e:   # a FabricError, or a bad page_token/page_size
             await e.abort(context)
     return handler
 
 
-def partition_pb(p: dict[str, Any]) -> pb.Partition:
-    return pb.Partition(name=p["name"], pkey=p["pkey"], ip_over_ib=p["ip_over_ib"], all_ports=p["all_ports"],
-                        members=[pb.PartitionMember(**m) for m in p["members"]])
+def partition_pb(p: dict[str, Any]) -> pb.FabricPartition:
+    return pb.FabricPartition(name=p["name"], pkey=p["pkey"], ip_over_ib=p["ip_over_ib"], all_ports=p["all_ports"],
+                        members=[pb.FabricPartitionMember(**m) for m in p["members"]])
 
 
-def sharp_job_pb(job: SharpJob) -> pb.SharpJob:
-    trees = [pb.SharpTree(tree_id=t.tree_id, rail=t.rail, root=t.root or "", leaves=t.leaves, hcas=t.hcas,
+def unhealthy_pb(u: dict[str, Any]) -> pb.FabricUnhealthyPort:
+    return pb.FabricUnhealthyPort(**_fields(pb.FabricUnhealthyPort, u))
+
+
+def sharp_job_pb(job: SharpJob) -> pb.FabricSharpJob:
+    trees = [pb.FabricSharpTree(tree_id=t.tree_id, rail=t.rail, root=t.root or "", leaves=t.leaves, hcas=t.hcas,
                           streaming=t.streaming, state=t.state, reason=t.reason) for t in job.trees]
-    return pb.SharpJob(job_id=job.job_id, hcas=job.hcas, streaming=job.streaming, trees=trees,
+    return pb.FabricSharpJob(job_id=job.job_id, hcas=job.hcas, streaming=job.streaming, trees=trees,
                        sharp_available=job.sharp_available)
+
+
+def _page(rpc: str, items: list[Any], request: Any, key: Callable[[Any], int] | None = None) -> tuple[list[Any], str]:
+    """One page of `items` as `request` asks (page_size, page_token) and the next page's token."""
+    page, token = paging.page(rpc, items, request.page_size, request.page_token, key=key)
+    return list(page), token
 
 
 class FabricServicer(pb_grpc.FabricServicer):
@@ -63,20 +78,24 @@ class FabricServicer(pb_grpc.FabricServicer):
         self.m = manager
 
     @_errors
-    async def ListSystems(self, request: pb.ListSystemsRequest, context: Any) -> pb.ListSystemsResponse:
-        return pb.ListSystemsResponse(systems=[pb.FabricSystem(**_fields(pb.FabricSystem, s))
-                                               for s in self.m.systems(request.type)])
+    async def ListSystems(self, request: pb.FabricListSystemsRequest, context: Any) -> pb.FabricListSystemsResponse:
+        systems, token = _page("ListSystems", self.m.systems(request.type), request)
+        return pb.FabricListSystemsResponse(systems=[pb.FabricSystem(**_fields(pb.FabricSystem, s)) for s in systems],
+                                            next_page_token=token)
 
     @_errors
-    async def ListPorts(self, request: pb.ListPortsRequest, context: Any) -> pb.ListPortsResponse:
-        return pb.ListPortsResponse(ports=[port_pb(p) for p in self.m.ports(request.system, request.computer_only)])
+    async def ListPorts(self, request: pb.FabricListPortsRequest, context: Any) -> pb.FabricListPortsResponse:
+        ports, token = _page("ListPorts", self.m.ports(request.system, request.computer_only), request)
+        return pb.FabricListPortsResponse(ports=[port_pb(p) for p in ports], next_page_token=token)
 
     @_errors
-    async def ListLinks(self, request: pb.ListLinksRequest, context: Any) -> pb.ListLinksResponse:
-        return pb.ListLinksResponse(links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in self.m.links()])
+    async def ListLinks(self, request: pb.FabricListLinksRequest, context: Any) -> pb.FabricListLinksResponse:
+        links, token = _page("ListLinks", self.m.links(), request)
+        return pb.FabricListLinksResponse(links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in links],
+                                          next_page_token=token)
 
     @_errors
-    async def GetRoute(self, request: pb.GetRouteRequest, context: Any) -> pb.FabricRoute:
+    async def GetRoute(self, request: pb.FabricGetRouteRequest, context: Any) -> pb.FabricGetRouteResponse:
         lids = []
         for name, ep in (("src", request.src), ("dst", request.dst)):
             try:
@@ -84,111 +103,129 @@ class FabricServicer(pb_grpc.FabricServicer):
             except FabricError as e:
                 raise type(e)(f"{name}: {e.message}", e.code) from None
         r = self.m.route(*lids)
-        return pb.FabricRoute(src_lid=r["src_lid"], dst_lid=r["dst_lid"], hops=[pb.RouteHop(**h) for h in r["hops"]])
+        return pb.FabricGetRouteResponse(src_lid=r["src_lid"], dst_lid=r["dst_lid"],
+                                         hops=[pb.FabricRouteHop(**h) for h in r["hops"]])
 
     @_errors
-    async def SetPortState(self, request: pb.SetPortStateRequest, context: Any) -> pb.SetPortStateResponse:
+    async def SetPortState(self, request: pb.FabricSetPortStateRequest,
+                           context: Any) -> pb.FabricSetPortStateResponse:
         r = await self.m.set_port_state(request.system, request.port, request.enabled,
                                         more_ports=tuple(request.more_ports))
-        return pb.SetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
-                                       resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
+        return pb.FabricSetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
+                                             resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
 
     @_errors
-    async def GetHealth(self, request: pb.GetHealthRequest, context: Any) -> pb.FabricHealth:
+    async def GetHealth(self, request: pb.FabricGetHealthRequest, context: Any) -> pb.FabricGetHealthResponse:
         h = self.m.health()
-        return pb.FabricHealth(**{**_fields(pb.FabricHealth, h), "down_ports": [port_pb(p) for p in h["down_ports"]]})
+        return pb.FabricGetHealthResponse(**{**_fields(pb.FabricGetHealthResponse, h),
+                                             "down_ports": [port_pb(p) for p in h["down_ports"]]})
 
     @_errors
-    async def Analyze(self, request: pb.AnalyzeRequest, context: Any) -> pb.AnalyzeResponse:
+    async def Analyze(self, request: pb.FabricAnalyzeRequest, context: Any) -> pb.FabricAnalyzeResponse:
         a = self.m.analyze(request.pattern)
         b = a["balance"]
-        loads = [pb.LinkLoadInfo(**ld) for ld in b["loads"]]
-        balance = pb.BalanceInfo(**{**_fields(pb.BalanceInfo, b), "loads": loads})
-        return pb.AnalyzeResponse(leaves=[pb.LeafCapacityInfo(**c) for c in a["leaves"]],
-                                  non_blocking=a["non_blocking"], balance=balance,
-                                  degraded_servers=[pb.DegradedServer(**d) for d in a["degraded_servers"]],
-                                  down_links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in a["down_links"]],
-                                  degraded_paths=a["degraded_paths"])
+        loads = [pb.FabricLinkLoad(**ld) for ld in b["loads"]]
+        balance = pb.FabricBalance(**{**_fields(pb.FabricBalance, b), "loads": loads})
+        return pb.FabricAnalyzeResponse(
+            leaves=[pb.FabricLeafCapacity(**c) for c in a["leaves"]], non_blocking=a["non_blocking"], balance=balance,
+            degraded_servers=[pb.FabricDegradedServer(**d) for d in a["degraded_servers"]],
+            down_links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in a["down_links"]],
+            degraded_paths=a["degraded_paths"])
 
     @_errors
-    async def ResetPort(self, request: pb.ResetPortRequest, context: Any) -> pb.SetPortStateResponse:
+    async def ResetPort(self, request: pb.FabricResetPortRequest, context: Any) -> pb.FabricResetPortResponse:
         r = await self.m.reset_port(request.system, request.port)
-        return pb.SetPortStateResponse(port=port_pb(r["port"]), changed=r["changed"],
-                                       resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
+        return pb.FabricResetPortResponse(port=port_pb(r["port"]), changed=r["changed"],
+                                          resweep_seconds=r["resweep_seconds"], trap_128=r["trap_128"])
 
     @_errors
-    async def SetPortHealth(self, request: pb.SetPortHealthRequest, context: Any) -> pb.UnhealthyPortsResponse:
+    async def SetPortHealth(self, request: pb.FabricSetPortHealthRequest,
+                            context: Any) -> pb.FabricSetPortHealthResponse:
         ports = await self.m.set_port_health(list(request.ports), request.healthy, request.action)
-        return pb.UnhealthyPortsResponse(ports=[pb.UnhealthyPort(**_fields(pb.UnhealthyPort, u)) for u in ports])
+        return pb.FabricSetPortHealthResponse(ports=[unhealthy_pb(u) for u in ports])
 
     @_errors
-    async def ListUnhealthyPorts(self, request: pb.ListUnhealthyPortsRequest,
-                                 context: Any) -> pb.UnhealthyPortsResponse:
-        return pb.UnhealthyPortsResponse(ports=[pb.UnhealthyPort(**_fields(pb.UnhealthyPort, u))
-                                                for u in self.m.unhealthy_ports()])
+    async def ListUnhealthyPorts(self, request: pb.FabricListUnhealthyPortsRequest,
+                                 context: Any) -> pb.FabricListUnhealthyPortsResponse:
+        ports, token = _page("ListUnhealthyPorts", self.m.unhealthy_ports(), request)
+        return pb.FabricListUnhealthyPortsResponse(ports=[unhealthy_pb(u) for u in ports], next_page_token=token)
 
     @_errors
-    async def ListAlarms(self, request: pb.ListAlarmsRequest, context: Any) -> pb.ListAlarmsResponse:
-        return pb.ListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in self.m.alarms.list()])
+    async def ListAlarms(self, request: pb.FabricListAlarmsRequest, context: Any) -> pb.FabricListAlarmsResponse:
+        alarms, token = _page("ListAlarms", self.m.alarms.list(), request, key=lambda a: a.id)
+        return pb.FabricListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in alarms],
+                                           next_page_token=token)
 
     @_errors
-    async def ListPartitions(self, request: pb.ListPartitionsRequest, context: Any) -> pb.ListPartitionsResponse:
-        return pb.ListPartitionsResponse(partitions=[partition_pb(p) for p in self.m.partitions()])
+    async def ListPartitions(self, request: pb.FabricListPartitionsRequest,
+                             context: Any) -> pb.FabricListPartitionsResponse:
+        parts, token = _page("ListPartitions", self.m.partitions(), request)
+        return pb.FabricListPartitionsResponse(partitions=[partition_pb(p) for p in parts], next_page_token=token)
 
     @_errors
-    async def SetPartition(self, request: pb.SetPartitionRequest, context: Any) -> pb.Partition:
+    async def SetPartition(self, request: pb.FabricSetPartitionRequest,
+                           context: Any) -> pb.FabricSetPartitionResponse:
         p = request.partition
-        return partition_pb(await self.m.set_partition(p.pkey, [(m.guid, m.membership) for m in p.members],
-                                                       p.name, p.ip_over_ib))
+        return pb.FabricSetPartitionResponse(partition=partition_pb(await self.m.set_partition(
+            p.pkey, [(m.guid, m.membership) for m in p.members], p.name, p.ip_over_ib)))
 
     @_errors
-    async def DeletePartition(self, request: pb.DeletePartitionRequest, context: Any) -> pb.DeletePartitionResponse:
-        return pb.DeletePartitionResponse(partition=partition_pb(await self.m.delete_partition(request.pkey)))
+    async def DeletePartition(self, request: pb.FabricDeletePartitionRequest,
+                              context: Any) -> pb.FabricDeletePartitionResponse:
+        return pb.FabricDeletePartitionResponse(partition=partition_pb(await self.m.delete_partition(request.pkey)))
 
     @_errors
-    async def GetPKeys(self, request: pb.GetPKeysRequest, context: Any) -> pb.GetPKeysResponse:
+    async def GetPKeys(self, request: pb.FabricGetPKeysRequest, context: Any) -> pb.FabricGetPKeysResponse:
         table = await self.m.pkeys(request.system, request.port)
-        return pb.GetPKeysResponse(pkeys=[pb.PKeyEntry(pkey=k, full=full) for k, full in table])
+        return pb.FabricGetPKeysResponse(pkeys=[pb.FabricPKeyEntry(pkey=k, full=full) for k, full in table])
 
     @_errors
-    async def GetPortCounters(self, request: pb.GetPortCountersRequest, context: Any) -> pb.PortCounters:
+    async def GetPortCounters(self, request: pb.FabricGetPortCountersRequest,
+                              context: Any) -> pb.FabricGetPortCountersResponse:
         name, counters = await self.m.port_counters(request.system, request.port)
-        return pb.PortCounters(port_name=name, counters=counters)
+        return pb.FabricGetPortCountersResponse(port_name=name, counters=counters)
 
     @_errors
-    async def SetPortCounter(self, request: pb.SetPortCounterRequest, context: Any) -> pb.PortCounters:
+    async def SetPortCounter(self, request: pb.FabricSetPortCounterRequest,
+                             context: Any) -> pb.FabricSetPortCounterResponse:
         name, counters = await self.m.set_port_counter(request.system, request.port, request.counter, request.value)
-        return pb.PortCounters(port_name=name, counters=counters)
+        return pb.FabricSetPortCounterResponse(port_name=name, counters=counters)
 
     @_errors
-    async def CreateSharpJob(self, request: pb.CreateSharpJobRequest, context: Any) -> pb.SharpJob:
-        return sharp_job_pb(self.m.create_sharp_job(request.job_id, list(request.hcas), list(request.servers),
-                                                    request.streaming))
+    async def CreateSharpJob(self, request: pb.FabricCreateSharpJobRequest,
+                             context: Any) -> pb.FabricCreateSharpJobResponse:
+        job = self.m.create_sharp_job(request.job_id, list(request.hcas), list(request.servers), request.streaming)
+        return pb.FabricCreateSharpJobResponse(job=sharp_job_pb(job))
 
     @_errors
-    async def ReleaseSharpJob(self, request: pb.ReleaseSharpJobRequest, context: Any) -> pb.SharpJob:
-        return sharp_job_pb(self.m.release_sharp_job(request.job_id))
+    async def ReleaseSharpJob(self, request: pb.FabricReleaseSharpJobRequest,
+                              context: Any) -> pb.FabricReleaseSharpJobResponse:
+        return pb.FabricReleaseSharpJobResponse(job=sharp_job_pb(self.m.release_sharp_job(request.job_id)))
 
     @_errors
-    async def ListSharpJobs(self, request: pb.ListSharpJobsRequest, context: Any) -> pb.ListSharpJobsResponse:
+    async def ListSharpJobs(self, request: pb.FabricListSharpJobsRequest,
+                            context: Any) -> pb.FabricListSharpJobsResponse:
         am = self.m.sharp
-        return pb.ListSharpJobsResponse(jobs=[sharp_job_pb(j) for j in am.jobs()], trees_in_use=am.in_use(),
-                                        max_trees=am.max_trees, streaming_in_use=am.in_use(True),
-                                        max_streaming_trees=am.max_streaming_trees)
+        jobs, token = _page("ListSharpJobs", am.jobs(), request)
+        return pb.FabricListSharpJobsResponse(jobs=[sharp_job_pb(j) for j in jobs], trees_in_use=am.in_use(),
+                                              max_trees=am.max_trees, streaming_in_use=am.in_use(True),
+                                              max_streaming_trees=am.max_streaming_trees, next_page_token=token)
 
     @_errors
-    async def EstimateCollective(self, request: pb.EstimateCollectiveRequest, context: Any) -> pb.CollectiveEstimate:
+    async def EstimateCollective(self, request: pb.FabricEstimateCollectiveRequest,
+                                 context: Any) -> pb.FabricEstimateCollectiveResponse:
         sharp = self.m.sharp_granted(request.sharp_job) if request.sharp_job else False
         est, view = self.m.estimate_collective(request.op, request.ranks, request.bytes, request.algorithm,
                                                list(request.servers), request.gpus_per_server, sharp)
         slowest, rails_up = view.slowest(0) if view.rails_up else (None, view.rails)
-        return pb.CollectiveEstimate(
+        return pb.FabricEstimateCollectiveResponse(
             op=est.op, ranks=est.gpus, bytes=est.size_bytes, algorithm=est.algorithm, time_s=est.time_s,
             algbw_gbps=est.algbw_gbps, busbw_gbps=est.busbw_gbps, bottleneck=est.bottleneck,
             terms=dict(est.terms), params={k: str(v) for k, v in est.params.items()}, modelled=True,
             slowest_server=slowest or "", slowest_rails_up=rails_up, congestion=view.congestion)
 
-    async def WatchEvents(self, request: pb.WatchFabricEventsRequest, context: Any) -> AsyncIterator[pb.FabricEvent]:
+    async def WatchEvents(self, request: pb.FabricWatchEventsRequest,
+                          context: Any) -> AsyncIterator[pb.FabricWatchEventsResponse]:
         q = self.m.watch()   # subscribe first, then replay: nothing falls between
         try:
             # Replay what is kept after since_seq, then everything new (a since_seq from the
@@ -197,11 +234,11 @@ class FabricServicer(pb_grpc.FabricServicer):
             for ev in list(self.m.events):
                 if ev["seq"] > last:
                     last = ev["seq"]
-                    yield event_pb(ev)
+                    yield pb.FabricWatchEventsResponse(event=event_pb(ev))
             while True:
                 ev = await q.get()
                 if ev["seq"] > last:
                     last = ev["seq"]
-                    yield event_pb(ev)
+                    yield pb.FabricWatchEventsResponse(event=event_pb(ev))
         finally:
             self.m.unwatch(q)

@@ -42,18 +42,19 @@ def test_switch_down_and_host_cut_reach_the_fabric(tmp_path: Path) -> None:
             stub = pb_grpc.FabricStub(channel)
 
             def states(system: str) -> set[str]:
-                return {p.logical_state for p in stub.ListPorts(pb.ListPortsRequest(system=system), timeout=10).ports}
+                ports = stub.ListPorts(pb.FabricListPortsRequest(system=system), timeout=10).ports
+                return {p.logical_state for p in ports}
 
             def spines_on_route() -> list[str]:
-                r = stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(server="gpu001", rail=0),
-                                                     dst=pb.FabricEndpoint(server="gpu004", rail=4)), timeout=10)
+                r = stub.GetRoute(pb.FabricGetRouteRequest(src=pb.FabricEndpoint(server="gpu001", rail=0),
+                                                           dst=pb.FabricEndpoint(server="gpu004", rail=4)), timeout=10)
                 return [h.switch_name for h in r.hops if "spine" in h.switch_name]
 
             # A spine powered off: its ports go Down in the fabric, routes move to the other spine.
             fault = net.switch_down("ib-spine02")
             wait_until(lambda: states("ib-spine02") == {"Down"}, "ib-spine02's ports Down in the fabric")
             assert spines_on_route() == ["ib-spine01"]
-            assert not any(p.disabled for p in stub.ListPorts(pb.ListPortsRequest(system="ib-spine02")).ports)
+            assert not any(p.disabled for p in stub.ListPorts(pb.FabricListPortsRequest(system="ib-spine02")).ports)
             assert ping(plane, "ib-leaf01", leaf01, leaf02)   # leaf to leaf, over the other spine
             ev = events.wait_for(lambda e: e.get("kind") == "port_down" and e.get("node") == "ib-spine02")
             assert f"network fault {fault.id}" in ev["message"]
@@ -62,10 +63,10 @@ def test_switch_down_and_host_cut_reach_the_fabric(tmp_path: Path) -> None:
             assert ping(plane, "ib-leaf01", leaf01, leaf02)
 
             # The spine OpenSM runs on powered off: a standby SM on the other spine takes over.
-            assert stub.GetHealth(pb.GetHealthRequest(), timeout=10).sm_node == "ib-spine01"
+            assert stub.GetHealth(pb.FabricGetHealthRequest(), timeout=10).sm_node == "ib-spine01"
             net.switch_down("ib-spine01")
             wait_until(lambda: states("ib-spine01") == {"Down"}, "ib-spine01's ports Down in the fabric")
-            health = stub.GetHealth(pb.GetHealthRequest(), timeout=10)
+            health = stub.GetHealth(pb.FabricGetHealthRequest(), timeout=10)
             assert (health.sm_state, health.sm_node) == ("MASTER", "ib-spine02")
             assert spines_on_route() == ["ib-spine02"]
             assert ping(plane, "ib-leaf01", leaf01, leaf02)
@@ -75,8 +76,8 @@ def test_switch_down_and_host_cut_reach_the_fabric(tmp_path: Path) -> None:
             # A host cut off: its eight HCA ports go Down, the server is degraded; back on reconnect.
             net.cut_off("gpu002")
             wait_until(lambda: states("gpu002") == {"Down"}, "gpu002's HCAs Down in the fabric")
-            degraded = stub.Analyze(pb.AnalyzeRequest(), timeout=30).degraded_servers
+            degraded = stub.Analyze(pb.FabricAnalyzeRequest(), timeout=30).degraded_servers
             assert [(d.server, d.rails_up) for d in degraded] == [("gpu002", 0)]
             net.reconnect("gpu002")
             wait_until(lambda: states("gpu002") == {"Active"}, "gpu002's HCAs Active again")
-            assert not stub.Analyze(pb.AnalyzeRequest(), timeout=30).degraded_servers
+            assert not stub.Analyze(pb.FabricAnalyzeRequest(), timeout=30).degraded_servers

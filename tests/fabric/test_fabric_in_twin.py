@@ -42,14 +42,14 @@ def test_fabric_manager_runs_in_the_twin_and_survives_kill(tmp_path: Path) -> No
         ports = ufm_get(entry, "/resources/ports?sys_type=Computer")
         assert len(ports) == 16 and {p["logical_state"] for p in ports} == {"Active"}
         with grpc.insecure_channel(entry["grpc"]) as channel:
-            listed = pb_grpc.FabricStub(channel).ListPorts(pb.ListPortsRequest(computer_only=True), timeout=10)
+            listed = pb_grpc.FabricStub(channel).ListPorts(pb.FabricListPortsRequest(computer_only=True), timeout=10)
         assert {p.lid for p in listed.ports} == {p["lid"] for p in ports}
 
         # An operator's change outlives the process: a port disabled before the kill is still
         # disabled (in ibsim, so OpenSM routes around it) after the restart.
         victim = next(p for p in ports if p["node_description"] == "gpu002 mlx5_3")
         with grpc.insecure_channel(entry["grpc"]) as channel:
-            pb_grpc.FabricStub(channel).SetPortState(pb.SetPortStateRequest(system=victim["name"], enabled=False),
+            pb_grpc.FabricStub(channel).SetPortState(pb.FabricSetPortStateRequest(system=victim["name"], enabled=False),
                                                      timeout=30)
 
         # kill -9: the supervisor restarts it, its ibsim and OpenSM go with the old process.

@@ -16,12 +16,12 @@ GIB = 1 << 30
 
 
 def _port(twin: FabricUnderTest, node: str) -> pb.FabricPort:
-    (port,) = twin.stub.ListPorts(pb.ListPortsRequest(system=node)).ports
+    (port,) = twin.stub.ListPorts(pb.FabricListPortsRequest(system=node)).ports
     return port
 
 
-def _estimate(twin: FabricUnderTest, servers: list[str], **kw: object) -> pb.CollectiveEstimate:
-    req = pb.EstimateCollectiveRequest(op="all_reduce", ranks=8 * len(servers), bytes=GIB, servers=servers, **kw)
+def _estimate(twin: FabricUnderTest, servers: list[str], **kw: object) -> pb.FabricEstimateCollectiveResponse:
+    req = pb.FabricEstimateCollectiveRequest(op="all_reduce", ranks=8 * len(servers), bytes=GIB, servers=servers, **kw)
     return twin.stub.EstimateCollective(req)
 
 
@@ -32,19 +32,19 @@ def test_port_reset_goes_down_and_up(twin: FabricUnderTest) -> None:
     assert status == 202 and doc["port"]["logical_state"] == "Active", doc
     kinds = [e["event_type"] for e in twin.rest("/app/events")[1][before:]]
     assert kinds == ["port_down", "port_up"]
-    assert not twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+    assert not twin.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms
     # a disabled port is not reset: it is enabled
-    twin.stub.SetPortState(pb.SetPortStateRequest(system=port.name, enabled=False), timeout=30)
+    twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port.name, enabled=False), timeout=30)
     try:
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.ResetPort(pb.ResetPortRequest(system=port.name))
+            twin.stub.ResetPort(pb.FabricResetPortRequest(system=port.name))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "enable it" in (e.value.details() or "")
-        (alarm,) = twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+        (alarm,) = twin.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms
         assert alarm.name == "Link is down" and alarm.object_name == port.name
         assert alarm.object_path == "Computer: gpu002 / mlx5_1" and alarm.severity == "Critical"
     finally:
-        twin.stub.SetPortState(pb.SetPortStateRequest(system=port.name, enabled=True), timeout=30)
-    assert not twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+        twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port.name, enabled=True), timeout=30)
+    assert not twin.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms
 
 
 def test_unhealthy_port_is_isolated_until_marked_healthy(twin: FabricUnderTest) -> None:
@@ -58,7 +58,7 @@ def test_unhealthy_port_is_isolated_until_marked_healthy(twin: FabricUnderTest) 
         assert now.logical_state != "Active" and now.disabled
         # an unhealthy port is not brought back behind UFM's back
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.SetPortState(pb.SetPortStateRequest(system=port.name, enabled=True))
+            twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port.name, enabled=True))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "unhealthy" in (e.value.details() or "")
         alarms = twin.rest("/app/alarms")[1]
         assert {a["name"] for a in alarms} == {"Link is down", "Unhealthy port"}
@@ -66,7 +66,7 @@ def test_unhealthy_port_is_isolated_until_marked_healthy(twin: FabricUnderTest) 
                 "object_name", "object_path"} <= set(alarms[0])
         one = twin.rest(f"/app/alarms/{alarms[0]['id']}")
         assert one == (200, alarms[0])
-        a = twin.stub.Analyze(pb.AnalyzeRequest())
+        a = twin.stub.Analyze(pb.FabricAnalyzeRequest())
         assert [(d.server, d.rails_up, list(d.down)) for d in a.degraded_servers] == [("gpu003", 7, ["gpu003 mlx5_2"])]
         assert len(a.down_links) == 1 and a.down_links[0].source_node == "gpu003 mlx5_2"
         assert any("gpu003 mlx5_2" in u for u in a.balance.unroutable)
@@ -99,7 +99,7 @@ def test_collective_estimate_reads_the_live_fabric(twin: FabricUnderTest) -> Non
     assert healthy.modelled and healthy.algorithm in ("ring", "tree") and healthy.slowest_rails_up == 8
     other = _estimate(twin, ["gpu003", "gpu004"])
     port = _port(twin, "gpu001 mlx5_5").name
-    twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=False), timeout=30)
+    twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port, enabled=False), timeout=30)
     try:
         hurt = _estimate(twin, ["gpu001", "gpu002"], algorithm=healthy.algorithm)
         assert hurt.slowest_server == "gpu001" and hurt.slowest_rails_up == 7
@@ -107,7 +107,7 @@ def test_collective_estimate_reads_the_live_fabric(twin: FabricUnderTest) -> Non
         # the servers whose routes do not touch the down rail answer exactly as before
         assert _estimate(twin, ["gpu003", "gpu004"]) == other
     finally:
-        twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=True), timeout=30)
+        twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port, enabled=True), timeout=30)
     assert _estimate(twin, ["gpu001", "gpu002"]) == healthy
 
 
@@ -122,13 +122,13 @@ def test_collective_estimate_bad_input(twin: FabricUnderTest) -> None:
               "SHARP")]
     for kw, code, text in cases:
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.EstimateCollective(pb.EstimateCollectiveRequest(**kw))
+            twin.stub.EstimateCollective(pb.FabricEstimateCollectiveRequest(**kw))
         assert e.value.code() == code and text in (e.value.details() or ""), (kw, e.value.details())
 
 
 def test_sharp_trees_follow_the_fabric(twin: FabricUnderTest) -> None:
     servers = ["gpu001", "gpu002", "gpu003", "gpu004"]
-    job = twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="train-1", servers=servers))
+    job = twin.stub.CreateSharpJob(pb.FabricCreateSharpJobRequest(job_id="train-1", servers=servers)).job
     try:
         assert job.sharp_available and len(job.trees) == 8
         # rack: rails 0-3 of every server hang off ib-leaf01, 4-7 off ib-leaf02: each tree is rooted on its leaf
@@ -138,9 +138,9 @@ def test_sharp_trees_follow_the_fabric(twin: FabricUnderTest) -> None:
         ring = _estimate(twin, servers, algorithm="ring")
         assert with_sharp.algorithm == "sharp" and with_sharp.time_s < ring.time_s
         port = _port(twin, "gpu002 mlx5_6").name
-        twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=False), timeout=30)
+        twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port, enabled=False), timeout=30)
         try:
-            now = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs}["train-1"]
+            now = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest()).jobs}["train-1"]
             broken = [t for t in now.trees if t.state != "ready"]
             assert not now.sharp_available and [t.rail for t in broken] == [6]
             assert "gpu002 mlx5_6" in broken[0].reason
@@ -150,31 +150,32 @@ def test_sharp_trees_follow_the_fabric(twin: FabricUnderTest) -> None:
                 _estimate(twin, servers, algorithm="sharp", sharp_job="train-1")
             assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "SHARP" in (e.value.details() or "")
         finally:
-            twin.stub.SetPortState(pb.SetPortStateRequest(system=port, enabled=True), timeout=30)
-        again = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs}["train-1"]
+            twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=port, enabled=True), timeout=30)
+        again = {j.job_id: j for j in twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest()).jobs}["train-1"]
         assert again.sharp_available
     finally:
-        released = twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="train-1"))
+        released = twin.stub.ReleaseSharpJob(pb.FabricReleaseSharpJobRequest(job_id="train-1")).job
     assert released.job_id == "train-1"
-    assert twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).trees_in_use == 0
+    assert twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest()).trees_in_use == 0
 
 
 def test_sharp_limits_and_bad_input(twin: FabricUnderTest) -> None:
-    listing = twin.stub.ListSharpJobs(pb.ListSharpJobsRequest())
+    listing = twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest())
     assert listing.max_trees == 1023 and listing.max_streaming_trees == 511
     created = []
     try:
         # 8 trees a job: the 128th job would need trees 1017..1024 of 1023
         for i in range(127):
-            created.append(twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id=f"j{i}", servers=["gpu001"])))
+            created.append(twin.stub.CreateSharpJob(pb.FabricCreateSharpJobRequest(job_id=f"j{i}",
+                                                                                   servers=["gpu001"])).job)
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="one-too-many", servers=["gpu001"]))
+            twin.stub.CreateSharpJob(pb.FabricCreateSharpJobRequest(job_id="one-too-many", servers=["gpu001"]))
         assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "1016 of 1023" in (e.value.details() or "")
-        assert twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).trees_in_use == 127 * 8
+        assert twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest()).trees_in_use == 127 * 8
     finally:
         for job in created:
-            twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id=job.job_id))
-    twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(job_id="dup", hcas=["gpu001 mlx5_0", "gpu002 mlx5_0"]))
+            twin.stub.ReleaseSharpJob(pb.FabricReleaseSharpJobRequest(job_id=job.job_id))
+    twin.stub.CreateSharpJob(pb.FabricCreateSharpJobRequest(job_id="dup", hcas=["gpu001 mlx5_0", "gpu002 mlx5_0"]))
     try:
         cases = [(dict(job_id="dup", servers=["gpu003"]), grpc.StatusCode.ALREADY_EXISTS, "already exists"),
                  (dict(job_id="x", servers=["gpu009"]), grpc.StatusCode.NOT_FOUND, "gpu009"),
@@ -184,13 +185,13 @@ def test_sharp_limits_and_bad_input(twin: FabricUnderTest) -> None:
                  (dict(job_id="x"), grpc.StatusCode.INVALID_ARGUMENT, "needs HCAs")]
         for kw, code, text in cases:
             with pytest.raises(grpc.RpcError) as e:
-                twin.stub.CreateSharpJob(pb.CreateSharpJobRequest(**kw))
+                twin.stub.CreateSharpJob(pb.FabricCreateSharpJobRequest(**kw))
             assert e.value.code() == code and text in (e.value.details() or ""), (kw, e.value.details())
-        assert [j.job_id for j in twin.stub.ListSharpJobs(pb.ListSharpJobsRequest()).jobs] == ["dup"]
+        assert [j.job_id for j in twin.stub.ListSharpJobs(pb.FabricListSharpJobsRequest()).jobs] == ["dup"]
     finally:
-        twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="dup"))
+        twin.stub.ReleaseSharpJob(pb.FabricReleaseSharpJobRequest(job_id="dup"))
     with pytest.raises(grpc.RpcError) as e:
-        twin.stub.ReleaseSharpJob(pb.ReleaseSharpJobRequest(job_id="dup"))
+        twin.stub.ReleaseSharpJob(pb.FabricReleaseSharpJobRequest(job_id="dup"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
 
 
@@ -202,23 +203,23 @@ def test_partition_reaches_the_ports_pkey_tables(twin: FabricUnderTest) -> None:
         assert status == 200 and doc["partition"] == "api_pkey_0xa12", doc
         assert [(g["guid"], g["membership"]) for g in doc["guids"]] == [(a.guid, "full"), (b.guid, "limited")]
         # read back from the simulated ports by smpquery: the full member carries 0x8a12, the limited 0x0a12
-        keys = {n: {(k.pkey, k.full) for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=n)).pkeys}
+        keys = {n: {(k.pkey, k.full) for k in twin.stub.GetPKeys(pb.FabricGetPKeysRequest(system=n)).pkeys}
                 for n in (a.name, b.name, c.name)}
         assert (0xA12, True) in keys[a.name] and (0xA12, False) in keys[b.name]
         assert all(k != 0xA12 for k, _ in keys[c.name]) and (0x7FFF, True) in keys[c.name]
-        listed = {p.pkey: p for p in twin.stub.ListPartitions(pb.ListPartitionsRequest()).partitions}
+        listed = {p.pkey: p for p in twin.stub.ListPartitions(pb.FabricListPartitionsRequest()).partitions}
         assert listed[0x7FFF].all_ports and [m.node for m in listed[0xA12].members] == ["gpu001 mlx5_0",
                                                                                          "gpu002 mlx5_0"]
         assert twin.rest("/resources/pkeys")[1] == {"0x7fff": {"partition": "Default", "ip_over_ib": True},
                                                     "0xa12": {"partition": "api_pkey_0xa12", "ip_over_ib": True}}
         status, doc = twin.rest("/resources/pkeys/delete", {"pkey": "0xa12", "guids": [b.guid]})
         assert status == 200 and [g["guid"] for g in doc["guids"]] == [a.guid]
-        assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=b.name)).pkeys)
+        assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.FabricGetPKeysRequest(system=b.name)).pkeys)
     finally:
         status, doc = twin.rest("/resources/pkeys/0xa12", method="DELETE")
     assert status == 200
     assert twin.rest("/resources/pkeys/0xa12")[0] == 404
-    assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.GetPKeysRequest(system=a.name)).pkeys)
+    assert all(k.pkey != 0xA12 for k in twin.stub.GetPKeys(pb.FabricGetPKeysRequest(system=a.name)).pkeys)
 
 
 def test_partition_bad_input_changes_nothing(twin: FabricUnderTest) -> None:
@@ -236,8 +237,8 @@ def test_partition_bad_input_changes_nothing(twin: FabricUnderTest) -> None:
     assert twin.rest("/resources/pkeys/0x0b02", method="DELETE")[0] == 404
     assert twin.rest("/resources/pkeys", b"{not json")[0] == 400
     with pytest.raises(grpc.RpcError) as e:
-        twin.stub.SetPartition(pb.SetPartitionRequest(partition=pb.Partition(
-            pkey=0x0B01, members=[pb.PartitionMember(guid="00000000000000ff", membership="full")])))
+        twin.stub.SetPartition(pb.FabricSetPartitionRequest(partition=pb.FabricPartition(
+            pkey=0x0B01, members=[pb.FabricPartitionMember(guid="00000000000000ff", membership="full")])))
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "not a port of this fabric" in (e.value.details() or "")
     assert twin.rest("/resources/pkeys?guids_data=true")[1] == before
@@ -245,25 +246,26 @@ def test_partition_bad_input_changes_nothing(twin: FabricUnderTest) -> None:
 
 def test_error_counters_show_in_perfquery_and_alarms(twin: FabricUnderTest) -> None:
     port = _port(twin, "gpu004 mlx5_2")
-    clean = twin.stub.GetPortCounters(pb.GetPortCountersRequest(system=port.name))
+    clean = twin.stub.GetPortCounters(pb.FabricGetPortCountersRequest(system=port.name))
     assert clean.port_name == port.name and clean.counters["SymbolErrorCounter"] == 0
     assert {"LinkDownedCounter", "PortRcvErrors", "PortXmitData", "PortRcvPkts"} <= set(clean.counters)
-    bad = twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
-                                                            value=1234))
+    bad = twin.stub.SetPortCounter(pb.FabricSetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
+                                                                  value=1234))
     try:
         assert bad.counters["SymbolErrorCounter"] == 1234
-        (alarm,) = twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+        (alarm,) = twin.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms
         assert alarm.name == "Link HW Error" and alarm.description == "SymbolErrorCounter"
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
-                                                              value=1 << 20))
+            twin.stub.SetPortCounter(pb.FabricSetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
+                                                                    value=1 << 20))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         with pytest.raises(grpc.RpcError) as e:
-            twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="CoffeeSpilled", value=1))
+            twin.stub.SetPortCounter(pb.FabricSetPortCounterRequest(system=port.name, counter="CoffeeSpilled", value=1))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
-        twin.stub.SetPortCounter(pb.SetPortCounterRequest(system=port.name, counter="SymbolErrorCounter", value=0))
-    assert not twin.stub.ListAlarms(pb.ListAlarmsRequest()).alarms
+        twin.stub.SetPortCounter(pb.FabricSetPortCounterRequest(system=port.name, counter="SymbolErrorCounter",
+                                                                value=0))
+    assert not twin.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms
 
 
 def test_the_cable_of_the_diags_own_hca_can_go_down(twin: FabricUnderTest) -> None:
@@ -272,14 +274,14 @@ def test_the_cable_of_the_diags_own_hca_can_go_down(twin: FabricUnderTest) -> No
     victims = [_port(twin, f"gpu00{s} mlx5_0").name for s in (1, 2, 3, 4)]
     try:
         for name in victims:
-            r = twin.stub.SetPortState(pb.SetPortStateRequest(system=name, enabled=False), timeout=30)
+            r = twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=name, enabled=False), timeout=30)
             assert r.changed and r.port.logical_state != "Active"
-        h = twin.stub.GetHealth(pb.GetHealthRequest())
+        h = twin.stub.GetHealth(pb.FabricGetHealthRequest())
         assert h.ports_active == h.ports_total - 8 and h.sm_state == "MASTER"
-        route = twin.stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_1"),
-                                                      dst=pb.FabricEndpoint(node="gpu004 mlx5_7")))
+        route = twin.stub.GetRoute(pb.FabricGetRouteRequest(src=pb.FabricEndpoint(node="gpu001 mlx5_1"),
+                                                            dst=pb.FabricEndpoint(node="gpu004 mlx5_7")))
         assert [hop.switch_name for hop in route.hops][0] == "ib-leaf01"
     finally:
         for name in victims:
-            twin.stub.SetPortState(pb.SetPortStateRequest(system=name, enabled=True), timeout=30)
-    assert twin.stub.GetHealth(pb.GetHealthRequest()).ports_active == 128
+            twin.stub.SetPortState(pb.FabricSetPortStateRequest(system=name, enabled=True), timeout=30)
+    assert twin.stub.GetHealth(pb.FabricGetHealthRequest()).ports_active == 128

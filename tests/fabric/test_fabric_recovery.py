@@ -44,7 +44,7 @@ def _recovered(t: FabricUnderTest, comm: str, old: int) -> int:
         assert t.proc.poll() is None, t.log.read_text()[-2000:]
         new = [p for p in _children(t.proc.pid) if _comm(p) == comm and p != old]
         try:
-            health = t.stub.GetHealth(pb.GetHealthRequest(), timeout=5)
+            health = t.stub.GetHealth(pb.FabricGetHealthRequest(), timeout=5)
         except grpc.RpcError:
             health = None
         if new and health is not None and health.sm_state == "MASTER" and "restarted" in t.log.read_text():
@@ -58,20 +58,21 @@ def _recovered(t: FabricUnderTest, comm: str, old: int) -> int:
 def test_a_killed_subnet_process_is_restarted_with_the_fabric_as_left(tmp_path: Path, victim: str) -> None:
     t = start_fabric(fabric_config(tmp_path))
     try:
-        down = t.stub.SetPortState(pb.SetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=False), timeout=30)
+        down = t.stub.SetPortState(pb.FabricSetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=False),
+                                   timeout=30)
         old = _child(t, victim)
         os.kill(old, signal.SIGKILL)
         _recovered(t, victim, old)
-        port = t.stub.ListPorts(pb.ListPortsRequest(system="gpu002 mlx5_3")).ports[0]
+        port = t.stub.ListPorts(pb.FabricListPortsRequest(system="gpu002 mlx5_3")).ports[0]
         assert port.disabled and port.logical_state == "Down", port
-        ports = t.stub.ListPorts(pb.ListPortsRequest(computer_only=True)).ports
+        ports = t.stub.ListPorts(pb.FabricListPortsRequest(computer_only=True)).ports
         assert sum(p.logical_state == "Active" for p in ports) == len(ports) - 1
-        assert [a.object_name for a in t.stub.ListAlarms(pb.ListAlarmsRequest()).alarms] == [down.port.name]
+        assert [a.object_name for a in t.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms] == [down.port.name]
         # The restarted subnet takes changes: the cable comes back up through the new ibsim/OpenSM.
-        up = t.stub.SetPortState(pb.SetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=True), timeout=30)
+        up = t.stub.SetPortState(pb.FabricSetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=True), timeout=30)
         assert up.changed and up.port.logical_state == "Active"
-        route = t.stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(node="gpu002 mlx5_3"),
-                                                   dst=pb.FabricEndpoint(server="gpu003", rail=3)))
+        route = t.stub.GetRoute(pb.FabricGetRouteRequest(src=pb.FabricEndpoint(node="gpu002 mlx5_3"),
+                                                         dst=pb.FabricEndpoint(server="gpu003", rail=3)))
         assert route.hops
         running = sorted(c for c in map(_comm, _children(t.proc.pid)) if c in ("ibsim", "opensm"))
         assert running == ["ibsim", "opensm"]   # nothing doubled (diags of a read-back may run beside them)

@@ -58,12 +58,13 @@ def test_state_survives_kill_9_and_restart(tmp_path: Path) -> None:
     cfg = fabric_config(tmp_path)
     t = start_fabric(cfg)
     try:
-        down = t.stub.SetPortState(pb.SetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=False), timeout=30)
-        sick = t.stub.ListPorts(pb.ListPortsRequest(system="gpu003")).ports[0].name
-        t.stub.SetPortHealth(pb.SetPortHealthRequest(ports=[sick], healthy=False), timeout=30)
-        guid = t.stub.ListPorts(pb.ListPortsRequest(system="gpu001 mlx5_0")).ports[0].guid
-        t.stub.SetPartition(pb.SetPartitionRequest(partition=pb.Partition(
-            pkey=0x12, name="tenant_a", members=[pb.PartitionMember(guid=guid, membership="full")])), timeout=30)
+        down = t.stub.SetPortState(pb.FabricSetPortStateRequest(system="gpu002 mlx5_3", port=1, enabled=False),
+                                   timeout=30)
+        sick = t.stub.ListPorts(pb.FabricListPortsRequest(system="gpu003")).ports[0].name
+        t.stub.SetPortHealth(pb.FabricSetPortHealthRequest(ports=[sick], healthy=False), timeout=30)
+        guid = t.stub.ListPorts(pb.FabricListPortsRequest(system="gpu001 mlx5_0")).ports[0].guid
+        t.stub.SetPartition(pb.FabricSetPartitionRequest(partition=pb.FabricPartition(
+            pkey=0x12, name="tenant_a", members=[pb.FabricPartitionMember(guid=guid, membership="full")])), timeout=30)
         seqs = [e.seq for e in _events(t)]
         os.kill(t.proc.pid, signal.SIGKILL)
         t.proc.wait(10)
@@ -77,14 +78,14 @@ def test_state_survives_kill_9_and_restart(tmp_path: Path) -> None:
         raise
     t = start_fabric(cfg)
     try:
-        port = t.stub.ListPorts(pb.ListPortsRequest(system="gpu002 mlx5_3")).ports[0]
+        port = t.stub.ListPorts(pb.FabricListPortsRequest(system="gpu002 mlx5_3")).ports[0]
         assert port.disabled and port.logical_state == "Down" and port.name == down.port.name
-        assert [u.name for u in t.stub.ListUnhealthyPorts(pb.ListUnhealthyPortsRequest()).ports] == [sick]
-        assert t.stub.ListPorts(pb.ListPortsRequest(system="gpu003")).ports[0].logical_state == "Down"
-        assert {a.object_name for a in t.stub.ListAlarms(pb.ListAlarmsRequest()).alarms} == {down.port.name, sick}
-        (p,) = [p for p in t.stub.ListPartitions(pb.ListPartitionsRequest()).partitions if p.pkey == 0x12]
+        assert [u.name for u in t.stub.ListUnhealthyPorts(pb.FabricListUnhealthyPortsRequest()).ports] == [sick]
+        assert t.stub.ListPorts(pb.FabricListPortsRequest(system="gpu003")).ports[0].logical_state == "Down"
+        assert {a.object_name for a in t.stub.ListAlarms(pb.FabricListAlarmsRequest()).alarms} == {down.port.name, sick}
+        (p,) = [p for p in t.stub.ListPartitions(pb.FabricListPartitionsRequest()).partitions if p.pkey == 0x12]
         assert p.name == "tenant_a" and [m.guid for m in p.members] == [guid]
-        keys = t.stub.GetPKeys(pb.GetPKeysRequest(system="gpu001 mlx5_0", port=1)).pkeys
+        keys = t.stub.GetPKeys(pb.FabricGetPKeysRequest(system="gpu001 mlx5_0", port=1)).pkeys
         assert any(k.pkey == 0x12 for k in keys)   # OpenSM was given the partition again
         assert [e.seq for e in _events(t)][:len(seqs)] == seqs   # the event log came back
         files = {f.name for f in (tmp_path / "fabric" / "fabric").iterdir()}
@@ -96,8 +97,8 @@ def test_state_survives_kill_9_and_restart(tmp_path: Path) -> None:
 def _events(t: object) -> list[pb.FabricEvent]:
     out = []
     try:
-        for ev in t.stub.WatchEvents(pb.WatchFabricEventsRequest(since_seq=0), timeout=1):  # type: ignore[attr-defined]
-            out.append(ev)
+        for ev in t.stub.WatchEvents(pb.FabricWatchEventsRequest(since_seq=0), timeout=1):  # type: ignore[attr-defined]
+            out.append(ev.event)
     except grpc.RpcError as e:
         assert e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     return out

@@ -110,20 +110,20 @@ PKEY = 0x0a12
 
 def fabric_write(twin: Twin, d: DaemonEntry) -> int:
     stub = fabric_pb2_grpc.FabricStub(channel(d.grpc))
-    stub.SetPartition(fabric_pb2.SetPartitionRequest(partition=fabric_pb2.Partition(
+    stub.SetPartition(fabric_pb2.FabricSetPartitionRequest(partition=fabric_pb2.FabricPartition(
         name="conformance", pkey=PKEY, all_ports=True)), timeout=RPC_TIMEOUT)
     return PKEY
 
 
 def fabric_check(twin: Twin, d: DaemonEntry, pkey: int) -> None:
     stub = fabric_pb2_grpc.FabricStub(channel(d.grpc))
-    parts = stub.ListPartitions(fabric_pb2.ListPartitionsRequest(), timeout=RPC_TIMEOUT).partitions
+    parts = stub.ListPartitions(fabric_pb2.FabricListPartitionsRequest(), timeout=RPC_TIMEOUT).partitions
     assert pkey in {p.pkey for p in parts}
 
 
 def fabric_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     stub = fabric_pb2_grpc.FabricStub(channel(d.grpc))
-    code = rpc_code(lambda: stub.SetPortState(fabric_pb2.SetPortStateRequest(
+    code = rpc_code(lambda: stub.SetPortState(fabric_pb2.FabricSetPortStateRequest(
         system="no-such-switch", port=1, enabled=False), timeout=RPC_TIMEOUT))
     return code, grpc.StatusCode.NOT_FOUND   # UFM: 404 for a port it does not know
 

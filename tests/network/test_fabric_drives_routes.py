@@ -170,8 +170,8 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             stub = pb_grpc.FabricStub(channel)
 
             def leaf01_port_to_target() -> int:
-                r = stub.GetRoute(pb.GetRouteRequest(src=pb.FabricEndpoint(server="gpu001", rail=0),
-                                                     dst=pb.FabricEndpoint(server="gpu004", rail=4)), timeout=10)
+                r = stub.GetRoute(pb.FabricGetRouteRequest(src=pb.FabricEndpoint(server="gpu001", rail=0),
+                                                           dst=pb.FabricEndpoint(server="gpu004", rail=4)), timeout=10)
                 assert r.hops[0].switch_name == "ib-leaf01"
                 return r.hops[0].out_port
 
@@ -187,10 +187,11 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             assert ping(net, "ib-leaf01", leaf01 or "", leaf02 or "")   # leaf to leaf, over a spine
 
             # Disable that leaf port through the fabric manager.
-            reply = stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=False),
+            reply = stub.SetPortState(pb.FabricSetPortStateRequest(system="ib-leaf01", port=port, enabled=False),
                                       timeout=60)   # its time (target 20 s) is in the bench
             assert reply.changed and reply.port.logical_state != "Active"
-            ports = {p.number: p for p in stub.ListPorts(pb.ListPortsRequest(system="ib-leaf01"), timeout=10).ports}
+            ports = {p.number: p for p in stub.ListPorts(pb.FabricListPortsRequest(system="ib-leaf01"),
+                                                         timeout=10).ports}
             assert ports[port].logical_state == "Down"
             new_port = leaf01_port_to_target()
             assert new_port != port   # OpenSM's new LFT avoids the failed port
@@ -209,7 +210,7 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             assert ev["node"] == "ib-leaf01" and ev["port"] == port
 
             # Re-enable: the port is Active again, the veth up, routes follow the LFT again.
-            reply = stub.SetPortState(pb.SetPortStateRequest(system="ib-leaf01", port=port, enabled=True),
+            reply = stub.SetPortState(pb.FabricSetPortStateRequest(system="ib-leaf01", port=port, enabled=True),
                                       timeout=60)
             assert reply.changed and reply.port.logical_state == "Active"
             assert "state UP" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", ifname])
@@ -228,7 +229,8 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             cut = subprocess.run(cli, capture_output=True, text=True, timeout=60)
             assert cut.returncode == 0 and "re-swept" in cut.stdout, cut.stdout + cut.stderr
             cable0 = sorted(fabric.cables_between("ib-leaf01", spine), key=lambda c: c.a_port)[0].a_port
-            ports = {p.number: p for p in stub.ListPorts(pb.ListPortsRequest(system="ib-leaf01"), timeout=10).ports}
+            ports = {p.number: p for p in stub.ListPorts(pb.FabricListPortsRequest(system="ib-leaf01"),
+                                                         timeout=10).ports}
             assert ports[cable0].logical_state == "Down" and ports[cable0].disabled
             if0 = rack_map.ends[("ib-leaf01", cable0)].ifname
             assert "state DOWN" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])

@@ -96,7 +96,7 @@ class FabricEndpoint(_message.Message):
     lid: int
     def __init__(self, node: _Optional[str] = ..., server: _Optional[str] = ..., rail: _Optional[int] = ..., lid: _Optional[int] = ...) -> None: ...
 
-class RouteHop(_message.Message):
+class FabricRouteHop(_message.Message):
     __slots__ = ("switch_name", "switch_guid", "in_port", "out_port")
     SWITCH_NAME_FIELD_NUMBER: _ClassVar[int]
     SWITCH_GUID_FIELD_NUMBER: _ClassVar[int]
@@ -107,16 +107,6 @@ class RouteHop(_message.Message):
     in_port: int
     out_port: int
     def __init__(self, switch_name: _Optional[str] = ..., switch_guid: _Optional[str] = ..., in_port: _Optional[int] = ..., out_port: _Optional[int] = ...) -> None: ...
-
-class FabricRoute(_message.Message):
-    __slots__ = ("src_lid", "dst_lid", "hops")
-    SRC_LID_FIELD_NUMBER: _ClassVar[int]
-    DST_LID_FIELD_NUMBER: _ClassVar[int]
-    HOPS_FIELD_NUMBER: _ClassVar[int]
-    src_lid: int
-    dst_lid: int
-    hops: _containers.RepeatedCompositeFieldContainer[RouteHop]
-    def __init__(self, src_lid: _Optional[int] = ..., dst_lid: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[RouteHop, _Mapping]]] = ...) -> None: ...
 
 class FabricEvent(_message.Message):
     __slots__ = ("seq", "time", "kind", "severity", "system", "node", "port", "port_name", "message", "resweep_seconds", "trap_128")
@@ -144,7 +134,161 @@ class FabricEvent(_message.Message):
     trap_128: bool
     def __init__(self, seq: _Optional[int] = ..., time: _Optional[float] = ..., kind: _Optional[str] = ..., severity: _Optional[str] = ..., system: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ..., port_name: _Optional[str] = ..., message: _Optional[str] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
 
-class FabricHealth(_message.Message):
+class FabricLeafCapacity(_message.Message):
+    __slots__ = ("leaf", "down_ports", "up_ports", "down_gbps", "up_gbps", "non_blocking")
+    LEAF_FIELD_NUMBER: _ClassVar[int]
+    DOWN_PORTS_FIELD_NUMBER: _ClassVar[int]
+    UP_PORTS_FIELD_NUMBER: _ClassVar[int]
+    DOWN_GBPS_FIELD_NUMBER: _ClassVar[int]
+    UP_GBPS_FIELD_NUMBER: _ClassVar[int]
+    NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
+    leaf: str
+    down_ports: int
+    up_ports: int
+    down_gbps: float
+    up_gbps: float
+    non_blocking: bool
+    def __init__(self, leaf: _Optional[str] = ..., down_ports: _Optional[int] = ..., up_ports: _Optional[int] = ..., down_gbps: _Optional[float] = ..., up_gbps: _Optional[float] = ..., non_blocking: _Optional[bool] = ...) -> None: ...
+
+class FabricLinkLoad(_message.Message):
+    __slots__ = ("switch_name", "port", "peer", "peer_port", "direction", "flows")
+    SWITCH_NAME_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    PEER_FIELD_NUMBER: _ClassVar[int]
+    PEER_PORT_FIELD_NUMBER: _ClassVar[int]
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
+    switch_name: str
+    port: int
+    peer: str
+    peer_port: int
+    direction: str
+    flows: int
+    def __init__(self, switch_name: _Optional[str] = ..., port: _Optional[int] = ..., peer: _Optional[str] = ..., peer_port: _Optional[int] = ..., direction: _Optional[str] = ..., flows: _Optional[int] = ...) -> None: ...
+
+class FabricBalance(_message.Message):
+    __slots__ = ("pattern", "flows", "routed", "unroutable", "busiest", "up_min", "up_max", "balanced", "loads")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
+    ROUTED_FIELD_NUMBER: _ClassVar[int]
+    UNROUTABLE_FIELD_NUMBER: _ClassVar[int]
+    BUSIEST_FIELD_NUMBER: _ClassVar[int]
+    UP_MIN_FIELD_NUMBER: _ClassVar[int]
+    UP_MAX_FIELD_NUMBER: _ClassVar[int]
+    BALANCED_FIELD_NUMBER: _ClassVar[int]
+    LOADS_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    flows: int
+    routed: int
+    unroutable: _containers.RepeatedScalarFieldContainer[str]
+    busiest: int
+    up_min: int
+    up_max: int
+    balanced: bool
+    loads: _containers.RepeatedCompositeFieldContainer[FabricLinkLoad]
+    def __init__(self, pattern: _Optional[str] = ..., flows: _Optional[int] = ..., routed: _Optional[int] = ..., unroutable: _Optional[_Iterable[str]] = ..., busiest: _Optional[int] = ..., up_min: _Optional[int] = ..., up_max: _Optional[int] = ..., balanced: _Optional[bool] = ..., loads: _Optional[_Iterable[_Union[FabricLinkLoad, _Mapping]]] = ...) -> None: ...
+
+class FabricListSystemsRequest(_message.Message):
+    __slots__ = ("type", "page_size", "page_token")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    page_size: int
+    page_token: str
+    def __init__(self, type: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListSystemsResponse(_message.Message):
+    __slots__ = ("systems", "next_page_token")
+    SYSTEMS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    systems: _containers.RepeatedCompositeFieldContainer[FabricSystem]
+    next_page_token: str
+    def __init__(self, systems: _Optional[_Iterable[_Union[FabricSystem, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListPortsRequest(_message.Message):
+    __slots__ = ("system", "computer_only", "page_size", "page_token")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    COMPUTER_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    computer_only: bool
+    page_size: int
+    page_token: str
+    def __init__(self, system: _Optional[str] = ..., computer_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListPortsResponse(_message.Message):
+    __slots__ = ("ports", "next_page_token")
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedCompositeFieldContainer[FabricPort]
+    next_page_token: str
+    def __init__(self, ports: _Optional[_Iterable[_Union[FabricPort, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListLinksRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListLinksResponse(_message.Message):
+    __slots__ = ("links", "next_page_token")
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    links: _containers.RepeatedCompositeFieldContainer[FabricLink]
+    next_page_token: str
+    def __init__(self, links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FabricGetRouteRequest(_message.Message):
+    __slots__ = ("src", "dst")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    src: FabricEndpoint
+    dst: FabricEndpoint
+    def __init__(self, src: _Optional[_Union[FabricEndpoint, _Mapping]] = ..., dst: _Optional[_Union[FabricEndpoint, _Mapping]] = ...) -> None: ...
+
+class FabricGetRouteResponse(_message.Message):
+    __slots__ = ("src_lid", "dst_lid", "hops")
+    SRC_LID_FIELD_NUMBER: _ClassVar[int]
+    DST_LID_FIELD_NUMBER: _ClassVar[int]
+    HOPS_FIELD_NUMBER: _ClassVar[int]
+    src_lid: int
+    dst_lid: int
+    hops: _containers.RepeatedCompositeFieldContainer[FabricRouteHop]
+    def __init__(self, src_lid: _Optional[int] = ..., dst_lid: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[FabricRouteHop, _Mapping]]] = ...) -> None: ...
+
+class FabricSetPortStateRequest(_message.Message):
+    __slots__ = ("system", "port", "enabled", "more_ports")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    MORE_PORTS_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    enabled: bool
+    more_ports: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., enabled: _Optional[bool] = ..., more_ports: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class FabricSetPortStateResponse(_message.Message):
+    __slots__ = ("port", "changed", "resweep_seconds", "trap_128")
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRAP_128_FIELD_NUMBER: _ClassVar[int]
+    port: FabricPort
+    changed: bool
+    resweep_seconds: float
+    trap_128: bool
+    def __init__(self, port: _Optional[_Union[FabricPort, _Mapping]] = ..., changed: _Optional[bool] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
+
+class FabricGetHealthRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class FabricGetHealthResponse(_message.Message):
     __slots__ = ("ports_total", "ports_active", "down_ports", "sm_state", "sm_node", "routing_engine", "sweeps", "last_sweep_time", "last_sweep_seconds")
     PORTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     PORTS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -166,139 +310,13 @@ class FabricHealth(_message.Message):
     last_sweep_seconds: float
     def __init__(self, ports_total: _Optional[int] = ..., ports_active: _Optional[int] = ..., down_ports: _Optional[_Iterable[_Union[FabricPort, _Mapping]]] = ..., sm_state: _Optional[str] = ..., sm_node: _Optional[str] = ..., routing_engine: _Optional[str] = ..., sweeps: _Optional[int] = ..., last_sweep_time: _Optional[float] = ..., last_sweep_seconds: _Optional[float] = ...) -> None: ...
 
-class LeafCapacityInfo(_message.Message):
-    __slots__ = ("leaf", "down_ports", "up_ports", "down_gbps", "up_gbps", "non_blocking")
-    LEAF_FIELD_NUMBER: _ClassVar[int]
-    DOWN_PORTS_FIELD_NUMBER: _ClassVar[int]
-    UP_PORTS_FIELD_NUMBER: _ClassVar[int]
-    DOWN_GBPS_FIELD_NUMBER: _ClassVar[int]
-    UP_GBPS_FIELD_NUMBER: _ClassVar[int]
-    NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
-    leaf: str
-    down_ports: int
-    up_ports: int
-    down_gbps: float
-    up_gbps: float
-    non_blocking: bool
-    def __init__(self, leaf: _Optional[str] = ..., down_ports: _Optional[int] = ..., up_ports: _Optional[int] = ..., down_gbps: _Optional[float] = ..., up_gbps: _Optional[float] = ..., non_blocking: _Optional[bool] = ...) -> None: ...
-
-class LinkLoadInfo(_message.Message):
-    __slots__ = ("switch_name", "port", "peer", "peer_port", "direction", "flows")
-    SWITCH_NAME_FIELD_NUMBER: _ClassVar[int]
-    PORT_FIELD_NUMBER: _ClassVar[int]
-    PEER_FIELD_NUMBER: _ClassVar[int]
-    PEER_PORT_FIELD_NUMBER: _ClassVar[int]
-    DIRECTION_FIELD_NUMBER: _ClassVar[int]
-    FLOWS_FIELD_NUMBER: _ClassVar[int]
-    switch_name: str
-    port: int
-    peer: str
-    peer_port: int
-    direction: str
-    flows: int
-    def __init__(self, switch_name: _Optional[str] = ..., port: _Optional[int] = ..., peer: _Optional[str] = ..., peer_port: _Optional[int] = ..., direction: _Optional[str] = ..., flows: _Optional[int] = ...) -> None: ...
-
-class BalanceInfo(_message.Message):
-    __slots__ = ("pattern", "flows", "routed", "unroutable", "busiest", "up_min", "up_max", "balanced", "loads")
-    PATTERN_FIELD_NUMBER: _ClassVar[int]
-    FLOWS_FIELD_NUMBER: _ClassVar[int]
-    ROUTED_FIELD_NUMBER: _ClassVar[int]
-    UNROUTABLE_FIELD_NUMBER: _ClassVar[int]
-    BUSIEST_FIELD_NUMBER: _ClassVar[int]
-    UP_MIN_FIELD_NUMBER: _ClassVar[int]
-    UP_MAX_FIELD_NUMBER: _ClassVar[int]
-    BALANCED_FIELD_NUMBER: _ClassVar[int]
-    LOADS_FIELD_NUMBER: _ClassVar[int]
-    pattern: str
-    flows: int
-    routed: int
-    unroutable: _containers.RepeatedScalarFieldContainer[str]
-    busiest: int
-    up_min: int
-    up_max: int
-    balanced: bool
-    loads: _containers.RepeatedCompositeFieldContainer[LinkLoadInfo]
-    def __init__(self, pattern: _Optional[str] = ..., flows: _Optional[int] = ..., routed: _Optional[int] = ..., unroutable: _Optional[_Iterable[str]] = ..., busiest: _Optional[int] = ..., up_min: _Optional[int] = ..., up_max: _Optional[int] = ..., balanced: _Optional[bool] = ..., loads: _Optional[_Iterable[_Union[LinkLoadInfo, _Mapping]]] = ...) -> None: ...
-
-class ListSystemsRequest(_message.Message):
-    __slots__ = ("type",)
-    TYPE_FIELD_NUMBER: _ClassVar[int]
-    type: str
-    def __init__(self, type: _Optional[str] = ...) -> None: ...
-
-class ListSystemsResponse(_message.Message):
-    __slots__ = ("systems",)
-    SYSTEMS_FIELD_NUMBER: _ClassVar[int]
-    systems: _containers.RepeatedCompositeFieldContainer[FabricSystem]
-    def __init__(self, systems: _Optional[_Iterable[_Union[FabricSystem, _Mapping]]] = ...) -> None: ...
-
-class ListPortsRequest(_message.Message):
-    __slots__ = ("system", "computer_only")
-    SYSTEM_FIELD_NUMBER: _ClassVar[int]
-    COMPUTER_ONLY_FIELD_NUMBER: _ClassVar[int]
-    system: str
-    computer_only: bool
-    def __init__(self, system: _Optional[str] = ..., computer_only: _Optional[bool] = ...) -> None: ...
-
-class ListPortsResponse(_message.Message):
-    __slots__ = ("ports",)
-    PORTS_FIELD_NUMBER: _ClassVar[int]
-    ports: _containers.RepeatedCompositeFieldContainer[FabricPort]
-    def __init__(self, ports: _Optional[_Iterable[_Union[FabricPort, _Mapping]]] = ...) -> None: ...
-
-class ListLinksRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class ListLinksResponse(_message.Message):
-    __slots__ = ("links",)
-    LINKS_FIELD_NUMBER: _ClassVar[int]
-    links: _containers.RepeatedCompositeFieldContainer[FabricLink]
-    def __init__(self, links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ...) -> None: ...
-
-class GetRouteRequest(_message.Message):
-    __slots__ = ("src", "dst")
-    SRC_FIELD_NUMBER: _ClassVar[int]
-    DST_FIELD_NUMBER: _ClassVar[int]
-    src: FabricEndpoint
-    dst: FabricEndpoint
-    def __init__(self, src: _Optional[_Union[FabricEndpoint, _Mapping]] = ..., dst: _Optional[_Union[FabricEndpoint, _Mapping]] = ...) -> None: ...
-
-class SetPortStateRequest(_message.Message):
-    __slots__ = ("system", "port", "enabled", "more_ports")
-    SYSTEM_FIELD_NUMBER: _ClassVar[int]
-    PORT_FIELD_NUMBER: _ClassVar[int]
-    ENABLED_FIELD_NUMBER: _ClassVar[int]
-    MORE_PORTS_FIELD_NUMBER: _ClassVar[int]
-    system: str
-    port: int
-    enabled: bool
-    more_ports: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., enabled: _Optional[bool] = ..., more_ports: _Optional[_Iterable[int]] = ...) -> None: ...
-
-class SetPortStateResponse(_message.Message):
-    __slots__ = ("port", "changed", "resweep_seconds", "trap_128")
-    PORT_FIELD_NUMBER: _ClassVar[int]
-    CHANGED_FIELD_NUMBER: _ClassVar[int]
-    RESWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
-    TRAP_128_FIELD_NUMBER: _ClassVar[int]
-    port: FabricPort
-    changed: bool
-    resweep_seconds: float
-    trap_128: bool
-    def __init__(self, port: _Optional[_Union[FabricPort, _Mapping]] = ..., changed: _Optional[bool] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
-
-class GetHealthRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class AnalyzeRequest(_message.Message):
+class FabricAnalyzeRequest(_message.Message):
     __slots__ = ("pattern",)
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     pattern: str
     def __init__(self, pattern: _Optional[str] = ...) -> None: ...
 
-class DegradedServer(_message.Message):
+class FabricDegradedServer(_message.Message):
     __slots__ = ("server", "rails_up", "rails", "down")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     RAILS_UP_FIELD_NUMBER: _ClassVar[int]
@@ -310,7 +328,7 @@ class DegradedServer(_message.Message):
     down: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, server: _Optional[str] = ..., rails_up: _Optional[int] = ..., rails: _Optional[int] = ..., down: _Optional[_Iterable[str]] = ...) -> None: ...
 
-class AnalyzeResponse(_message.Message):
+class FabricAnalyzeResponse(_message.Message):
     __slots__ = ("leaves", "non_blocking", "balance", "degraded_servers", "down_links", "degraded_paths")
     LEAVES_FIELD_NUMBER: _ClassVar[int]
     NON_BLOCKING_FIELD_NUMBER: _ClassVar[int]
@@ -318,15 +336,15 @@ class AnalyzeResponse(_message.Message):
     DEGRADED_SERVERS_FIELD_NUMBER: _ClassVar[int]
     DOWN_LINKS_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_PATHS_FIELD_NUMBER: _ClassVar[int]
-    leaves: _containers.RepeatedCompositeFieldContainer[LeafCapacityInfo]
+    leaves: _containers.RepeatedCompositeFieldContainer[FabricLeafCapacity]
     non_blocking: bool
-    balance: BalanceInfo
-    degraded_servers: _containers.RepeatedCompositeFieldContainer[DegradedServer]
+    balance: FabricBalance
+    degraded_servers: _containers.RepeatedCompositeFieldContainer[FabricDegradedServer]
     down_links: _containers.RepeatedCompositeFieldContainer[FabricLink]
     degraded_paths: int
-    def __init__(self, leaves: _Optional[_Iterable[_Union[LeafCapacityInfo, _Mapping]]] = ..., non_blocking: _Optional[bool] = ..., balance: _Optional[_Union[BalanceInfo, _Mapping]] = ..., degraded_servers: _Optional[_Iterable[_Union[DegradedServer, _Mapping]]] = ..., down_links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ..., degraded_paths: _Optional[int] = ...) -> None: ...
+    def __init__(self, leaves: _Optional[_Iterable[_Union[FabricLeafCapacity, _Mapping]]] = ..., non_blocking: _Optional[bool] = ..., balance: _Optional[_Union[FabricBalance, _Mapping]] = ..., degraded_servers: _Optional[_Iterable[_Union[FabricDegradedServer, _Mapping]]] = ..., down_links: _Optional[_Iterable[_Union[FabricLink, _Mapping]]] = ..., degraded_paths: _Optional[int] = ...) -> None: ...
 
-class ResetPortRequest(_message.Message):
+class FabricResetPortRequest(_message.Message):
     __slots__ = ("system", "port")
     SYSTEM_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
@@ -334,7 +352,19 @@ class ResetPortRequest(_message.Message):
     port: int
     def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
-class UnhealthyPort(_message.Message):
+class FabricResetPortResponse(_message.Message):
+    __slots__ = ("port", "changed", "resweep_seconds", "trap_128")
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESWEEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRAP_128_FIELD_NUMBER: _ClassVar[int]
+    port: FabricPort
+    changed: bool
+    resweep_seconds: float
+    trap_128: bool
+    def __init__(self, port: _Optional[_Union[FabricPort, _Mapping]] = ..., changed: _Optional[bool] = ..., resweep_seconds: _Optional[float] = ..., trap_128: _Optional[bool] = ...) -> None: ...
+
+class FabricUnhealthyPort(_message.Message):
     __slots__ = ("name", "node", "port", "peer_node", "peer_port", "action", "condition", "time")
     NAME_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
@@ -354,7 +384,7 @@ class UnhealthyPort(_message.Message):
     time: float
     def __init__(self, name: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ..., peer_node: _Optional[str] = ..., peer_port: _Optional[int] = ..., action: _Optional[str] = ..., condition: _Optional[str] = ..., time: _Optional[float] = ...) -> None: ...
 
-class SetPortHealthRequest(_message.Message):
+class FabricSetPortHealthRequest(_message.Message):
     __slots__ = ("ports", "healthy", "action")
     PORTS_FIELD_NUMBER: _ClassVar[int]
     HEALTHY_FIELD_NUMBER: _ClassVar[int]
@@ -364,15 +394,27 @@ class SetPortHealthRequest(_message.Message):
     action: str
     def __init__(self, ports: _Optional[_Iterable[str]] = ..., healthy: _Optional[bool] = ..., action: _Optional[str] = ...) -> None: ...
 
-class ListUnhealthyPortsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class UnhealthyPortsResponse(_message.Message):
+class FabricSetPortHealthResponse(_message.Message):
     __slots__ = ("ports",)
     PORTS_FIELD_NUMBER: _ClassVar[int]
-    ports: _containers.RepeatedCompositeFieldContainer[UnhealthyPort]
-    def __init__(self, ports: _Optional[_Iterable[_Union[UnhealthyPort, _Mapping]]] = ...) -> None: ...
+    ports: _containers.RepeatedCompositeFieldContainer[FabricUnhealthyPort]
+    def __init__(self, ports: _Optional[_Iterable[_Union[FabricUnhealthyPort, _Mapping]]] = ...) -> None: ...
+
+class FabricListUnhealthyPortsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListUnhealthyPortsResponse(_message.Message):
+    __slots__ = ("ports", "next_page_token")
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedCompositeFieldContainer[FabricUnhealthyPort]
+    next_page_token: str
+    def __init__(self, ports: _Optional[_Iterable[_Union[FabricUnhealthyPort, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class FabricAlarm(_message.Message):
     __slots__ = ("id", "type", "name", "description", "reason", "severity", "time", "object_name", "object_path", "event_count")
@@ -398,17 +440,23 @@ class FabricAlarm(_message.Message):
     event_count: int
     def __init__(self, id: _Optional[int] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., reason: _Optional[str] = ..., severity: _Optional[str] = ..., time: _Optional[float] = ..., object_name: _Optional[str] = ..., object_path: _Optional[str] = ..., event_count: _Optional[int] = ...) -> None: ...
 
-class ListAlarmsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+class FabricListAlarmsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
-class ListAlarmsResponse(_message.Message):
-    __slots__ = ("alarms",)
+class FabricListAlarmsResponse(_message.Message):
+    __slots__ = ("alarms", "next_page_token")
     ALARMS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     alarms: _containers.RepeatedCompositeFieldContainer[FabricAlarm]
-    def __init__(self, alarms: _Optional[_Iterable[_Union[FabricAlarm, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, alarms: _Optional[_Iterable[_Union[FabricAlarm, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class PartitionMember(_message.Message):
+class FabricPartitionMember(_message.Message):
     __slots__ = ("guid", "membership", "node", "port")
     GUID_FIELD_NUMBER: _ClassVar[int]
     MEMBERSHIP_FIELD_NUMBER: _ClassVar[int]
@@ -420,7 +468,7 @@ class PartitionMember(_message.Message):
     port: int
     def __init__(self, guid: _Optional[str] = ..., membership: _Optional[str] = ..., node: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
-class Partition(_message.Message):
+class FabricPartition(_message.Message):
     __slots__ = ("name", "pkey", "ip_over_ib", "members", "all_ports")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PKEY_FIELD_NUMBER: _ClassVar[int]
@@ -430,39 +478,51 @@ class Partition(_message.Message):
     name: str
     pkey: int
     ip_over_ib: bool
-    members: _containers.RepeatedCompositeFieldContainer[PartitionMember]
+    members: _containers.RepeatedCompositeFieldContainer[FabricPartitionMember]
     all_ports: bool
-    def __init__(self, name: _Optional[str] = ..., pkey: _Optional[int] = ..., ip_over_ib: _Optional[bool] = ..., members: _Optional[_Iterable[_Union[PartitionMember, _Mapping]]] = ..., all_ports: _Optional[bool] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., pkey: _Optional[int] = ..., ip_over_ib: _Optional[bool] = ..., members: _Optional[_Iterable[_Union[FabricPartitionMember, _Mapping]]] = ..., all_ports: _Optional[bool] = ...) -> None: ...
 
-class ListPartitionsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+class FabricListPartitionsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
-class ListPartitionsResponse(_message.Message):
-    __slots__ = ("partitions",)
+class FabricListPartitionsResponse(_message.Message):
+    __slots__ = ("partitions", "next_page_token")
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
-    partitions: _containers.RepeatedCompositeFieldContainer[Partition]
-    def __init__(self, partitions: _Optional[_Iterable[_Union[Partition, _Mapping]]] = ...) -> None: ...
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[FabricPartition]
+    next_page_token: str
+    def __init__(self, partitions: _Optional[_Iterable[_Union[FabricPartition, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class SetPartitionRequest(_message.Message):
+class FabricSetPartitionRequest(_message.Message):
     __slots__ = ("partition",)
     PARTITION_FIELD_NUMBER: _ClassVar[int]
-    partition: Partition
-    def __init__(self, partition: _Optional[_Union[Partition, _Mapping]] = ...) -> None: ...
+    partition: FabricPartition
+    def __init__(self, partition: _Optional[_Union[FabricPartition, _Mapping]] = ...) -> None: ...
 
-class DeletePartitionRequest(_message.Message):
+class FabricSetPartitionResponse(_message.Message):
+    __slots__ = ("partition",)
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    partition: FabricPartition
+    def __init__(self, partition: _Optional[_Union[FabricPartition, _Mapping]] = ...) -> None: ...
+
+class FabricDeletePartitionRequest(_message.Message):
     __slots__ = ("pkey",)
     PKEY_FIELD_NUMBER: _ClassVar[int]
     pkey: int
     def __init__(self, pkey: _Optional[int] = ...) -> None: ...
 
-class DeletePartitionResponse(_message.Message):
+class FabricDeletePartitionResponse(_message.Message):
     __slots__ = ("partition",)
     PARTITION_FIELD_NUMBER: _ClassVar[int]
-    partition: Partition
-    def __init__(self, partition: _Optional[_Union[Partition, _Mapping]] = ...) -> None: ...
+    partition: FabricPartition
+    def __init__(self, partition: _Optional[_Union[FabricPartition, _Mapping]] = ...) -> None: ...
 
-class PKeyEntry(_message.Message):
+class FabricPKeyEntry(_message.Message):
     __slots__ = ("pkey", "full")
     PKEY_FIELD_NUMBER: _ClassVar[int]
     FULL_FIELD_NUMBER: _ClassVar[int]
@@ -470,7 +530,7 @@ class PKeyEntry(_message.Message):
     full: bool
     def __init__(self, pkey: _Optional[int] = ..., full: _Optional[bool] = ...) -> None: ...
 
-class GetPKeysRequest(_message.Message):
+class FabricGetPKeysRequest(_message.Message):
     __slots__ = ("system", "port")
     SYSTEM_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
@@ -478,13 +538,13 @@ class GetPKeysRequest(_message.Message):
     port: int
     def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
-class GetPKeysResponse(_message.Message):
+class FabricGetPKeysResponse(_message.Message):
     __slots__ = ("pkeys",)
     PKEYS_FIELD_NUMBER: _ClassVar[int]
-    pkeys: _containers.RepeatedCompositeFieldContainer[PKeyEntry]
-    def __init__(self, pkeys: _Optional[_Iterable[_Union[PKeyEntry, _Mapping]]] = ...) -> None: ...
+    pkeys: _containers.RepeatedCompositeFieldContainer[FabricPKeyEntry]
+    def __init__(self, pkeys: _Optional[_Iterable[_Union[FabricPKeyEntry, _Mapping]]] = ...) -> None: ...
 
-class GetPortCountersRequest(_message.Message):
+class FabricGetPortCountersRequest(_message.Message):
     __slots__ = ("system", "port")
     SYSTEM_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
@@ -492,19 +552,7 @@ class GetPortCountersRequest(_message.Message):
     port: int
     def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
-class SetPortCounterRequest(_message.Message):
-    __slots__ = ("system", "port", "counter", "value")
-    SYSTEM_FIELD_NUMBER: _ClassVar[int]
-    PORT_FIELD_NUMBER: _ClassVar[int]
-    COUNTER_FIELD_NUMBER: _ClassVar[int]
-    VALUE_FIELD_NUMBER: _ClassVar[int]
-    system: str
-    port: int
-    counter: str
-    value: int
-    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., counter: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
-
-class PortCounters(_message.Message):
+class FabricGetPortCountersResponse(_message.Message):
     __slots__ = ("port_name", "counters")
     class CountersEntry(_message.Message):
         __slots__ = ("key", "value")
@@ -519,7 +567,34 @@ class PortCounters(_message.Message):
     counters: _containers.ScalarMap[str, int]
     def __init__(self, port_name: _Optional[str] = ..., counters: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
-class SharpTree(_message.Message):
+class FabricSetPortCounterRequest(_message.Message):
+    __slots__ = ("system", "port", "counter", "value")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    COUNTER_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    port: int
+    counter: str
+    value: int
+    def __init__(self, system: _Optional[str] = ..., port: _Optional[int] = ..., counter: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+
+class FabricSetPortCounterResponse(_message.Message):
+    __slots__ = ("port_name", "counters")
+    class CountersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    PORT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    port_name: str
+    counters: _containers.ScalarMap[str, int]
+    def __init__(self, port_name: _Optional[str] = ..., counters: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class FabricSharpTree(_message.Message):
     __slots__ = ("tree_id", "rail", "root", "leaves", "hcas", "streaming", "state", "reason")
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     RAIL_FIELD_NUMBER: _ClassVar[int]
@@ -539,7 +614,7 @@ class SharpTree(_message.Message):
     reason: str
     def __init__(self, tree_id: _Optional[int] = ..., rail: _Optional[int] = ..., root: _Optional[str] = ..., leaves: _Optional[_Iterable[str]] = ..., hcas: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
-class SharpJob(_message.Message):
+class FabricSharpJob(_message.Message):
     __slots__ = ("job_id", "hcas", "streaming", "trees", "sharp_available")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     HCAS_FIELD_NUMBER: _ClassVar[int]
@@ -549,11 +624,11 @@ class SharpJob(_message.Message):
     job_id: str
     hcas: _containers.RepeatedScalarFieldContainer[str]
     streaming: bool
-    trees: _containers.RepeatedCompositeFieldContainer[SharpTree]
+    trees: _containers.RepeatedCompositeFieldContainer[FabricSharpTree]
     sharp_available: bool
-    def __init__(self, job_id: _Optional[str] = ..., hcas: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ..., trees: _Optional[_Iterable[_Union[SharpTree, _Mapping]]] = ..., sharp_available: _Optional[bool] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., hcas: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ..., trees: _Optional[_Iterable[_Union[FabricSharpTree, _Mapping]]] = ..., sharp_available: _Optional[bool] = ...) -> None: ...
 
-class CreateSharpJobRequest(_message.Message):
+class FabricCreateSharpJobRequest(_message.Message):
     __slots__ = ("job_id", "hcas", "servers", "streaming")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     HCAS_FIELD_NUMBER: _ClassVar[int]
@@ -565,31 +640,49 @@ class CreateSharpJobRequest(_message.Message):
     streaming: bool
     def __init__(self, job_id: _Optional[str] = ..., hcas: _Optional[_Iterable[str]] = ..., servers: _Optional[_Iterable[str]] = ..., streaming: _Optional[bool] = ...) -> None: ...
 
-class ReleaseSharpJobRequest(_message.Message):
+class FabricCreateSharpJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: FabricSharpJob
+    def __init__(self, job: _Optional[_Union[FabricSharpJob, _Mapping]] = ...) -> None: ...
+
+class FabricReleaseSharpJobRequest(_message.Message):
     __slots__ = ("job_id",)
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
 
-class ListSharpJobsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+class FabricReleaseSharpJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: FabricSharpJob
+    def __init__(self, job: _Optional[_Union[FabricSharpJob, _Mapping]] = ...) -> None: ...
 
-class ListSharpJobsResponse(_message.Message):
-    __slots__ = ("jobs", "trees_in_use", "max_trees", "streaming_in_use", "max_streaming_trees")
+class FabricListSharpJobsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class FabricListSharpJobsResponse(_message.Message):
+    __slots__ = ("jobs", "trees_in_use", "max_trees", "streaming_in_use", "max_streaming_trees", "next_page_token")
     JOBS_FIELD_NUMBER: _ClassVar[int]
     TREES_IN_USE_FIELD_NUMBER: _ClassVar[int]
     MAX_TREES_FIELD_NUMBER: _ClassVar[int]
     STREAMING_IN_USE_FIELD_NUMBER: _ClassVar[int]
     MAX_STREAMING_TREES_FIELD_NUMBER: _ClassVar[int]
-    jobs: _containers.RepeatedCompositeFieldContainer[SharpJob]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[FabricSharpJob]
     trees_in_use: int
     max_trees: int
     streaming_in_use: int
     max_streaming_trees: int
-    def __init__(self, jobs: _Optional[_Iterable[_Union[SharpJob, _Mapping]]] = ..., trees_in_use: _Optional[int] = ..., max_trees: _Optional[int] = ..., streaming_in_use: _Optional[int] = ..., max_streaming_trees: _Optional[int] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, jobs: _Optional[_Iterable[_Union[FabricSharpJob, _Mapping]]] = ..., trees_in_use: _Optional[int] = ..., max_trees: _Optional[int] = ..., streaming_in_use: _Optional[int] = ..., max_streaming_trees: _Optional[int] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
-class EstimateCollectiveRequest(_message.Message):
+class FabricEstimateCollectiveRequest(_message.Message):
     __slots__ = ("op", "ranks", "bytes", "algorithm", "servers", "gpus_per_server", "sharp_job")
     OP_FIELD_NUMBER: _ClassVar[int]
     RANKS_FIELD_NUMBER: _ClassVar[int]
@@ -607,7 +700,7 @@ class EstimateCollectiveRequest(_message.Message):
     sharp_job: str
     def __init__(self, op: _Optional[str] = ..., ranks: _Optional[int] = ..., bytes: _Optional[int] = ..., algorithm: _Optional[str] = ..., servers: _Optional[_Iterable[str]] = ..., gpus_per_server: _Optional[int] = ..., sharp_job: _Optional[str] = ...) -> None: ...
 
-class CollectiveEstimate(_message.Message):
+class FabricEstimateCollectiveResponse(_message.Message):
     __slots__ = ("op", "ranks", "bytes", "algorithm", "time_s", "algbw_gbps", "busbw_gbps", "bottleneck", "terms", "params", "modelled", "slowest_server", "slowest_rails_up", "congestion")
     class TermsEntry(_message.Message):
         __slots__ = ("key", "value")
@@ -653,8 +746,14 @@ class CollectiveEstimate(_message.Message):
     congestion: float
     def __init__(self, op: _Optional[str] = ..., ranks: _Optional[int] = ..., bytes: _Optional[int] = ..., algorithm: _Optional[str] = ..., time_s: _Optional[float] = ..., algbw_gbps: _Optional[float] = ..., busbw_gbps: _Optional[float] = ..., bottleneck: _Optional[str] = ..., terms: _Optional[_Mapping[str, float]] = ..., params: _Optional[_Mapping[str, str]] = ..., modelled: _Optional[bool] = ..., slowest_server: _Optional[str] = ..., slowest_rails_up: _Optional[int] = ..., congestion: _Optional[float] = ...) -> None: ...
 
-class WatchFabricEventsRequest(_message.Message):
+class FabricWatchEventsRequest(_message.Message):
     __slots__ = ("since_seq",)
     SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
     since_seq: int
     def __init__(self, since_seq: _Optional[int] = ...) -> None: ...
+
+class FabricWatchEventsResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: FabricEvent
+    def __init__(self, event: _Optional[_Union[FabricEvent, _Mapping]] = ...) -> None: ...
