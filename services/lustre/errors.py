@@ -16,6 +16,8 @@ from typing import Literal, get_args
 
 import grpc
 
+from emulator.errors import DaemonError
+
 Errno = Literal[
     "ENOENT", "EEXIST", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EACCES", "EINVAL", "ENOSPC",
     "EBUSY", "EIO", "ENODEV", "EPERM", "ENODATA", "EAGAIN",
@@ -35,15 +37,16 @@ _STATUS = {
 }
 
 
-class LustreError(Exception):
-    """A refused request: `name` is the errno name (e.g. "ENOENT"), `errno` its number."""
+class LustreError(DaemonError):
+    """A refused request: `name` is the errno name (e.g. "ENOENT"), `errno` its number. Its gRPC status
+    is the errno's class of failure (above); the mapping to gRPC and HTTP is emulator.errors.DaemonError's."""
 
     def __init__(self, name: Errno, message: str) -> None:
         if name not in get_args(Errno):
             raise ValueError(f"{name!r} is not an errno Lustre's servers return")
-        super().__init__(f"{name}: {message}")
+        super().__init__(_STATUS.get(name, grpc.StatusCode.FAILED_PRECONDITION).name, message, **{ERRNO_KEY: name})
+        self.args = (f"{name}: {message}",)
         self.name: Errno = name
-        self.message = message
 
     @property
     def errno(self) -> int:
@@ -55,13 +58,8 @@ class LustreError(Exception):
         return os.strerror(self.errno)
 
     @property
-    def grpc_status(self) -> grpc.StatusCode:
-        """The status a servicer aborts the call with (a retryable UNAVAILABLE for EIO, ENODEV, EAGAIN)."""
-        return _STATUS.get(self.name, grpc.StatusCode.FAILED_PRECONDITION)
-
-    @property
     def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
-        return ((ERRNO_KEY, self.name),)
+        return self.trailing()
 
 
 def errno_of(e: grpc.RpcError) -> int:

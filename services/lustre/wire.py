@@ -36,8 +36,7 @@ async def answer(context: grpc.aio.ServicerContext, fn: Callable[..., T], *args:
     try:
         return await asyncio.to_thread(fn, *args)
     except LustreError as e:
-        await context.abort(e.grpc_status, e.message, trailing_metadata=e.trailing_metadata)
-        raise   # not reached: abort raises
+        await e.abort(context)
 
 
 # ---- layouts -------------------------------------------------------------------------------------
