@@ -27,13 +27,6 @@ from services.gpu_node.model import NodeModel
 
 Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
-STATUS: dict[str, grpc.StatusCode] = {
-    "NOT_FOUND": grpc.StatusCode.NOT_FOUND,
-    "INVALID_ARGUMENT": grpc.StatusCode.INVALID_ARGUMENT,
-    "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
-    "RESOURCE_EXHAUSTED": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "ALREADY_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
-}
 REBOOT_POLL_S = 0.05      # wall seconds between fabric-training checks while RebootNode waits
 REBOOT_WAIT_MAX_S = 60.0  # wall seconds: reply anyway (GPUs still training) if the clock stalls
 WATCH_QUEUE_MAX = 10_000  # a watcher this far behind is cut off and told where to resume
@@ -59,8 +52,8 @@ def _rpc(mutating: bool) -> Callable[[Callable[..., Any]], Callable[..., Awaitab
                     reply = fn(self, request, self._clock())
                     await self._commit_locked()
                     return reply
-            except (ModelError, DaemonError) as e:   # DaemonError: a bad page_token/page_size (emulator/paging.py)
-                await context.abort(STATUS[e.code], e.message)
+            except DaemonError as e:   # the model's ModelError, or a bad page_token/page_size (emulator/paging.py)
+                await e.abort(context)
             except PersistError as e:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
 
@@ -255,8 +248,7 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
                         return pb.GpuRebootNodeResponse(node=convert.node(self._model.node_info(now)))
                 await asyncio.sleep(REBOOT_POLL_S)
         except ModelError as e:
-            await context.abort(STATUS[e.code], e.message)
-            raise  # not reached: abort raises
+            await e.abort(context)
         except PersistError as e:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
             raise  # not reached: abort raises
