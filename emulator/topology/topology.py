@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from emulator.errors import NotFound
 from emulator.topology.derive import DerivedFigures, derive
 from emulator.topology.schema import TopologySpec
 from emulator.topology.servers import GpuServerSpec, build_gpu_servers
@@ -31,7 +32,7 @@ class Topology:
         for server in self.gpu_servers:
             if server.name == name:
                 return server
-        raise KeyError(f"no GPU server {name!r} in topology {self.name!r}")
+        raise NotFound(f"no GPU server {name!r} in topology {self.name!r}")
 
     def derive(self) -> DerivedFigures:
         return derive(self.spec)

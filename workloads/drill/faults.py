@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.errors import BadInput
 from emulator.sdk import daemons
 from emulator.sdk.faults import FaultError
 from workloads.drill.spec import Fault
@@ -91,7 +92,7 @@ def _oss_failover(twin: Any, fault: Fault) -> tuple[str, Touched]:
                "skipped", Touched()
     name = a.get("daemon") or sorted(oss)[0]
     if name not in oss:
-        raise ValueError(f"{fault.name}: no OSS named {name!r}; this twin's are {', '.join(sorted(oss))}")
+        raise BadInput(f"{fault.name}: no OSS named {name!r}; this twin's are {', '.join(sorted(oss))}")
     if a.get("restore"):
         what = _restore(twin, "lustre", name, "oss-kill")
         back = _wait_served(twin, name, oss[name].get("osts", []))

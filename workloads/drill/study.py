@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from emulator.errors import BadInput
 from workloads.train.checkpoint_model import daly_interval, goodput, simulate_goodput, write_time, young_interval
 from workloads.train.config import TrainConfig
 from workloads.train.step import step_time
@@ -23,14 +24,14 @@ def run_study(study: dict[str, Any], cfg: TrainConfig, seed: int) -> dict[str, A
     known = {"mtbf_hours", "restart_min", "intervals_min", "work_hours", "trials"}
     bad = sorted(set(study) - known)
     if bad:
-        raise ValueError(f"study: unknown key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+        raise BadInput(f"study: unknown key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
     mtbf = float(study.get("mtbf_hours", 8)) * 3600
     restart = float(study.get("restart_min", 12)) * 60
     work = float(study.get("work_hours", 336)) * 3600
     trials = int(study.get("trials", 20))
     intervals = [float(x) * 60 for x in study.get("intervals_min", DEFAULT_INTERVALS_MIN)]
     if mtbf <= 0 or restart < 0 or work <= 0 or trials < 1 or not intervals or min(intervals) <= 0:
-        raise ValueError("study: mtbf_hours, work_hours > 0, restart_min >= 0, trials >= 1, intervals > 0")
+        raise BadInput("study: mtbf_hours, work_hours > 0, restart_min >= 0, trials >= 1, intervals > 0")
     delta = write_time(cfg.checkpoint_bytes, cfg.storage_gbps)
     step = step_time(cfg).total_s
     rng = random.Random(seed)
