@@ -7,7 +7,7 @@ and checked; every violation prints as `file:message: rule`, and the exit status
 
 The rules:
 - every RPC `R` takes `<Prefix>RRequest` and returns `<Prefix>RResponse` (a server-streaming Watch
-  returns a stream of its response message);
+  returns a stream of its response message); in a file of several services, `<Service>RRequest`;
 - no request or response message serves two RPCs;
 - every top-level message and enum starts with the file's component prefix, and every enum value
   with the enum's name in UPPER_SNAKE (so values of two files never collide in the shared package).
@@ -77,7 +77,10 @@ def check_rpcs(fd: descriptor_pb2.FileDescriptorProto) -> Iterator[tuple[str, st
             yield svc.name, "service has no server-streaming WatchEvents RPC"
         for m in svc.method:
             req, resp = _short(m.input_type, fd.package), _short(m.output_type, fd.package)
-            for got, want in ((req, f"{prefix}{m.name}Request"), (resp, f"{prefix}{m.name}Response")):
+            # a file with several services may name the pair after the service (LustreMdsGetattrRequest,
+            # LustreOssGetattrRequest): their RPCs' names can be the same
+            owner = svc.name if len(fd.service) > 1 and svc.name.startswith(prefix) else prefix
+            for got, want in ((req, f"{owner}{m.name}Request"), (resp, f"{owner}{m.name}Response")):
                 if got != want:
                     yield got, f"RPC {svc.name}.{m.name} uses {got}; its own message is named {want}"
                 users.setdefault(got, []).append(m.name)

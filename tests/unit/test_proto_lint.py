@@ -141,3 +141,35 @@ def test_repository_protos_that_make_lint_enforces_pass() -> None:
     files = enforced.group(1).split()
     assert "protos/clustertwin/v1/gpu_node.proto" in files
     assert lint.lint([str(REPO / f) for f in files]) == []
+
+
+
+def two_services(first: str) -> str:
+    """CLEAN with a second service WidgetAdmin that has a GetWidget and a WatchEvents of its own; CLEAN's
+    service's pairs renamed <first><Rpc>."""
+    text = CLEAN
+    for rpc in ("ListWidgets", "GetWidget", "WatchEvents"):
+        text = text.replace(f"Widget{rpc}Re", f"{first}{rpc}Re")
+    return text + """
+message WidgetAdminGetWidgetRequest { string id = 1; }
+message WidgetAdminGetWidgetResponse { Widget widget = 1; }
+message WidgetAdminWatchEventsRequest { uint64 after_seq = 1; }
+message WidgetAdminWatchEventsResponse { WidgetEvent event = 1; }
+
+service WidgetAdmin {
+  rpc GetWidget(WidgetAdminGetWidgetRequest) returns (WidgetAdminGetWidgetResponse);
+  rpc WatchEvents(WidgetAdminWatchEventsRequest) returns (stream WidgetAdminWatchEventsResponse);
+}
+"""
+
+
+def test_a_file_of_several_services_names_each_pair_after_its_service(tmp_path: Path) -> None:
+    """Two services with an RPC of the same name (lustre.proto's LustreMds.Getattr and LustreOss.Getattr, and
+    WatchEvents on each) cannot both use <Prefix><Rpc>Request: there each pair is <Service><Rpc>Request."""
+    assert problems(tmp_path, two_services("WidgetService")) == []
+    found = problems(tmp_path, two_services("Widget"))
+    assert "widget.proto:WidgetGetWidgetRequest: RPC WidgetService.GetWidget uses WidgetGetWidgetRequest; its own " \
+           "message is named WidgetServiceGetWidgetRequest" in found, found
+    # one service: still <Prefix><Rpc>Request
+    single = CLEAN.replace("WidgetGetWidgetRequest", "WidgetServiceGetWidgetRequest")
+    assert any("its own message is named WidgetGetWidgetRequest" in p for p in problems(tmp_path, single))
