@@ -109,7 +109,7 @@ class Twin:
 
     def network(self) -> NetworkClient:
         """The emulated network's control (a twin started with --network netns)."""
-        return NetworkClient(self.run, self.manifest)
+        return NetworkClient(self.run, self.manifest, cable_ports=getattr(self, "fabric_cable_ports", None))
 
     def faults(self) -> FaultsClient:
         """Faults across GPU servers, Ceph, the network and Lustre."""

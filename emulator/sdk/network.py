@@ -25,7 +25,8 @@ from emulator.rundir import RunDir, RunDirError
 
 
 class NetworkClient:
-    def __init__(self, run: RunDir, manifest: dict[str, Any]) -> None:
+    def __init__(self, run: RunDir, manifest: dict[str, Any],
+                 cable_ports: Callable[[str, str, int | None], dict[str, list[int]] | None] | None = None) -> None:
         from emulator.network.remote import RemoteNetwork
 
         backend = manifest.get("network_backend")
@@ -37,6 +38,7 @@ class NetworkClient:
         self.state_dir = Path(backend["state_dir"])
         self.remote = RemoteNetwork(run.control_socket)
         self.run, self.manifest = run, manifest
+        self._cable_ports = cable_ports   # the fabric service's lookup (Twin.fabric_cable_ports), if installed
         self.raised: list[Any] = []    # what the last change raised and cleared (NetFaults)
         self.cleared: list[Any] = []
 
@@ -64,12 +66,9 @@ class NetworkClient:
         """On a twin whose fabric manager drives the compute plane: per switch, the ports of the
         compute cable(s) between a and b (index None: every parallel one) on that switch. None when
         this twin has no fabric manager or these are not compute cables."""
-        from emulator.client import Twin
-
-        twin = Twin(self.run, self.manifest)
-        if not twin.daemons("fabric"):
+        if self._cable_ports is None or not any(d["kind"] == "fabric" for d in self.manifest["daemons"]):
             return None
-        return twin.fabric_cable_ports(a, b, index)   # the fabric service's (services/fabric/cables.py)
+        return self._cable_ports(a, b, index)   # services/fabric/cables.py
 
     def show(self) -> dict[str, Any]:
         """Per plane: what is emulated and how (`twin net show`)."""
