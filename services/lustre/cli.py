@@ -138,14 +138,14 @@ def getstripe(paths: Annotated[list[str], typer.Argument()],
             code = e.errno
             continue
         if stat.S_ISDIR(a.mode):
-            print(lfs.getstripe_dir(path, spec_from_pb(a.default_spec) if a.has_default else None), end="")
+            print(lfs.getstripe_dir(path, spec_from_pb(a.default_spec) if a.HasField("default_spec") else None), end="")
             if directory:
                 continue
             for e in c.readdir(inner):
-                if e.attr.has_layout:
+                if e.attr.HasField("layout"):
                     print(lfs.getstripe(os.path.join(path, e.name), layout_from_pb(e.attr.layout),
                                         ost if ost >= 0 else None), end="")
-        elif a.has_layout:
+        elif a.HasField("layout"):
             print(lfs.getstripe(path, layout_from_pb(a.layout), ost if ost >= 0 else None), end="")
         else:
             print(f"{path} has no stripe info")
@@ -222,8 +222,8 @@ def find(path: Annotated[str, typer.Argument()],
     c, m = _client(run_dir, path)
     mount_point, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
     try:
-        r = c.mdcall("Find", pb.LustreFindRequest(start=inner, name=name or "", size=size or "",
-                                            stripe_count=stripe_count or "", ost=ost, type=type_ or ""))
+        r = c.mdcall("Find", pb.LustreMdsFindRequest(start=inner, name=name or "", size=size or "",
+                                                     stripe_count=stripe_count or "", ost=ost, type=type_ or ""))
     except ClientError as e:
         print(f"lfs find: {e.strerror}", file=__import__("sys").stderr)
         raise typer.Exit(e.errno) from None

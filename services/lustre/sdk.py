@@ -5,6 +5,7 @@
     lu.client.getattr("/ckpt/step-10")  # the filesystem's calls (services.lustre.client.core.LustreClient)
     f = lu.inject_fault("oss-kill", "oss01")    # the fault API: a LustreFault with its id
     lu.list_faults(); lu.clear_fault(f.id)
+    lu.events("oss01")                  # what the OSS (or an MDS) publishes: LustreEvent, from WatchEvents
     lu.kill_oss("oss01")                # `twin lustre fault oss-kill`: the fault, then kill -9; down until start_oss
     lu.fill_ost(0); lu.restore_ost(0)   # `twin lustre fault ost-full` / `ost-clear`
     lu.faults()                         # the active faults as dicts (id, kind, target, effect)
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -42,6 +44,7 @@ class LustreAdmin:
         self.fsname: str = manifest["lustre"]["fsname"]
         self.client = LustreClient.from_manifest(manifest, failover_timeout=failover_timeout, plane="admin")
         self.oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
+        self.mds = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_mds"}
         self._channels: dict[str, grpc.Channel] = {}
 
     def close(self) -> None:
@@ -56,11 +59,31 @@ class LustreAdmin:
         self.close()
 
     def statfs(self) -> Any:
-        """`LustreStatfsReply`: the filesystem name and each MDT's and OST's space, inodes and state."""
+        """`LustreMdsStatfsResponse`: the filesystem name and each MDT's and OST's space, inodes and state."""
         return self.client.statfs()
 
     def oss_names(self) -> list[str]:
         return sorted(self.oss)
+
+    def events(self, server: str, since_seq: int = 0, timeout: float | None = None) -> Iterator[pb.LustreEvent]:
+        """The events an MDS or OSS publishes (services/lustre/events.py), from its WatchEvents: those it
+        kept after since_seq, then each new one, until the caller stops iterating, the server ends or
+        `timeout` seconds have passed (grpc.RpcError DEADLINE_EXCEEDED)."""
+        d = self.mds.get(server) or self.oss.get(server)
+        if d is None:
+            raise KeyError(f"no Lustre server named {server!r}: this twin's are "
+                           f"{', '.join(sorted(self.mds) + self.oss_names())}")
+        if server in self.mds:
+            stub, req = pb_grpc.LustreMdsStub, pb.LustreMdsWatchEventsRequest(since_seq=since_seq)
+        else:
+            stub, req = pb_grpc.LustreOssStub, pb.LustreOssWatchEventsRequest(since_seq=since_seq)
+        with grpc.insecure_channel(d.get("admin") or d["grpc"]) as ch:
+            stream = stub(ch).WatchEvents(req, timeout=timeout)
+            try:
+                for r in stream:
+                    yield r.event
+            finally:
+                stream.cancel()
 
     # ---- the fault API -----------------------------------------------------------------------
     def _oss_call(self, oss: str, method: str, request: Any) -> Any:
@@ -89,11 +112,11 @@ class LustreAdmin:
         """kind "oss-kill", target an OSS name: it serves nothing (its partner takes its OSTs) until cleared.
         kind "ost-full", target an OST index: its capacity shrinks to what it holds. Returns the fault."""
         if kind == "oss-kill":
-            return self._oss_call(str(target), "InjectFault", pb.LustreInjectFaultRequest(kind=kind)).fault
+            return self._oss_call(str(target), "InjectFault", pb.LustreOssInjectFaultRequest(kind=kind)).fault
         if kind == "ost-full":
             index = int(target)
             self._ost(index)
-            req = pb.LustreInjectFaultRequest(kind=kind, ost=index)
+            req = pb.LustreOssInjectFaultRequest(kind=kind, ost=index)
             return self.client.osts[index].call("InjectFault", req).fault   # the OSS serving it now
         raise ValueError(f"unknown Lustre fault kind {kind!r}: oss-kill or ost-full")
 
@@ -103,7 +126,7 @@ class LustreAdmin:
         for oss in self.oss_names():
             token = None
             while token != "":
-                page = self._oss_call(oss, "ListFaults", pb.LustreListFaultsRequest(
+                page = self._oss_call(oss, "ListFaults", pb.LustreOssListFaultsRequest(
                     include_cleared=include_cleared, page_size=PAGE_SIZE, page_token=token or ""))
                 out += page.faults
                 token = page.next_page_token
@@ -113,7 +136,7 @@ class LustreAdmin:
         holder = next((f.oss for f in self.list_faults(include_cleared=True) if f.id == fault_id), None)
         if holder is None:
             raise KeyError(f"no Lustre fault {fault_id!r} (see `twin lustre fault list`)")
-        return self._oss_call(holder, "ClearFault", pb.LustreClearFaultRequest(id=fault_id)).fault
+        return self._oss_call(holder, "ClearFault", pb.LustreOssClearFaultRequest(id=fault_id)).fault
 
     # ---- shortcuts (`twin lustre fault ...`) ---------------------------------------------------
     def kill_oss(self, oss: str) -> int:

@@ -8,14 +8,18 @@ Errors: `answer` runs a servicer's model call and maps a LustreError as services
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import struct
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
+from emulator import paging
+from emulator.errors import DaemonError
 from services.lustre.errors import LustreError
+from services.lustre.events import EventPublisher
 from services.lustre.layout import Layout, StripeObject, StripeSpec
 
 MAX_MESSAGE = 256 * 1024 * 1024
@@ -37,6 +41,56 @@ async def answer(context: grpc.aio.ServicerContext, fn: Callable[..., T], *args:
         return await asyncio.to_thread(fn, *args)
     except LustreError as e:
         await e.abort(context)
+
+
+def dir_cookie(name: str) -> int:
+    """A directory entry's readdir cookie: a 63-bit hash of its name, as ldiskfs's htree gives Lustre's
+    readdir. Pages go in cookie order and the next starts after the last cookie returned, so an entry
+    added or removed between two pages moves no other entry across the page boundary."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def page_of(rpc: str, items: Sequence[T], page_size: int, page_token: str,
+            key: Callable[[T], int] | None = None) -> tuple[Sequence[T], str]:
+    """emulator/paging.py's page, a bad token or size refused as EINVAL (INVALID_ARGUMENT)."""
+    try:
+        return paging.page(rpc, items, page_size, page_token, key)
+    except DaemonError as e:
+        raise LustreError("EINVAL", e.message) from None
+
+
+def event_pb(ev: dict[str, Any]) -> pb.LustreEvent:
+    """A published event (services/lustre/events.py) as WatchEvents streams it."""
+    out = pb.LustreEvent(seq=ev["seq"], time=ev["time"], node=ev["node"], kind=ev["kind"], message=ev["message"],
+                         oss=ev.get("oss", ""), to=ev.get("to", ""), **{"from": ev.get("from", "")})
+    for k in ("ost", "mdt"):
+        if ev.get(k) is not None:
+            setattr(out, k, ev[k])
+    f = ev.get("fault")
+    if f is not None:
+        out.fault.CopyFrom(pb.LustreFault(id=f["id"], kind=f["kind"], oss=f["params"]["oss"],
+                                          ost=f["params"].get("ost"), injected_at=f["injected_at"],
+                                          active=f["active"], cleared_at=f.get("cleared_at"), effect=f["effect"]))
+    return out
+
+
+async def watch(events: EventPublisher, since_seq: int) -> AsyncIterator[pb.LustreEvent]:
+    """The events the daemon kept after since_seq, then each new one (a since_seq from the future, e.g.
+    of the daemon's previous run, means "from now on"), until the call ends."""
+    q = events.watch()   # subscribe first, then replay: nothing falls between
+    try:
+        last = min(since_seq, events.last_seq())
+        for ev in events.recent():
+            if ev["seq"] > last:
+                last = ev["seq"]
+                yield event_pb(ev)
+        while True:
+            ev = await q.get()
+            if ev["seq"] > last:
+                last = ev["seq"]
+                yield event_pb(ev)
+    finally:
+        events.unwatch(q)
 
 
 # ---- layouts -------------------------------------------------------------------------------------

@@ -230,17 +230,17 @@ def active_mds(twin: Twin) -> DaemonEntry:
 
 
 def mds_write(twin: Twin, d: DaemonEntry) -> str:
-    mds_call(twin, "Create", lustre_pb2.LustreCreateRequest(path="/conformance", mode=0o644))
+    mds_call(twin, "Create", lustre_pb2.LustreMdsCreateRequest(path="/conformance", mode=0o644))
     return "/conformance"
 
 
 def mds_check(twin: Twin, d: DaemonEntry, path: str) -> None:
-    assert mds_call(twin, "Getattr", lustre_pb2.LustrePathRequest(path=path)).size == 0
+    assert mds_call(twin, "Getattr", lustre_pb2.LustreMdsGetattrRequest(path=path)).attr.size == 0
 
 
 def mds_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     # stat on a name that is not there: ENOENT
-    return rpc_code(lambda: mds_call(twin, "Getattr", lustre_pb2.LustrePathRequest(path="/no-such"))), \
+    return rpc_code(lambda: mds_call(twin, "Getattr", lustre_pb2.LustreMdsGetattrRequest(path="/no-such"))), \
         grpc.StatusCode.NOT_FOUND
 
 
@@ -270,18 +270,18 @@ def oss_entry(twin: Twin) -> DaemonEntry:
 
 def oss_write(twin: Twin, d: DaemonEntry) -> bytes:
     data = b"striped and synced"
-    oss_call(twin, "Write", lustre_pb2.LustreWriteRequest(obj=OBJ, offset=0, data=data, sync=True))
+    oss_call(twin, "Write", lustre_pb2.LustreOssWriteRequest(obj=OBJ, offset=0, data=data, sync=True))
     return data
 
 
 def oss_check(twin: Twin, d: DaemonEntry, data: bytes) -> None:
-    got = oss_call(twin, "Read", lustre_pb2.LustreReadRequest(obj=OBJ, offset=0, length=len(data)))
+    got = oss_call(twin, "Read", lustre_pb2.LustreOssReadRequest(obj=OBJ, offset=0, length=len(data)))
     assert got.data == data
 
 
 def oss_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     stub = lustre_pb2_grpc.LustreOssStub(channel(d.grpc))
-    bad = lustre_pb2.LustreReadRequest(obj=lustre_pb2.LustreObjectRef(ost=0x3ff, objid=1), offset=0, length=1)
+    bad = lustre_pb2.LustreOssReadRequest(obj=lustre_pb2.LustreObjectRef(ost=0x3ff, objid=1), offset=0, length=1)
     # -ENODEV: the OST is not served here, and the client's import moves to the failover NID
     # (UNAVAILABLE is what sends the twin's client to the next server of the OST)
     return rpc_code(lambda: stub.Read(bad, timeout=RPC_TIMEOUT)), grpc.StatusCode.UNAVAILABLE

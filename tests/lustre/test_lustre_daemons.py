@@ -25,6 +25,7 @@ from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
 from services.lustre.client.core import ClientError, LustreClient
 from services.lustre.sdk import LustreAdmin
+from services.lustre.wire import dir_cookie
 from tests.lustre.conftest import twin_cli
 from tests.lustre.test_lustre_events import Events
 
@@ -91,7 +92,7 @@ def test_the_standby_mds_is_not_serving_its_service(rack: dict[str, Any]) -> Non
         assert health(d["admin"], d["service"]) == want == health(d["grpc"], d["service"]), d["name"]
     standby = next(d for d in mds if role(d) == "standby")
     with grpc.insecure_channel(standby["admin"]) as ch, pytest.raises(grpc.RpcError) as e:
-        pb_grpc.LustreMdsStub(ch).Getattr(pb.LustrePathRequest(path="/"), timeout=5)
+        pb_grpc.LustreMdsStub(ch).Getattr(pb.LustreMdsGetattrRequest(path="/"), timeout=5)
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE and ("lustre-errno", "EAGAIN") in e.value.trailing_metadata()
 
 
@@ -107,7 +108,7 @@ def test_the_errno_travels_as_metadata(rack: dict[str, Any]) -> None:
             assert err.value.errno == getattr(errno, name)
         raw = pb_grpc.LustreMdsStub(c.mds.channels[c.mds.current])
         with pytest.raises(grpc.RpcError) as e:
-            raw.Getattr(pb.LustrePathRequest(path="/errno/missing"), timeout=5)
+            raw.Getattr(pb.LustreMdsGetattrRequest(path="/errno/missing"), timeout=5)
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
         assert ("lustre-errno", "ENOENT") in e.value.trailing_metadata()
         assert not e.value.details().startswith("ENOENT"), e.value.details()   # the text is for people
@@ -161,13 +162,13 @@ def test_faults_are_listed_in_pages(rack: dict[str, Any]) -> None:
         assert a.oss == b.oss == "oss01" and a.ost == 0 and b.ost == 1
         with grpc.insecure_channel(oss01["admin"]) as ch:
             stub = pb_grpc.LustreOssStub(ch)
-            first = stub.ListFaults(pb.LustreListFaultsRequest(page_size=1), timeout=5)
-            second = stub.ListFaults(pb.LustreListFaultsRequest(page_size=1, page_token=first.next_page_token),
+            first = stub.ListFaults(pb.LustreOssListFaultsRequest(page_size=1), timeout=5)
+            second = stub.ListFaults(pb.LustreOssListFaultsRequest(page_size=1, page_token=first.next_page_token),
                                      timeout=5)
             assert [f.id for f in first.faults] == [a.id] and first.next_page_token
             assert [f.id for f in second.faults] == [b.id] and second.next_page_token == ""
             with pytest.raises(grpc.RpcError) as e:
-                stub.ListFaults(pb.LustreListFaultsRequest(page_token="x"), timeout=5)
+                stub.ListFaults(pb.LustreOssListFaultsRequest(page_token="x"), timeout=5)
             assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert ("lustre-errno", "EINVAL") in e.value.trailing_metadata()
     finally:
@@ -200,6 +201,98 @@ def test_a_new_active_mds_connects_to_its_osts_before_it_serves(rack: dict[str, 
     c = LustreClient.from_manifest(rack, failover_timeout=60.0, plane="admin")
     try:
         a = c.create("/created-after-failover")
-        assert a.has_layout and len(a.layout.objects) >= 1
+        assert a.HasField("layout") and len(a.layout.objects) >= 1
     finally:
         c.close()
+
+
+def readdir_pages(stub: Any, path: str, size: int) -> list[list[str]]:
+    pages, token = [], None
+    while token != "":
+        r = stub.Readdir(pb.LustreMdsReaddirRequest(path=path, page_size=size, page_token=token or ""), timeout=10)
+        pages.append([e.name for e in r.entries])
+        token = r.next_page_token
+    return pages
+
+
+def test_readdir_goes_page_by_page_in_cookie_order_and_the_client_reads_them_all(rack: dict[str, Any]) -> None:
+    """Lustre's readdir pages go in hash-cookie order: an entry removed or added between two pages moves
+    no other across the page boundary. The client (and so the FUSE mount) follows the pages to the end."""
+    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+    try:
+        c.mkdir("/big")
+        names = [f"f{i:04d}" for i in range(1050)]   # more than one of the client's pages (1000)
+        for n in names:
+            c.create(f"/big/{n}")
+        assert sorted(e.name for e in c.readdir("/big")) == names
+        stub = pb_grpc.LustreMdsStub(c.mds.channels[c.mds.current])
+        pages = readdir_pages(stub, "/big", 100)
+        assert [len(p) for p in pages] == [100] * 10 + [50]
+        order = [n for p in pages for n in p]
+        assert order == sorted(names, key=dir_cookie) != names
+        # between the first and the second page: one entry of the first page goes, a new one comes
+        first = stub.Readdir(pb.LustreMdsReaddirRequest(path="/big", page_size=100), timeout=10)
+        c.unlink(f"/big/{first.entries[0].name}")
+        c.create("/big/new-entry")
+        rest = stub.Readdir(pb.LustreMdsReaddirRequest(path="/big", page_size=2000,
+                                                       page_token=first.next_page_token), timeout=10)
+        seen = [e.name for e in first.entries] + [e.name for e in rest.entries]
+        assert sorted(set(seen) - {"new-entry"}) == names and len(seen) == len(set(seen))
+        for bad in ("x", first.next_page_token[:-2]):
+            with pytest.raises(grpc.RpcError) as e:
+                stub.Readdir(pb.LustreMdsReaddirRequest(path="/big", page_token=bad), timeout=10)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
+            assert ("lustre-errno", "EINVAL") in e.value.trailing_metadata()
+    finally:
+        c.close()
+
+
+def test_listxattr_pages(rack: dict[str, Any]) -> None:
+    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+    try:
+        c.create("/xattrs")
+        for n in ("user.c", "user.a", "user.b"):
+            c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(path="/xattrs", name=n, value=b"v"))
+        stub = pb_grpc.LustreMdsStub(c.mds.channels[c.mds.current])
+        first = stub.Listxattr(pb.LustreMdsListxattrRequest(path="/xattrs", page_size=2), timeout=10)
+        second = stub.Listxattr(pb.LustreMdsListxattrRequest(path="/xattrs", page_size=2,
+                                                             page_token=first.next_page_token), timeout=10)
+        assert list(first.names) == ["user.a", "user.b"] and list(second.names) == ["user.c"]
+        assert second.next_page_token == "" and c.listxattr("/xattrs") == ["user.a", "user.b", "user.c"]
+    finally:
+        c.close()
+
+
+def next_event(stream: Iterator[Any], cond: Callable[[Any], bool]) -> Any:
+    return next(ev for ev in stream if cond(ev))
+
+
+def test_watch_events_streams_what_each_server_publishes(rack: dict[str, Any]) -> None:
+    """An ost-full fault: the OSS's WatchEvents replays its fault event (with the fault record) and streams
+    the fault_clear as it happens; the active MDS's shows the OST full, then not."""
+    lu = LustreAdmin(RunDir(rack["run"]), rack)
+    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+    active = wait_for("an active MDS", lambda: next((d for d in mds if role(d) == "active"), None))
+    try:
+        wait_for("oss01 serving OST0000", lambda: {t.index: t.server for t in lu.statfs().osts if t.active}
+                 .get(0) == "oss01")
+        f = lu.inject_fault("ost-full", 0)
+        oss = lu.events("oss01", timeout=60)
+        ev = next_event(oss, lambda e: e.kind == "fault" and e.fault.id == f.id)
+        assert ev.node == "oss01" and ev.HasField("ost") is False and ev.fault.ost == 0 and ev.fault.active
+        assert ev.seq > 0 and ev.time > 0 and ev.message
+        md = lu.events(active["name"], timeout=60)
+        full = next_event(md, lambda e: e.kind == "ost_full" and e.ost == 0)
+        assert full.node == active["name"] and full.HasField("ost")
+        lu.restore_ost(0)
+        cleared = next_event(oss, lambda e: e.kind == "fault_clear")
+        assert cleared.fault.id == f.id and not cleared.fault.active and cleared.seq > ev.seq
+        assert next_event(md, lambda e: e.kind == "ost_full_clear").ost == 0
+        oss.close()
+        md.close()
+        with pytest.raises(KeyError):
+            next(lu.events("oss99"))
+    finally:
+        if lu.list_faults():
+            lu.restore_ost(0)
+        lu.close()

@@ -326,7 +326,7 @@ def test_no_failover_partner_means_eio():
     c = LustreClient(["127.0.0.1:9"], {0: ["127.0.0.1:9"]}, failover_timeout=0.5)
     t0 = time.monotonic()
     with pytest.raises(ClientError) as e:
-        c.osts[0].call("Read", pb.LustreReadRequest(obj=pb.LustreObjectRef(ost=0, objid=1, seq=1), length=1))
+        c.osts[0].call("Read", pb.LustreOssReadRequest(obj=pb.LustreObjectRef(ost=0, objid=1, seq=1), length=1))
     assert e.value.errno == errno.EIO and time.monotonic() - t0 >= 0.5
     c.close()
 

@@ -30,6 +30,7 @@ from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT
 
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 READ_THREADS = int(os.environ.get("TWIN_LUSTRE_READ_THREADS", "8"))   # bulk reads in flight per client
+READDIR_PAGE = 1000   # entries per Readdir/Listxattr page: the most emulator/paging.py gives, fewest round trips
 
 
 class ClientError(OSError):
@@ -124,7 +125,7 @@ class LustreClient:
             self._pool.shutdown(wait=False)
 
     # ---- bulk reads (services/lustre/bulk.py) --------------------------------------------------
-    def read_object(self, ost: int, req: pb.LustreReadRequest) -> bytes:
+    def read_object(self, ost: int, req: pb.LustreOssReadRequest) -> bytes:
         """One object read: by bulk transfer from the OSS serving it now, else (any failure) by the
         RPC, which blocks through a failover or ends in EIO."""
         t = self.osts[ost]
@@ -141,7 +142,7 @@ class LustreClient:
                 pass
         return t.call("Read", req).data
 
-    def read_future(self, ost: int, req: pb.LustreReadRequest) -> Future:
+    def read_future(self, ost: int, req: pb.LustreOssReadRequest) -> Future:
         if self._pool is None:
             with self._lock:
                 if self._pool is None:
@@ -153,41 +154,56 @@ class LustreClient:
         return self.mds.call(method, request)
 
     def getattr(self, path: str, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
-        return self.mdcall("Getattr", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+        return self.mdcall("Getattr", pb.LustreMdsGetattrRequest(path=path, cred=cred or self.cred)).attr
 
     def readdir(self, path: str, cred: pb.LustreCred | None = None) -> list[pb.LustreDirEntry]:
-        return list(self.mdcall("Readdir", pb.LustrePathRequest(path=path, cred=cred or self.cred)).entries)
+        """Every entry, page after page (in cookie order, as Lustre's readdir)."""
+        out: list[pb.LustreDirEntry] = []
+        token = None
+        while token != "":
+            r = self.mdcall("Readdir", pb.LustreMdsReaddirRequest(path=path, cred=cred or self.cred,
+                                                                  page_size=READDIR_PAGE, page_token=token or ""))
+            out += r.entries
+            token = r.next_page_token
+        return out
+
+    def listxattr(self, path: str, cred: pb.LustreCred | None = None) -> list[str]:
+        out: list[str] = []
+        token = None
+        while token != "":
+            r = self.mdcall("Listxattr", pb.LustreMdsListxattrRequest(path=path, cred=cred or self.cred,
+                                                                      page_size=READDIR_PAGE, page_token=token or ""))
+            out += r.names
+            token = r.next_page_token
+        return out
 
     def create(self, path: str, mode: int = 0o644, spec: pb.LustreStripeSpec | None = None,
                cred: pb.LustreCred | None = None, exclusive: bool = False) -> pb.LustreAttr:
-        req = pb.LustreCreateRequest(path=path, mode=mode, cred=cred or self.cred, exclusive=exclusive)
-        if spec is not None:
-            req.spec.CopyFrom(spec)
-            req.has_spec = True
-        return self.mdcall("Create", req)
+        req = pb.LustreMdsCreateRequest(path=path, mode=mode, cred=cred or self.cred, exclusive=exclusive, spec=spec)
+        return self.mdcall("Create", req).attr
 
     def mkdir(self, path: str, mode: int = 0o755, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
-        return self.mdcall("Mkdir", pb.LustreMkdirRequest(path=path, mode=mode, cred=cred or self.cred))
+        return self.mdcall("Mkdir", pb.LustreMdsMkdirRequest(path=path, mode=mode, cred=cred or self.cred)).attr
 
     def unlink(self, path: str, cred: pb.LustreCred | None = None) -> None:
-        self.mdcall("Unlink", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+        self.mdcall("Unlink", pb.LustreMdsUnlinkRequest(path=path, cred=cred or self.cred))
 
     def rmdir(self, path: str, cred: pb.LustreCred | None = None) -> None:
-        self.mdcall("Rmdir", pb.LustrePathRequest(path=path, cred=cred or self.cred))
+        self.mdcall("Rmdir", pb.LustreMdsRmdirRequest(path=path, cred=cred or self.cred))
 
     def rename(self, src: str, dst: str, cred: pb.LustreCred | None = None) -> None:
-        self.mdcall("Rename", pb.LustreRenameRequest(src=src, dst=dst, cred=cred or self.cred))
+        self.mdcall("Rename", pb.LustreMdsRenameRequest(src=src, dst=dst, cred=cred or self.cred))
 
     def setattr(self, path: str, cred: pb.LustreCred | None = None, **kw: Any) -> pb.LustreAttr:
-        return self.mdcall("Setattr", pb.LustreSetattrRequest(path=path, cred=cred or self.cred, **kw))
+        return self.mdcall("Setattr", pb.LustreMdsSetattrRequest(path=path, cred=cred or self.cred, **kw)).attr
 
     def setstripe(self, path: str, count: int = 0, size: int = 0, index: int = -1,
                   cred: pb.LustreCred | None = None) -> pb.LustreAttr:
-        return self.mdcall("Setstripe", pb.LustreSetstripeRequest(path=path, spec=pb.LustreStripeSpec(
-            count=count, size=size, index=index), cred=cred or self.cred))
+        return self.mdcall("Setstripe", pb.LustreMdsSetstripeRequest(path=path, spec=pb.LustreStripeSpec(
+            count=count, size=size, index=index), cred=cred or self.cred)).attr
 
-    def statfs(self) -> pb.LustreStatfsReply:
-        return self.mdcall("Statfs", pb.LustreStatfsRequest())
+    def statfs(self) -> pb.LustreMdsStatfsResponse:
+        return self.mdcall("Statfs", pb.LustreMdsStatfsRequest())
 
     # ---- objects -----------------------------------------------------------------------------
     def _oref(self, layout: Layout, slot: int) -> pb.LustreObjectRef:
@@ -218,7 +234,7 @@ class LustreClient:
         if length == 0:
             return b""
         exts = layout.extents(offset, length)
-        replies = self._gather([(e.ost, "Read", pb.LustreReadRequest(
+        replies = self._gather([(e.ost, "Read", pb.LustreOssReadRequest(
             obj=self._oref(layout, e.slot), offset=e.object_offset, length=e.length)) for e in exts])
         if len(exts) == 1:
             data = replies[0].data
@@ -238,22 +254,24 @@ class LustreClient:
         for e in exts:
             start = e.file_offset - offset
             chunk = view[start:start + e.length]
-            calls.append((e.ost, "Write", pb.LustreWriteRequest(obj=self._oref(layout, e.slot), offset=e.object_offset,
-                                                          data=whole if len(exts) == 1 else bytes(chunk), sync=sync)))
+            calls.append((e.ost, "Write", pb.LustreOssWriteRequest(
+                obj=self._oref(layout, e.slot), offset=e.object_offset,
+                data=whole if len(exts) == 1 else bytes(chunk), sync=sync)))
         self._gather(calls)
         return len(view)
 
     def punch(self, layout: Layout, size: int) -> None:
         """Truncate every object to what it holds of a `size`-byte file."""
-        self._gather([(o.ost, "Punch", pb.LustrePunchRequest(obj=self._oref(layout, slot), size=layout.object_size(slot,
-                                                                                                         size)))
+        self._gather([(o.ost, "Punch", pb.LustreOssPunchRequest(obj=self._oref(layout, slot),
+                                                                size=layout.object_size(slot, size)))
                       for slot, o in enumerate(layout.objects)])
 
     def sync(self, layout: Layout) -> None:
-        self._gather([(o.ost, "Sync", self._oref(layout, slot)) for slot, o in enumerate(layout.objects)])
+        self._gather([(o.ost, "Sync", pb.LustreOssSyncRequest(obj=self._oref(layout, slot)))
+                      for slot, o in enumerate(layout.objects)])
 
-    def oss_admin(self, ost: int, **kw: Any) -> pb.LustreOssStatfsReply:
-        return self.osts[ost].call("SetOstState", pb.LustreOstAdminRequest(ost=ost, **kw))
+    def oss_admin(self, ost: int, **kw: Any) -> pb.LustreOssSetOstStateResponse:
+        return self.osts[ost].call("SetOstState", pb.LustreOssSetOstStateRequest(ost=ost, **kw))
 
 
 class ReadAhead:
@@ -286,7 +304,7 @@ class ReadAhead:
         stripe, within = divmod(start, lay.stripe_size)
         row, slot = divmod(stripe, lay.stripe_count)
         o = lay.objects[slot]
-        req = pb.LustreReadRequest(obj=pb.LustreObjectRef(ost=o.ost, objid=o.objid, seq=o.seq),
+        req = pb.LustreOssReadRequest(obj=pb.LustreObjectRef(ost=o.ost, objid=o.objid, seq=o.seq),
                                    offset=row * lay.stripe_size + within, length=min(self.unit, file_size - start))
         self.chunks[k] = (o.ost, req, self.c.read_future(o.ost, req))
 

@@ -110,7 +110,7 @@ class LustreFuse(mfusepy.Operations):
         with self._mu:
             of = self.files.get(path)
             if of is None:
-                of = OpenFile(path, layout_from_pb(a.layout) if a.has_layout else None, a.size, a.fid)
+                of = OpenFile(path, layout_from_pb(a.layout) if a.HasField("layout") else None, a.size, a.fid)
                 self.files[path] = of
             of.refs += 1
             fh = self.next_fh
@@ -190,7 +190,7 @@ class LustreFuse(mfusepy.Operations):
             layout = of.layout
         else:
             a = self._attr(path, fresh=True)
-            layout = layout_from_pb(a.layout) if a.has_layout else None
+            layout = layout_from_pb(a.layout) if a.HasField("layout") else None
         self._setattr(path, size=length)
         if layout is not None:
             self.c.punch(layout, length)
@@ -344,23 +344,24 @@ class LustreFuse(mfusepy.Operations):
     def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
         if name == LOV:
             a = self._attr(path)
-            if a.has_layout:
+            if a.HasField("layout"):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
             raise mfusepy.FuseOSError(errno.ENODATA)
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENODATA)
-        return self.c.mdcall("Getxattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred())).value
+        return self.c.mdcall("Getxattr", pb.LustreMdsGetxattrRequest(path=path, name=name,
+                                                                     cred=self.cred())).value
 
     def listxattr(self, path: str) -> list[str]:
         a = self._attr(path)
-        names = list(self.c.mdcall("Listxattr", pb.LustreXattrRequest(path=path, cred=self.cred())).names)
-        return ([LOV] if a.has_layout else []) + names
+        names = self.c.listxattr(path, self.cred())
+        return ([LOV] if a.HasField("layout") else []) + names
 
     def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
         if name == LOV:
             a = self._attr(path, fresh=True)
-            if a.has_layout and not stat.S_ISDIR(a.mode):
+            if a.HasField("layout") and not stat.S_ISDIR(a.mode):
                 return 0   # the file already has its layout: ignored, as Lustre does
             try:
                 layout, _fid = parse_lov_xattr(bytes(value))
@@ -373,18 +374,18 @@ class LustreFuse(mfusepy.Operations):
             if of is not None:
                 of.layout = None
                 a = self._attr(path, fresh=True)
-                of.layout = layout_from_pb(a.layout) if a.has_layout else None
+                of.layout = layout_from_pb(a.layout) if a.HasField("layout") else None
             return 0
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENOTSUP)
-        self.c.mdcall("Setxattr", pb.LustreXattrRequest(path=path, name=name, value=bytes(value), flags=options,
-                                                  cred=self.cred()))
+        self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(path=path, name=name, value=bytes(value),
+                                                              flags=options, cred=self.cred()))
         return 0
 
     def removexattr(self, path: str, name: str) -> int:
         if not name.startswith("user."):
             raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
-        self.c.mdcall("Removexattr", pb.LustreXattrRequest(path=path, name=name, cred=self.cred()))
+        self.c.mdcall("Removexattr", pb.LustreMdsRemovexattrRequest(path=path, name=name, cred=self.cred()))
         return 0
 
     def access(self, path: str, amode: int) -> int:

@@ -178,8 +178,8 @@ class MdsDaemon:
             for o in await self.destroy_queue.get():
                 for addr in self.ost_servers.get(o.ost, []):
                     try:
-                        await self.stub(addr).Destroy(pb.LustreObjectRef(ost=o.ost, objid=o.objid, seq=o.seq),
-                                                      timeout=5.0)
+                        ref = pb.LustreObjectRef(ost=o.ost, objid=o.objid, seq=o.seq)
+                        await self.stub(addr).Destroy(pb.LustreOssDestroyRequest(obj=ref), timeout=5.0)
                         break
                     except grpc.aio.AioRpcError as e:
                         log.warning("destroy of object %d on OST%04x via %s failed: %s", o.objid, o.ost, addr,

@@ -15,11 +15,12 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from services.lustre import find as lfind
 from services.lustre.errors import LustreError
+from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.namespace import Cred, Inode
 from services.lustre.ost import MdtState, OstState, target_name
-from services.lustre.wire import answer, layout_to_pb, spec_from_pb, spec_to_pb
+from services.lustre.wire import answer, dir_cookie, layout_to_pb, page_of, spec_from_pb, spec_to_pb, watch
 
 # Inode times (atime, mtime, ctime: what stat shows through the FUSE client) are the machine's real
 # time, not the twin clock: real Lustre stamps them with the client's and MDS's clocks, and under
@@ -37,6 +38,7 @@ class MdsState(Protocol):
     name: str
     fsname: str
     ns: DurableNamespace | None
+    events: EventPublisher
 
     def destroy(self, objects: list[StripeObject]) -> None: ...
 
@@ -50,10 +52,8 @@ def attr_of(n: Inode) -> pb.LustreAttr:
                       blocks=(n.size + 511) // 512, atime=n.atime, mtime=n.mtime, ctime=n.ctime)
     if n.layout is not None:
         a.layout.CopyFrom(layout_to_pb(n.layout))
-        a.has_layout = True
     if n.default_spec is not None:
         a.default_spec.CopyFrom(spec_to_pb(n.default_spec))
-        a.has_default = True
     return a
 
 
@@ -79,100 +79,119 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         return await answer(context, lambda: fn(self._ns()))
 
     async def _removed(self, context: Ctx, fn: Callable[[DurableNamespace], list[StripeObject]]) \
-            -> pb.LustreRemovedReply:
+            -> list[pb.LustreObject]:
         freed = await self._call(context, fn)
         self.d.destroy(freed)   # on the event loop: the destroyer's queue is an asyncio one
-        return pb.LustreRemovedReply(freed=[pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed])
+        return [pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed]
 
     async def Getattr(self, request, context):  # noqa: N802
-        return await self._call(context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred))))
+        return pb.LustreMdsGetattrResponse(attr=await self._call(
+            context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)))))
 
     async def Getstripe(self, request, context):  # noqa: N802
-        return await self.Getattr(request, context)
+        return pb.LustreMdsGetstripeResponse(attr=await self._call(
+            context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)))))
 
     async def Create(self, request, context):  # noqa: N802
         r = request
-        spec = spec_from_pb(r.spec) if r.has_spec else None
-        return await self._call(context, lambda ns: attr_of(ns.create(
-            r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout, r.exclusive)))
+        spec = spec_from_pb(r.spec) if r.HasField("spec") else None
+        return pb.LustreMdsCreateResponse(attr=await self._call(context, lambda ns: attr_of(ns.create(
+            r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout, r.exclusive))))
 
     async def Mkdir(self, request, context):  # noqa: N802
         r = request
-        spec = spec_from_pb(r.spec) if r.has_spec else None
-        return await self._call(context, lambda ns: attr_of(ns.mkdir(r.path, inode_time(), r.mode or 0o755,
-                                                                     cred_of(r.cred), spec)))
+        spec = spec_from_pb(r.spec) if r.HasField("spec") else None
+        return pb.LustreMdsMkdirResponse(attr=await self._call(context, lambda ns: attr_of(ns.mkdir(
+            r.path, inode_time(), r.mode or 0o755, cred_of(r.cred), spec))))
 
     async def Unlink(self, request, context):  # noqa: N802
-        return await self._removed(context, lambda ns: ns.unlink(request.path, inode_time(), cred_of(request.cred)))
+        return pb.LustreMdsUnlinkResponse(freed=await self._removed(
+            context, lambda ns: ns.unlink(request.path, inode_time(), cred_of(request.cred))))
 
     async def Rmdir(self, request, context):  # noqa: N802
-        return await self._removed(context, lambda ns: ns.rmdir(request.path, inode_time(),
-                                                                cred_of(request.cred)) or [])
+        return pb.LustreMdsRmdirResponse(freed=await self._removed(
+            context, lambda ns: ns.rmdir(request.path, inode_time(), cred_of(request.cred)) or []))
 
     async def Rename(self, request, context):  # noqa: N802
         r = request
-        return await self._removed(context, lambda ns: ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred)))
+        return pb.LustreMdsRenameResponse(freed=await self._removed(
+            context, lambda ns: ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred))))
 
     async def Readdir(self, request, context):  # noqa: N802
-        return await self._call(context, lambda ns: pb.LustreReaddirReply(entries=[
-            pb.LustreDirEntry(name=name, attr=attr_of(n))
-            for name, n in ns.readdir(request.path, cred_of(request.cred))]))
+        r = request
+
+        def readdir(ns: DurableNamespace) -> pb.LustreMdsReaddirResponse:
+            # in cookie order, as Lustre's readdir pages go (wire.dir_cookie)
+            entries = sorted((dir_cookie(name), name, n) for name, n in ns.readdir(r.path, cred_of(r.cred)))
+            got, token = page_of("Readdir", entries, r.page_size, r.page_token, key=lambda e: e[0])
+            return pb.LustreMdsReaddirResponse(entries=[pb.LustreDirEntry(name=name, attr=attr_of(n))
+                                                        for _, name, n in got], next_page_token=token)
+        return await self._call(context, readdir)
 
     async def Setattr(self, request, context):  # noqa: N802
         r = request
         kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
-        return await self._call(context, lambda ns: attr_of(ns.setattr(r.path, inode_time(), cred_of(r.cred),
-                                                                       grow_only=r.grow_only, **kw)))
+        return pb.LustreMdsSetattrResponse(attr=await self._call(context, lambda ns: attr_of(ns.setattr(
+            r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only, **kw))))
 
     async def Setstripe(self, request, context):  # noqa: N802
         r = request
-        return await self._call(context, lambda ns: attr_of(ns.setstripe(r.path, spec_from_pb(r.spec), inode_time(),
-                                                                         cred_of(r.cred))))
+        return pb.LustreMdsSetstripeResponse(attr=await self._call(context, lambda ns: attr_of(ns.setstripe(
+            r.path, spec_from_pb(r.spec), inode_time(), cred_of(r.cred)))))
 
     async def Statfs(self, request, context):  # noqa: N802
-        def statfs(ns: DurableNamespace) -> pb.LustreStatfsReply:
+        def statfs(ns: DurableNamespace) -> pb.LustreMdsStatfsResponse:
             with ns.lock:
                 fs = ns.fsname
-                return pb.LustreStatfsReply(fsname=fs, mdts=[target_pb(fs, ns.ns.mdt, "MDT", self.d.name)],
+                return pb.LustreMdsStatfsResponse(fsname=fs, mdts=[target_pb(fs, ns.ns.mdt, "MDT", self.d.name)],
                                             osts=[target_pb(fs, o, "OST", o.oss) for o in ns.ns.osts.values()])
         return await self._call(context, statfs)
 
     async def Getxattr(self, request, context):  # noqa: N802
-        def get(ns: DurableNamespace) -> pb.LustreXattrReply:
+        def get(ns: DurableNamespace) -> pb.LustreMdsGetxattrResponse:
             xs = ns.get_xattrs(request.path, cred_of(request.cred))
             if request.name not in xs:
                 raise LustreError("ENODATA", f"{request.path}: no xattr {request.name}")
-            return pb.LustreXattrReply(value=xs[request.name])
+            return pb.LustreMdsGetxattrResponse(value=xs[request.name])
         return await self._call(context, get)
 
     async def Listxattr(self, request, context):  # noqa: N802
-        return await self._call(context, lambda ns: pb.LustreXattrReply(
-            names=sorted(ns.get_xattrs(request.path, cred_of(request.cred)))))
+        r = request
+
+        def listxattr(ns: DurableNamespace) -> pb.LustreMdsListxattrResponse:
+            names, token = page_of("Listxattr", sorted(ns.get_xattrs(r.path, cred_of(r.cred))), r.page_size,
+                                   r.page_token)
+            return pb.LustreMdsListxattrResponse(names=names, next_page_token=token)
+        return await self._call(context, listxattr)
 
     async def Setxattr(self, request, context):  # noqa: N802
         r = request
         await self._call(context, lambda ns: ns.set_xattr(r.path, r.name, r.value, r.flags, inode_time(),
                                                           cred_of(r.cred)))
-        return pb.LustreXattrReply()
+        return pb.LustreMdsSetxattrResponse()
 
     async def Removexattr(self, request, context):  # noqa: N802
         r = request
         await self._call(context, lambda ns: ns.remove_xattr(r.path, r.name, inode_time(), cred_of(r.cred)))
-        return pb.LustreXattrReply()
+        return pb.LustreMdsRemovexattrResponse()
 
     async def Find(self, request, context):  # noqa: N802
         r = request
 
-        def run(ns: DurableNamespace) -> pb.LustreFindReply:
+        def run(ns: DurableNamespace) -> pb.LustreMdsFindResponse:
             q = lfind.FindQuery(
                 name=r.name or None, size=lfind.parse_size_filter(r.size) if r.size else None,
                 stripe_count=lfind.parse_count_filter(r.stripe_count) if r.stripe_count else None,
                 ost=r.ost if r.ost >= 0 else None, type=r.type or None)
             with ns.lock:
-                return pb.LustreFindReply(paths=lfind.find(ns.ns, r.start or "/", q))
+                return pb.LustreMdsFindResponse(paths=lfind.find(ns.ns, r.start or "/", q))
         return await self._call(context, run)
 
     async def Status(self, request, context):  # noqa: N802
         ns = self.d.ns
-        return pb.LustreMdsStatusReply(name=self.d.name, role="active" if ns else "standby", fsname=self.d.fsname,
-                                       inodes=ns.inode_count() if ns else 0)
+        return pb.LustreMdsStatusResponse(name=self.d.name, role="active" if ns else "standby",
+                                          fsname=self.d.fsname, inodes=ns.inode_count() if ns else 0)
+
+    async def WatchEvents(self, request, context):  # noqa: N802
+        async for ev in watch(self.d.events, request.since_seq):
+            yield pb.LustreMdsWatchEventsResponse(event=ev)

@@ -13,9 +13,10 @@ from typing import Any, Protocol
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from services.lustre.errors import LustreError
+from services.lustre.events import EventPublisher
 from services.lustre.oss.faults import OssFault
 from services.lustre.oss.objects import ObjectStore
-from services.lustre.wire import answer
+from services.lustre.wire import answer, page_of, watch
 
 
 class OssState(Protocol):
@@ -23,6 +24,7 @@ class OssState(Protocol):
 
     name: str
     scale: float
+    events: EventPublisher
 
     def served(self, ost: int) -> ObjectStore | None: ...
     def stores_now(self) -> list[ObjectStore]: ...
@@ -73,24 +75,24 @@ class OssServicer(pb_grpc.LustreOssServicer):
             raise LustreError("ENODEV", f"{self.d.name} does not serve OST{ost:04x}")
         return s
 
-    def _read(self, r: pb.LustreReadRequest) -> pb.LustreReadReply:
+    def _read(self, r: pb.LustreOssReadRequest) -> pb.LustreOssReadResponse:
         s, o = self._store(r.obj.ost), r.obj
         data, size = timed(s, "read", r.length, self.d.scale, lambda: s.read(o.seq, o.objid, r.offset, r.length))
-        return pb.LustreReadReply(data=data, object_size=size)
+        return pb.LustreOssReadResponse(data=data, object_size=size)
 
-    def _write(self, r: pb.LustreWriteRequest) -> pb.LustreWriteReply:
+    def _write(self, r: pb.LustreOssWriteRequest) -> pb.LustreOssWriteResponse:
         s, o = self._store(r.obj.ost), r.obj
         try:
             n = timed(s, "write", len(r.data), self.d.scale, lambda: s.write(o.seq, o.objid, r.offset, r.data, r.sync))
         except OSError as e:
             raise LustreError("EIO", f"OST{o.ost:04x}: {e}") from None
-        return pb.LustreWriteReply(written=n, object_size=s.size(o.seq, o.objid) or 0)
+        return pb.LustreOssWriteResponse(written=n, object_size=s.size(o.seq, o.objid) or 0)
 
-    def _object(self, r: pb.LustreObjectRef, op: Callable[[ObjectStore], Any]) -> pb.LustreObjectReply:
+    def _object(self, r: pb.LustreObjectRef, op: Callable[[ObjectStore], Any]) -> int | None:
+        """op on the object's OST, then the object's size (None: no such object)."""
         s = self._store(r.ost)
         op(s)
-        size = s.size(r.seq, r.objid)
-        return pb.LustreObjectReply(object_size=size or 0, exists=size is not None)
+        return s.size(r.seq, r.objid)
 
     async def Read(self, request, context):  # noqa: N802
         return await answer(context, self._read, request)
@@ -101,22 +103,27 @@ class OssServicer(pb_grpc.LustreOssServicer):
     async def Punch(self, request, context):  # noqa: N802
         o = request.obj
         await answer(context, lambda: self._store(o.ost).punch(o.seq, o.objid, request.size))
-        return pb.LustreObjectReply(object_size=request.size, exists=True)
+        return pb.LustreOssPunchResponse(object_size=request.size, exists=True)
 
     async def Destroy(self, request, context):  # noqa: N802
-        r = request
-        return pb.LustreObjectReply(exists=await answer(context, lambda: self._store(r.ost).destroy(r.seq, r.objid)))
+        r = request.obj
+        return pb.LustreOssDestroyResponse(exists=await answer(context,
+                                                               lambda: self._store(r.ost).destroy(r.seq, r.objid)))
 
     async def Sync(self, request, context):  # noqa: N802
-        r = request
-        return await answer(context, self._object, r, lambda s: s.sync(r.seq, r.objid))
+        r = request.obj
+        size = await answer(context, self._object, r, lambda s: s.sync(r.seq, r.objid))
+        return pb.LustreOssSyncResponse(object_size=size or 0, exists=size is not None)
 
     async def Getattr(self, request, context):  # noqa: N802
-        return await answer(context, self._object, request, lambda s: None)
+        size = await answer(context, self._object, request.obj, lambda s: None)
+        return pb.LustreOssGetattrResponse(object_size=size or 0, exists=size is not None)
+
+    def _targets(self) -> list[pb.LustreTargetState]:
+        return [target_state(self.d.name, s) for s in self.d.stores_now()]
 
     async def Statfs(self, request, context):  # noqa: N802
-        return pb.LustreOssStatfsReply(name=self.d.name, osts=[target_state(self.d.name, s)
-                                                               for s in self.d.stores_now()])
+        return pb.LustreOssStatfsResponse(name=self.d.name, osts=self._targets())
 
     async def SetOstState(self, request, context):  # noqa: N802
         def set_state() -> None:
@@ -126,25 +133,28 @@ class OssServicer(pb_grpc.LustreOssServicer):
                     if request.HasField(f):
                         setattr(s.state, f, getattr(request, f))
         await answer(context, set_state)
-        return await self.Statfs(pb.LustreOssStatfsRequest(), context)
+        return pb.LustreOssSetOstStateResponse(name=self.d.name, osts=self._targets())
 
     async def InjectFault(self, request, context):  # noqa: N802
         ost = request.ost if request.HasField("ost") else None
-        return pb.LustreInjectFaultResponse(fault=fault_pb(await answer(context, self.d.inject_fault, request.kind,
+        return pb.LustreOssInjectFaultResponse(fault=fault_pb(await answer(context, self.d.inject_fault, request.kind,
                                                                         ost)))
 
     async def ClearFault(self, request, context):  # noqa: N802
-        return pb.LustreClearFaultResponse(fault=fault_pb(await answer(context, self.d.clear_fault, request.id)))
+        return pb.LustreOssClearFaultResponse(fault=fault_pb(await answer(context, self.d.clear_fault, request.id)))
 
-    def _faults_page(self, r: pb.LustreListFaultsRequest) -> pb.LustreListFaultsResponse:
-        """One page: the token is the index of its first fault, in the order they were injected."""
-        if r.page_token and not r.page_token.isdigit():
-            raise LustreError("EINVAL", f"page_token {r.page_token!r} is not one ListFaults gave")
-        faults = self.d.list_faults(r.include_cleared)
-        start = int(r.page_token or 0)
-        end = start + r.page_size if r.page_size > 0 else len(faults)
-        return pb.LustreListFaultsResponse(faults=[fault_pb(f) for f in faults[start:end]],
-                                           next_page_token=str(end) if end < len(faults) else "")
+    def _faults_page(self, r: pb.LustreOssListFaultsRequest) -> pb.LustreOssListFaultsResponse:
+        """One page (emulator/paging.py), in the order the faults were injected: the key is the number
+        that ends a fault's id, so a fault cleared between two pages moves no other across the boundary."""
+        def number(f: OssFault) -> int:
+            return int(f.id.rsplit("-", 1)[1])
+        faults = sorted(self.d.list_faults(r.include_cleared), key=number)
+        got, token = page_of("ListFaults", faults, r.page_size, r.page_token, key=number)
+        return pb.LustreOssListFaultsResponse(faults=[fault_pb(f) for f in got], next_page_token=token)
 
     async def ListFaults(self, request, context):  # noqa: N802
         return await answer(context, self._faults_page, request)
+
+    async def WatchEvents(self, request, context):  # noqa: N802
+        async for ev in watch(self.d.events, request.since_seq):
+            yield pb.LustreOssWatchEventsResponse(event=ev)

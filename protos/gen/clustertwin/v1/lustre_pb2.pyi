@@ -49,7 +49,7 @@ class LustreLayout(_message.Message):
     def __init__(self, stripe_size: _Optional[int] = ..., gen: _Optional[int] = ..., pattern: _Optional[str] = ..., objects: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
 
 class LustreAttr(_message.Message):
-    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "has_layout", "default_spec", "has_default")
+    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "default_spec")
     FID_FIELD_NUMBER: _ClassVar[int]
     INO_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -62,9 +62,7 @@ class LustreAttr(_message.Message):
     MTIME_FIELD_NUMBER: _ClassVar[int]
     CTIME_FIELD_NUMBER: _ClassVar[int]
     LAYOUT_FIELD_NUMBER: _ClassVar[int]
-    HAS_LAYOUT_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_SPEC_FIELD_NUMBER: _ClassVar[int]
-    HAS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
     fid: str
     ino: int
     mode: int
@@ -77,92 +75,8 @@ class LustreAttr(_message.Message):
     mtime: float
     ctime: float
     layout: LustreLayout
-    has_layout: bool
     default_spec: LustreStripeSpec
-    has_default: bool
-    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., has_layout: _Optional[bool] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_default: _Optional[bool] = ...) -> None: ...
-
-class LustrePathRequest(_message.Message):
-    __slots__ = ("path", "cred")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    cred: LustreCred
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
-
-class LustreCreateRequest(_message.Message):
-    __slots__ = ("path", "mode", "cred", "spec", "has_spec", "delay_layout", "exclusive")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    MODE_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    SPEC_FIELD_NUMBER: _ClassVar[int]
-    HAS_SPEC_FIELD_NUMBER: _ClassVar[int]
-    DELAY_LAYOUT_FIELD_NUMBER: _ClassVar[int]
-    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    mode: int
-    cred: LustreCred
-    spec: LustreStripeSpec
-    has_spec: bool
-    delay_layout: bool
-    exclusive: bool
-    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_spec: _Optional[bool] = ..., delay_layout: _Optional[bool] = ..., exclusive: _Optional[bool] = ...) -> None: ...
-
-class LustreMkdirRequest(_message.Message):
-    __slots__ = ("path", "mode", "cred", "spec", "has_spec")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    MODE_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    SPEC_FIELD_NUMBER: _ClassVar[int]
-    HAS_SPEC_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    mode: int
-    cred: LustreCred
-    spec: LustreStripeSpec
-    has_spec: bool
-    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., has_spec: _Optional[bool] = ...) -> None: ...
-
-class LustreRenameRequest(_message.Message):
-    __slots__ = ("src", "dst", "cred")
-    SRC_FIELD_NUMBER: _ClassVar[int]
-    DST_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    src: str
-    dst: str
-    cred: LustreCred
-    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
-
-class LustreSetattrRequest(_message.Message):
-    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    MODE_FIELD_NUMBER: _ClassVar[int]
-    UID_FIELD_NUMBER: _ClassVar[int]
-    GID_FIELD_NUMBER: _ClassVar[int]
-    SIZE_FIELD_NUMBER: _ClassVar[int]
-    ATIME_FIELD_NUMBER: _ClassVar[int]
-    MTIME_FIELD_NUMBER: _ClassVar[int]
-    GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    cred: LustreCred
-    mode: int
-    uid: int
-    gid: int
-    size: int
-    atime: float
-    mtime: float
-    grow_only: bool
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ...) -> None: ...
-
-class LustreSetstripeRequest(_message.Message):
-    __slots__ = ("path", "spec", "cred")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    SPEC_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    spec: LustreStripeSpec
-    cred: LustreCred
-    def __init__(self, path: _Optional[str] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ...) -> None: ...
 
 class LustreDirEntry(_message.Message):
     __slots__ = ("name", "attr")
@@ -172,17 +86,15 @@ class LustreDirEntry(_message.Message):
     attr: LustreAttr
     def __init__(self, name: _Optional[str] = ..., attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
 
-class LustreReaddirReply(_message.Message):
-    __slots__ = ("entries",)
-    ENTRIES_FIELD_NUMBER: _ClassVar[int]
-    entries: _containers.RepeatedCompositeFieldContainer[LustreDirEntry]
-    def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ...) -> None: ...
-
-class LustreRemovedReply(_message.Message):
-    __slots__ = ("freed",)
-    FREED_FIELD_NUMBER: _ClassVar[int]
-    freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
-    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+class LustreObjectRef(_message.Message):
+    __slots__ = ("ost", "objid", "seq")
+    OST_FIELD_NUMBER: _ClassVar[int]
+    OBJID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ost: int
+    objid: int
+    seq: int
+    def __init__(self, ost: _Optional[int] = ..., objid: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
 
 class LustreTargetState(_message.Message):
     __slots__ = ("uuid", "kind", "index", "server", "capacity_bytes", "used_bytes", "avail_bytes", "inodes_total", "inodes_used", "active", "degraded", "readonly", "full")
@@ -214,170 +126,6 @@ class LustreTargetState(_message.Message):
     full: bool
     def __init__(self, uuid: _Optional[str] = ..., kind: _Optional[str] = ..., index: _Optional[int] = ..., server: _Optional[str] = ..., capacity_bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., avail_bytes: _Optional[int] = ..., inodes_total: _Optional[int] = ..., inodes_used: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., full: _Optional[bool] = ...) -> None: ...
 
-class LustreStatfsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class LustreStatfsReply(_message.Message):
-    __slots__ = ("fsname", "mdts", "osts")
-    FSNAME_FIELD_NUMBER: _ClassVar[int]
-    MDTS_FIELD_NUMBER: _ClassVar[int]
-    OSTS_FIELD_NUMBER: _ClassVar[int]
-    fsname: str
-    mdts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
-    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
-    def __init__(self, fsname: _Optional[str] = ..., mdts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
-
-class LustreXattrRequest(_message.Message):
-    __slots__ = ("path", "name", "value", "cred", "flags")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    VALUE_FIELD_NUMBER: _ClassVar[int]
-    CRED_FIELD_NUMBER: _ClassVar[int]
-    FLAGS_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    name: str
-    value: bytes
-    cred: LustreCred
-    flags: int
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., flags: _Optional[int] = ...) -> None: ...
-
-class LustreXattrReply(_message.Message):
-    __slots__ = ("value", "names")
-    VALUE_FIELD_NUMBER: _ClassVar[int]
-    NAMES_FIELD_NUMBER: _ClassVar[int]
-    value: bytes
-    names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, value: _Optional[bytes] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
-
-class LustreFindRequest(_message.Message):
-    __slots__ = ("start", "name", "size", "stripe_count", "ost", "type")
-    START_FIELD_NUMBER: _ClassVar[int]
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    SIZE_FIELD_NUMBER: _ClassVar[int]
-    STRIPE_COUNT_FIELD_NUMBER: _ClassVar[int]
-    OST_FIELD_NUMBER: _ClassVar[int]
-    TYPE_FIELD_NUMBER: _ClassVar[int]
-    start: str
-    name: str
-    size: str
-    stripe_count: str
-    ost: int
-    type: str
-    def __init__(self, start: _Optional[str] = ..., name: _Optional[str] = ..., size: _Optional[str] = ..., stripe_count: _Optional[str] = ..., ost: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
-
-class LustreFindReply(_message.Message):
-    __slots__ = ("paths",)
-    PATHS_FIELD_NUMBER: _ClassVar[int]
-    paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
-
-class LustreMdsStatusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class LustreMdsStatusReply(_message.Message):
-    __slots__ = ("name", "role", "fsname", "inodes")
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    ROLE_FIELD_NUMBER: _ClassVar[int]
-    FSNAME_FIELD_NUMBER: _ClassVar[int]
-    INODES_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    role: str
-    fsname: str
-    inodes: int
-    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., fsname: _Optional[str] = ..., inodes: _Optional[int] = ...) -> None: ...
-
-class LustreObjectRef(_message.Message):
-    __slots__ = ("ost", "objid", "seq")
-    OST_FIELD_NUMBER: _ClassVar[int]
-    OBJID_FIELD_NUMBER: _ClassVar[int]
-    SEQ_FIELD_NUMBER: _ClassVar[int]
-    ost: int
-    objid: int
-    seq: int
-    def __init__(self, ost: _Optional[int] = ..., objid: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
-
-class LustreReadRequest(_message.Message):
-    __slots__ = ("obj", "offset", "length")
-    OBJ_FIELD_NUMBER: _ClassVar[int]
-    OFFSET_FIELD_NUMBER: _ClassVar[int]
-    LENGTH_FIELD_NUMBER: _ClassVar[int]
-    obj: LustreObjectRef
-    offset: int
-    length: int
-    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
-
-class LustreReadReply(_message.Message):
-    __slots__ = ("data", "object_size")
-    DATA_FIELD_NUMBER: _ClassVar[int]
-    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
-    data: bytes
-    object_size: int
-    def __init__(self, data: _Optional[bytes] = ..., object_size: _Optional[int] = ...) -> None: ...
-
-class LustreWriteRequest(_message.Message):
-    __slots__ = ("obj", "offset", "data", "sync")
-    OBJ_FIELD_NUMBER: _ClassVar[int]
-    OFFSET_FIELD_NUMBER: _ClassVar[int]
-    DATA_FIELD_NUMBER: _ClassVar[int]
-    SYNC_FIELD_NUMBER: _ClassVar[int]
-    obj: LustreObjectRef
-    offset: int
-    data: bytes
-    sync: bool
-    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ..., sync: _Optional[bool] = ...) -> None: ...
-
-class LustreWriteReply(_message.Message):
-    __slots__ = ("written", "object_size")
-    WRITTEN_FIELD_NUMBER: _ClassVar[int]
-    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
-    written: int
-    object_size: int
-    def __init__(self, written: _Optional[int] = ..., object_size: _Optional[int] = ...) -> None: ...
-
-class LustrePunchRequest(_message.Message):
-    __slots__ = ("obj", "size")
-    OBJ_FIELD_NUMBER: _ClassVar[int]
-    SIZE_FIELD_NUMBER: _ClassVar[int]
-    obj: LustreObjectRef
-    size: int
-    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., size: _Optional[int] = ...) -> None: ...
-
-class LustreObjectReply(_message.Message):
-    __slots__ = ("object_size", "exists")
-    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
-    EXISTS_FIELD_NUMBER: _ClassVar[int]
-    object_size: int
-    exists: bool
-    def __init__(self, object_size: _Optional[int] = ..., exists: _Optional[bool] = ...) -> None: ...
-
-class LustreOssStatfsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class LustreOssStatfsReply(_message.Message):
-    __slots__ = ("name", "osts")
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    OSTS_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
-    def __init__(self, name: _Optional[str] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
-
-class LustreOstAdminRequest(_message.Message):
-    __slots__ = ("ost", "active", "degraded", "readonly", "capacity_bytes")
-    OST_FIELD_NUMBER: _ClassVar[int]
-    ACTIVE_FIELD_NUMBER: _ClassVar[int]
-    DEGRADED_FIELD_NUMBER: _ClassVar[int]
-    READONLY_FIELD_NUMBER: _ClassVar[int]
-    CAPACITY_BYTES_FIELD_NUMBER: _ClassVar[int]
-    ost: int
-    active: bool
-    degraded: bool
-    readonly: bool
-    capacity_bytes: int
-    def __init__(self, ost: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., capacity_bytes: _Optional[int] = ...) -> None: ...
-
 class LustreFault(_message.Message):
     __slots__ = ("id", "kind", "oss", "ost", "injected_at", "active", "cleared_at", "effect")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -398,7 +146,468 @@ class LustreFault(_message.Message):
     effect: str
     def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., oss: _Optional[str] = ..., ost: _Optional[int] = ..., injected_at: _Optional[float] = ..., active: _Optional[bool] = ..., cleared_at: _Optional[float] = ..., effect: _Optional[str] = ...) -> None: ...
 
-class LustreInjectFaultRequest(_message.Message):
+class LustreEvent(_message.Message):
+    __slots__ = ("seq", "time", "node", "kind", "message", "ost", "mdt", "oss", "to", "fault")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    OST_FIELD_NUMBER: _ClassVar[int]
+    MDT_FIELD_NUMBER: _ClassVar[int]
+    OSS_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    time: float
+    node: str
+    kind: str
+    message: str
+    ost: int
+    mdt: int
+    oss: str
+    to: str
+    fault: LustreFault
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[float] = ..., node: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., ost: _Optional[int] = ..., mdt: _Optional[int] = ..., oss: _Optional[str] = ..., to: _Optional[str] = ..., fault: _Optional[_Union[LustreFault, _Mapping]] = ..., **kwargs) -> None: ...
+
+class LustreMdsGetattrRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsGetattrResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsCreateRequest(_message.Message):
+    __slots__ = ("path", "mode", "cred", "spec", "delay_layout", "exclusive")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    DELAY_LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    cred: LustreCred
+    spec: LustreStripeSpec
+    delay_layout: bool
+    exclusive: bool
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., delay_layout: _Optional[bool] = ..., exclusive: _Optional[bool] = ...) -> None: ...
+
+class LustreMdsCreateResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsMkdirRequest(_message.Message):
+    __slots__ = ("path", "mode", "cred", "spec")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    cred: LustreCred
+    spec: LustreStripeSpec
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ...) -> None: ...
+
+class LustreMdsMkdirResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsUnlinkRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsUnlinkResponse(_message.Message):
+    __slots__ = ("freed",)
+    FREED_FIELD_NUMBER: _ClassVar[int]
+    freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsRmdirRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsRmdirResponse(_message.Message):
+    __slots__ = ("freed",)
+    FREED_FIELD_NUMBER: _ClassVar[int]
+    freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsRenameRequest(_message.Message):
+    __slots__ = ("src", "dst", "cred")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    src: str
+    dst: str
+    cred: LustreCred
+    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsRenameResponse(_message.Message):
+    __slots__ = ("freed",)
+    FREED_FIELD_NUMBER: _ClassVar[int]
+    freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsReaddirRequest(_message.Message):
+    __slots__ = ("path", "cred", "page_size", "page_token")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    page_size: int
+    page_token: str
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class LustreMdsReaddirResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[LustreDirEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class LustreMdsSetattrRequest(_message.Message):
+    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ATIME_FIELD_NUMBER: _ClassVar[int]
+    MTIME_FIELD_NUMBER: _ClassVar[int]
+    GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    mode: int
+    uid: int
+    gid: int
+    size: int
+    atime: float
+    mtime: float
+    grow_only: bool
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ...) -> None: ...
+
+class LustreMdsSetattrResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsSetstripeRequest(_message.Message):
+    __slots__ = ("path", "spec", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    spec: LustreStripeSpec
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsSetstripeResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsGetstripeRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsGetstripeResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsStatfsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsStatfsResponse(_message.Message):
+    __slots__ = ("fsname", "mdts", "osts")
+    FSNAME_FIELD_NUMBER: _ClassVar[int]
+    MDTS_FIELD_NUMBER: _ClassVar[int]
+    OSTS_FIELD_NUMBER: _ClassVar[int]
+    fsname: str
+    mdts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    def __init__(self, fsname: _Optional[str] = ..., mdts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsGetxattrRequest(_message.Message):
+    __slots__ = ("path", "name", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    name: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsGetxattrResponse(_message.Message):
+    __slots__ = ("value",)
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    value: bytes
+    def __init__(self, value: _Optional[bytes] = ...) -> None: ...
+
+class LustreMdsSetxattrRequest(_message.Message):
+    __slots__ = ("path", "name", "value", "cred", "flags")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    name: str
+    value: bytes
+    cred: LustreCred
+    flags: int
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., flags: _Optional[int] = ...) -> None: ...
+
+class LustreMdsSetxattrResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsListxattrRequest(_message.Message):
+    __slots__ = ("path", "cred", "page_size", "page_token")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    page_size: int
+    page_token: str
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class LustreMdsListxattrResponse(_message.Message):
+    __slots__ = ("names", "next_page_token")
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    next_page_token: str
+    def __init__(self, names: _Optional[_Iterable[str]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class LustreMdsRemovexattrRequest(_message.Message):
+    __slots__ = ("path", "name", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    name: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsRemovexattrResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsFindRequest(_message.Message):
+    __slots__ = ("start", "name", "size", "stripe_count", "ost", "type")
+    START_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    STRIPE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OST_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    start: str
+    name: str
+    size: str
+    stripe_count: str
+    ost: int
+    type: str
+    def __init__(self, start: _Optional[str] = ..., name: _Optional[str] = ..., size: _Optional[str] = ..., stripe_count: _Optional[str] = ..., ost: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
+
+class LustreMdsFindResponse(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LustreMdsStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsStatusResponse(_message.Message):
+    __slots__ = ("name", "role", "fsname", "inodes")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    FSNAME_FIELD_NUMBER: _ClassVar[int]
+    INODES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    role: str
+    fsname: str
+    inodes: int
+    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., fsname: _Optional[str] = ..., inodes: _Optional[int] = ...) -> None: ...
+
+class LustreMdsWatchEventsRequest(_message.Message):
+    __slots__ = ("since_seq",)
+    SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    since_seq: int
+    def __init__(self, since_seq: _Optional[int] = ...) -> None: ...
+
+class LustreMdsWatchEventsResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: LustreEvent
+    def __init__(self, event: _Optional[_Union[LustreEvent, _Mapping]] = ...) -> None: ...
+
+class LustreOssReadRequest(_message.Message):
+    __slots__ = ("obj", "offset", "length")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    offset: int
+    length: int
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
+
+class LustreOssReadResponse(_message.Message):
+    __slots__ = ("data", "object_size")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    object_size: int
+    def __init__(self, data: _Optional[bytes] = ..., object_size: _Optional[int] = ...) -> None: ...
+
+class LustreOssWriteRequest(_message.Message):
+    __slots__ = ("obj", "offset", "data", "sync")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SYNC_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    offset: int
+    data: bytes
+    sync: bool
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ..., sync: _Optional[bool] = ...) -> None: ...
+
+class LustreOssWriteResponse(_message.Message):
+    __slots__ = ("written", "object_size")
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    written: int
+    object_size: int
+    def __init__(self, written: _Optional[int] = ..., object_size: _Optional[int] = ...) -> None: ...
+
+class LustreOssPunchRequest(_message.Message):
+    __slots__ = ("obj", "size")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    size: int
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ..., size: _Optional[int] = ...) -> None: ...
+
+class LustreOssPunchResponse(_message.Message):
+    __slots__ = ("object_size", "exists")
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    object_size: int
+    exists: bool
+    def __init__(self, object_size: _Optional[int] = ..., exists: _Optional[bool] = ...) -> None: ...
+
+class LustreOssDestroyRequest(_message.Message):
+    __slots__ = ("obj",)
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ...) -> None: ...
+
+class LustreOssDestroyResponse(_message.Message):
+    __slots__ = ("exists",)
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    exists: bool
+    def __init__(self, exists: _Optional[bool] = ...) -> None: ...
+
+class LustreOssSyncRequest(_message.Message):
+    __slots__ = ("obj",)
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ...) -> None: ...
+
+class LustreOssSyncResponse(_message.Message):
+    __slots__ = ("object_size", "exists")
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    object_size: int
+    exists: bool
+    def __init__(self, object_size: _Optional[int] = ..., exists: _Optional[bool] = ...) -> None: ...
+
+class LustreOssGetattrRequest(_message.Message):
+    __slots__ = ("obj",)
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    obj: LustreObjectRef
+    def __init__(self, obj: _Optional[_Union[LustreObjectRef, _Mapping]] = ...) -> None: ...
+
+class LustreOssGetattrResponse(_message.Message):
+    __slots__ = ("object_size", "exists")
+    OBJECT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    object_size: int
+    exists: bool
+    def __init__(self, object_size: _Optional[int] = ..., exists: _Optional[bool] = ...) -> None: ...
+
+class LustreOssStatfsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreOssStatfsResponse(_message.Message):
+    __slots__ = ("name", "osts")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OSTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    def __init__(self, name: _Optional[str] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
+
+class LustreOssSetOstStateRequest(_message.Message):
+    __slots__ = ("ost", "active", "degraded", "readonly", "capacity_bytes")
+    OST_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ost: int
+    active: bool
+    degraded: bool
+    readonly: bool
+    capacity_bytes: int
+    def __init__(self, ost: _Optional[int] = ..., active: _Optional[bool] = ..., degraded: _Optional[bool] = ..., readonly: _Optional[bool] = ..., capacity_bytes: _Optional[int] = ...) -> None: ...
+
+class LustreOssSetOstStateResponse(_message.Message):
+    __slots__ = ("name", "osts")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OSTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    osts: _containers.RepeatedCompositeFieldContainer[LustreTargetState]
+    def __init__(self, name: _Optional[str] = ..., osts: _Optional[_Iterable[_Union[LustreTargetState, _Mapping]]] = ...) -> None: ...
+
+class LustreOssInjectFaultRequest(_message.Message):
     __slots__ = ("kind", "ost")
     KIND_FIELD_NUMBER: _ClassVar[int]
     OST_FIELD_NUMBER: _ClassVar[int]
@@ -406,25 +615,25 @@ class LustreInjectFaultRequest(_message.Message):
     ost: int
     def __init__(self, kind: _Optional[str] = ..., ost: _Optional[int] = ...) -> None: ...
 
-class LustreInjectFaultResponse(_message.Message):
+class LustreOssInjectFaultResponse(_message.Message):
     __slots__ = ("fault",)
     FAULT_FIELD_NUMBER: _ClassVar[int]
     fault: LustreFault
     def __init__(self, fault: _Optional[_Union[LustreFault, _Mapping]] = ...) -> None: ...
 
-class LustreClearFaultRequest(_message.Message):
+class LustreOssClearFaultRequest(_message.Message):
     __slots__ = ("id",)
     ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
-class LustreClearFaultResponse(_message.Message):
+class LustreOssClearFaultResponse(_message.Message):
     __slots__ = ("fault",)
     FAULT_FIELD_NUMBER: _ClassVar[int]
     fault: LustreFault
     def __init__(self, fault: _Optional[_Union[LustreFault, _Mapping]] = ...) -> None: ...
 
-class LustreListFaultsRequest(_message.Message):
+class LustreOssListFaultsRequest(_message.Message):
     __slots__ = ("include_cleared", "page_size", "page_token")
     INCLUDE_CLEARED_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -434,10 +643,22 @@ class LustreListFaultsRequest(_message.Message):
     page_token: str
     def __init__(self, include_cleared: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
-class LustreListFaultsResponse(_message.Message):
+class LustreOssListFaultsResponse(_message.Message):
     __slots__ = ("faults", "next_page_token")
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     faults: _containers.RepeatedCompositeFieldContainer[LustreFault]
     next_page_token: str
     def __init__(self, faults: _Optional[_Iterable[_Union[LustreFault, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class LustreOssWatchEventsRequest(_message.Message):
+    __slots__ = ("since_seq",)
+    SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    since_seq: int
+    def __init__(self, since_seq: _Optional[int] = ...) -> None: ...
+
+class LustreOssWatchEventsResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: LustreEvent
+    def __init__(self, event: _Optional[_Union[LustreEvent, _Mapping]] = ...) -> None: ...

@@ -36,88 +36,93 @@ class LustreMdsStub:
         """
         self.Getattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Getattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrResponse.FromString,
                 _registered_method=True)
         self.Create = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Create',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreCreateRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateResponse.FromString,
                 _registered_method=True)
         self.Mkdir = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Mkdir',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMkdirRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirResponse.FromString,
                 _registered_method=True)
         self.Unlink = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Unlink',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkResponse.FromString,
                 _registered_method=True)
         self.Rmdir = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Rmdir',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirResponse.FromString,
                 _registered_method=True)
         self.Rename = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Rename',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRenameRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.FromString,
                 _registered_method=True)
         self.Readdir = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Readdir',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReaddirReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirResponse.FromString,
                 _registered_method=True)
         self.Setattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Setattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreSetattrRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrResponse.FromString,
                 _registered_method=True)
         self.Setstripe = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Setstripe',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreSetstripeRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeResponse.FromString,
                 _registered_method=True)
         self.Getstripe = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Getstripe',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeResponse.FromString,
                 _registered_method=True)
         self.Statfs = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Statfs',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsResponse.FromString,
                 _registered_method=True)
         self.Getxattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Getxattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrResponse.FromString,
                 _registered_method=True)
         self.Setxattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Setxattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrResponse.FromString,
                 _registered_method=True)
         self.Listxattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Listxattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrResponse.FromString,
                 _registered_method=True)
         self.Removexattr = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Removexattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrResponse.FromString,
                 _registered_method=True)
         self.Find = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Find',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreFindRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreFindReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindResponse.FromString,
                 _registered_method=True)
         self.Status = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Status',
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusReply.FromString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.FromString,
+                _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/clustertwin.v1.LustreMds/WatchEvents',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.FromString,
                 _registered_method=True)
 
 
@@ -226,93 +231,104 @@ class LustreMdsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LustreMdsServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Getattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Getattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrResponse.SerializeToString,
             ),
             'Create': grpc.unary_unary_rpc_method_handler(
                     servicer.Create,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreCreateRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateResponse.SerializeToString,
             ),
             'Mkdir': grpc.unary_unary_rpc_method_handler(
                     servicer.Mkdir,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMkdirRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirResponse.SerializeToString,
             ),
             'Unlink': grpc.unary_unary_rpc_method_handler(
                     servicer.Unlink,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkResponse.SerializeToString,
             ),
             'Rmdir': grpc.unary_unary_rpc_method_handler(
                     servicer.Rmdir,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirResponse.SerializeToString,
             ),
             'Rename': grpc.unary_unary_rpc_method_handler(
                     servicer.Rename,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRenameRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.SerializeToString,
             ),
             'Readdir': grpc.unary_unary_rpc_method_handler(
                     servicer.Readdir,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReaddirReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirResponse.SerializeToString,
             ),
             'Setattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Setattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreSetattrRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrResponse.SerializeToString,
             ),
             'Setstripe': grpc.unary_unary_rpc_method_handler(
                     servicer.Setstripe,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreSetstripeRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeResponse.SerializeToString,
             ),
             'Getstripe': grpc.unary_unary_rpc_method_handler(
                     servicer.Getstripe,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeResponse.SerializeToString,
             ),
             'Statfs': grpc.unary_unary_rpc_method_handler(
                     servicer.Statfs,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsResponse.SerializeToString,
             ),
             'Getxattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Getxattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrResponse.SerializeToString,
             ),
             'Setxattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Setxattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrResponse.SerializeToString,
             ),
             'Listxattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Listxattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrResponse.SerializeToString,
             ),
             'Removexattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Removexattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrResponse.SerializeToString,
             ),
             'Find': grpc.unary_unary_rpc_method_handler(
                     servicer.Find,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreFindRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreFindReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindResponse.SerializeToString,
             ),
             'Status': grpc.unary_unary_rpc_method_handler(
                     servicer.Status,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusReply.SerializeToString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -340,8 +356,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Getattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -367,8 +383,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Create',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreCreateRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsCreateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -394,8 +410,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Mkdir',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreMkdirRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMkdirResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -421,8 +437,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Unlink',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsUnlinkResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -448,8 +464,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Rmdir',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRmdirResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -475,8 +491,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Rename',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreRenameRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreRemovedReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -502,8 +518,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Readdir',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreReaddirReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -529,8 +545,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Setattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreSetattrRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -556,8 +572,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Setstripe',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreSetstripeRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetstripeResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -583,8 +599,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Getstripe',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePathRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreAttr.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetstripeResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -610,8 +626,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Statfs',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreStatfsReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatfsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -637,8 +653,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Getxattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetxattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -664,8 +680,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Setxattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetxattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -691,8 +707,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Listxattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsListxattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -718,8 +734,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Removexattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreXattrReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRemovexattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -745,8 +761,8 @@ class LustreMds:
             request,
             target,
             '/clustertwin.v1.LustreMds/Find',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreFindRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreFindReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsFindResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -773,7 +789,34 @@ class LustreMds:
             target,
             '/clustertwin.v1.LustreMds/Status',
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/WatchEvents',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -796,58 +839,63 @@ class LustreOssStub:
         """
         self.Read = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Read',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReadRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReadReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadResponse.FromString,
                 _registered_method=True)
         self.Write = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Write',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreWriteRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreWriteReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteResponse.FromString,
                 _registered_method=True)
         self.Punch = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Punch',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePunchRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchResponse.FromString,
                 _registered_method=True)
         self.Destroy = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Destroy',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyResponse.FromString,
                 _registered_method=True)
         self.Sync = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Sync',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncResponse.FromString,
                 _registered_method=True)
         self.Getattr = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Getattr',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrResponse.FromString,
                 _registered_method=True)
         self.Statfs = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/Statfs',
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsResponse.FromString,
                 _registered_method=True)
         self.SetOstState = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/SetOstState',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateResponse.FromString,
                 _registered_method=True)
         self.InjectFault = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/InjectFault',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultResponse.FromString,
                 _registered_method=True)
         self.ClearFault = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/ClearFault',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultResponse.FromString,
                 _registered_method=True)
         self.ListFaults = channel.unary_unary(
                 '/clustertwin.v1.LustreOss/ListFaults',
-                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.FromString,
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsResponse.FromString,
+                _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/clustertwin.v1.LustreOss/WatchEvents',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsResponse.FromString,
                 _registered_method=True)
 
 
@@ -922,63 +970,74 @@ class LustreOssServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LustreOssServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Read': grpc.unary_unary_rpc_method_handler(
                     servicer.Read,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReadRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreReadReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadResponse.SerializeToString,
             ),
             'Write': grpc.unary_unary_rpc_method_handler(
                     servicer.Write,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreWriteRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreWriteReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteResponse.SerializeToString,
             ),
             'Punch': grpc.unary_unary_rpc_method_handler(
                     servicer.Punch,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustrePunchRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchResponse.SerializeToString,
             ),
             'Destroy': grpc.unary_unary_rpc_method_handler(
                     servicer.Destroy,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyResponse.SerializeToString,
             ),
             'Sync': grpc.unary_unary_rpc_method_handler(
                     servicer.Sync,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncResponse.SerializeToString,
             ),
             'Getattr': grpc.unary_unary_rpc_method_handler(
                     servicer.Getattr,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrResponse.SerializeToString,
             ),
             'Statfs': grpc.unary_unary_rpc_method_handler(
                     servicer.Statfs,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.SerializeToString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsResponse.SerializeToString,
             ),
             'SetOstState': grpc.unary_unary_rpc_method_handler(
                     servicer.SetOstState,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateResponse.SerializeToString,
             ),
             'InjectFault': grpc.unary_unary_rpc_method_handler(
                     servicer.InjectFault,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultResponse.SerializeToString,
             ),
             'ClearFault': grpc.unary_unary_rpc_method_handler(
                     servicer.ClearFault,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultResponse.SerializeToString,
             ),
             'ListFaults': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFaults,
-                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1006,8 +1065,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Read',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreReadRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreReadReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssReadResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1033,8 +1092,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Write',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreWriteRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreWriteReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssWriteResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1060,8 +1119,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Punch',
-            clustertwin_dot_v1_dot_lustre__pb2.LustrePunchRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssPunchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1087,8 +1146,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Destroy',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssDestroyResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1114,8 +1173,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Sync',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssSyncResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1141,8 +1200,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/Getattr',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectRef.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreObjectReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssGetattrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1169,7 +1228,7 @@ class LustreOss:
             target,
             '/clustertwin.v1.LustreOss/Statfs',
             clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1195,8 +1254,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/SetOstState',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreOstAdminRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreOssStatfsReply.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssSetOstStateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1222,8 +1281,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/InjectFault',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreInjectFaultResponse.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssInjectFaultResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1249,8 +1308,8 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/ClearFault',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreClearFaultResponse.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssClearFaultResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1276,8 +1335,35 @@ class LustreOss:
             request,
             target,
             '/clustertwin.v1.LustreOss/ListFaults',
-            clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_lustre__pb2.LustreListFaultsResponse.FromString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssListFaultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/clustertwin.v1.LustreOss/WatchEvents',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreOssWatchEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,
