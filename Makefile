@@ -10,9 +10,8 @@ RUN_DIR     ?= .twin
 APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl
 PROTOS      := $(wildcard protos/clustertwin/v1/*.proto)
 PYTEST_ARGS ?=
-# The protos protos/lint.py enforces: only the files already cleaned to its rules (today gpu_node and fabric.proto).
-# ceph and lustre.proto are being reworked; each is added here once it is cleaned.
-PROTO_LINT  := protos/clustertwin/v1/gpu_node.proto protos/clustertwin/v1/fabric.proto protos/clustertwin/v1/lustre.proto
+# The protos protos/lint.py enforces: every file, now that each is cleaned to its rules.
+PROTO_LINT  := protos/clustertwin/v1/gpu_node.proto protos/clustertwin/v1/fabric.proto protos/clustertwin/v1/lustre.proto protos/clustertwin/v1/ceph.proto
 
 .PHONY: install up down status test unit lint proto proto-check bench clean chaos
 

@@ -46,7 +46,7 @@ def run_bench(admin: Any, small: int, big: int, rbd: bool = True) -> dict[str, f
     from clustertwin.v1 import ceph_pb2 as pb
 
     try:
-        admin.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(uid="bench", display_name="bench",
+        admin.call("UserCreate", pb.CephMonUserCreateRequest(user=pb.CephRgwUser(uid="bench", display_name="bench",
                                                                       access_key=AK, secret_key=SK)))
     except Exception:  # noqa: BLE001 - already there in a reused twin
         pass

@@ -112,7 +112,7 @@ def daemon_twin(tmp: Path) -> Iterator[Endpoint]:
     lifecycle.up("mini", run, ceph=True, timeout=120)
     try:
         admin = Twin.connect(run.path).ceph()
-        admin.mon.UserCreate(pb_ceph.UserCreateRequest(user=pb_ceph.RgwUser(
+        admin.mon.UserCreate(pb_ceph.CephMonUserCreateRequest(user=pb_ceph.CephRgwUser(
             uid="bench", display_name="bench", access_key=ACCESS, secret_key=SECRET)), timeout=30)
         status = json.loads(run.daemons.read_text())
         yield Endpoint("daemons", admin.s3_endpoint(), int(status["daemons"]["ceph-rgw"]["pid"]))

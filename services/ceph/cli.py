@@ -29,6 +29,7 @@ from rich.table import Table
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
 from services.ceph import cli_rbd as rbd
+from services.ceph import status as ceph_status
 from services.ceph.sdk import CephAdmin
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -62,7 +63,7 @@ def status(run_dir: RunDirOption = DEFAULT,
                           "epoch": r.epoch, "pg_states": dict(r.pg_states), "objects": r.objects,
                           "stored_bytes": r.stored_bytes, "raw_bytes": r.raw_bytes}, indent=2))
         return
-    print(r.text, end="")
+    print(ceph_status.status_text(r), end="")
 
 
 @health_app.callback(invoke_without_command=True)
@@ -72,8 +73,8 @@ def health(ctx: typer.Context, run_dir: RunDirOption = DEFAULT) -> None:
         return
     a = admin(run_dir)
     with user_errors():
-        text = a.health_detail()
-    print(text.splitlines()[0])
+        h = a.health_detail()
+    print(ceph_status.health_detail_text(h).splitlines()[0])
 
 
 @health_app.command("detail")
@@ -81,7 +82,8 @@ def health_detail(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph health detail`: every check with the OSDs, PGs and objects it concerns."""
     a = admin(run_dir)
     with user_errors():
-        print(a.health_detail(), end="")
+        h = a.health_detail()
+    print(ceph_status.health_detail_text(h), end="")
 
 
 @app.command()
@@ -89,7 +91,8 @@ def df(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph df`: per pool, what clients stored and the raw bytes it uses."""
     a = admin(run_dir)
     with user_errors():
-        print(a.df(), end="")
+        r = a.df()
+    print(ceph_status.df_text(r), end="")
 
 
 # -- osd ------------------------------------------------------------------------------------------
@@ -102,7 +105,8 @@ def osd_tree(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph osd tree`."""
     a = admin(run_dir)
     with user_errors():
-        print(a.osd_tree().text, end="")
+        tree = a.osd_tree()
+    print(ceph_status.osd_tree_text(tree), end="")
 
 
 def _osd_command(run_dir: Path, osd: int, command: str) -> None:
@@ -147,7 +151,7 @@ def osd_stop(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     a = admin(run_dir)
     with user_errors():
         f = a.inject_fault(osd, "stop")
-        st = a.osd(osd, "Stat", pb.OsdStatRequest())
+        st = a.osd(osd, "Stat", pb.CephOsdStatRequest()).stat
     console.print(f"osd.{st.osd} {st.state} (fault {f.id})", highlight=False)
 
 
@@ -175,7 +179,7 @@ def osd_slow(osd: OsdId, factor: Annotated[float, typer.Argument(help="Multiplie
         if old is not None:
             a.clear_fault(old.id)
         f = a.inject_fault(osd, "slow", factor=factor) if factor > 1 else None
-        st = a.set_osd_fault(osd, slow_factor=factor) if f is None else a.osd(osd, "Stat", pb.OsdStatRequest())
+        st = a.set_osd_fault(osd, slow_factor=factor) if f is None else a.osd(osd, "Stat", pb.CephOsdStatRequest()).stat
     m = st.model
     console.print(f"osd.{st.osd} ({m.device_class}: {m.latency_s * 1e3:g} ms + {m.bandwidth_bytes_s / 1e6:g} MB/s) "
                   f"slow factor {st.slow_factor:g}" + (f" (fault {f.id})" if f else ""), highlight=False)
@@ -239,7 +243,7 @@ def pg_repair(pgid: Annotated[str, typer.Argument(help="PG id like 1.1a; default
 
 # -- users ----------------------------------------------------------------------------------------
 
-def _user_json(u: pb.RgwUser) -> dict[str, Any]:
+def _user_json(u: pb.CephRgwUser) -> dict[str, Any]:
     """As `radosgw-admin user create/info` prints a user."""
     uid = f"{u.tenant}${u.uid}" if u.tenant else u.uid
     quota = {"enabled": False, "check_on_raw": False, "max_size": -1, "max_size_kb": 0, "max_objects": -1}

@@ -128,7 +128,7 @@ def ls(pool: Annotated[str, typer.Argument(help="Pool.")] = "rbd",
         print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
 
 
-def info_text(info: pb.RbdImage) -> str:
+def info_text(info: pb.CephRbdImage) -> str:
     lines = [f"rbd image '{info.name}':",
              f"\tsize {human(info.size)} in {info.objects} objects",
              f"\torder {info.order} ({human(1 << info.order)} objects)",

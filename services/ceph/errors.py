@@ -40,11 +40,12 @@ async def abort(context: grpc.aio.ServicerContext, e: CephError) -> NoReturn:
 
 
 async def ceph_call(context: grpc.aio.ServicerContext, call: Awaitable[Any]) -> Any:
-    """Await `call`; a CephError it raises ends the call with its status (the one place servicers map)."""
+    """Await `call`; a CephError (or emulator/paging.py's DaemonError) it raises ends the call with its
+    status (the one place servicers map)."""
     try:
         return await call
-    except CephError as e:
-        await abort(context, e)
+    except DaemonError as e:
+        await e.abort(context)
 
 
 class InsufficientChunks(CephError):

@@ -42,8 +42,8 @@ class Failure:
     why: str
 
 
-def _pbkey(key: ChunkKey) -> pb.ChunkKey:
-    return pb.ChunkKey(pg=key[0], object=key[1], shard=key[2])
+def _pbkey(key: ChunkKey) -> pb.CephChunkKey:
+    return pb.CephChunkKey(pg=key[0], object=key[1], shard=key[2])
 
 
 class RemoteChunkStore:
@@ -104,13 +104,13 @@ class RemoteChunkStore:
     # -- the ChunkStore protocol ---------------------------------------------------------------
 
     def put(self, osd: int, key: ChunkKey, data: bytes) -> None:
-        fut = self._pool.submit(self.stub(osd).PutChunk, pb.PutChunkRequest(key=_pbkey(key), data=data),
+        fut = self._pool.submit(self.stub(osd).PutChunk, pb.CephOsdPutChunkRequest(key=_pbkey(key), data=data),
                                 timeout=self.timeout)
         self._pending.append((osd, key, "put", fut))
         self._cache.pop((osd, key), None)
 
     def delete(self, osd: int, key: ChunkKey) -> None:
-        fut = self._pool.submit(self.stub(osd).DeleteChunk, pb.DeleteChunkRequest(key=_pbkey(key)),
+        fut = self._pool.submit(self.stub(osd).DeleteChunk, pb.CephOsdDeleteChunkRequest(key=_pbkey(key)),
                                 timeout=self.timeout)
         self._pending.append((osd, key, "delete", fut))
         self._cache.pop((osd, key), None)
@@ -120,7 +120,7 @@ class RemoteChunkStore:
             return self._cache.pop((osd, key))
         self._settle_writes_to(osd, key)
         try:
-            reply = self.stub(osd).GetChunk(pb.GetChunkRequest(key=_pbkey(key)), timeout=self.timeout)
+            reply = self.stub(osd).GetChunk(pb.CephOsdGetChunkRequest(key=_pbkey(key)), timeout=self.timeout)
         except grpc.RpcError as e:
             self._failures.append(Failure(osd, key, "get", f"{e.code().name}: {e.details()}"))
             return None
@@ -138,7 +138,7 @@ class RemoteChunkStore:
     def prefetch(self, pairs: Iterable[tuple[int, ChunkKey]]) -> None:
         """Fetch these chunks in parallel; the following `get`s of them are served from memory."""
         self.flush(keep=True)
-        futs = [(osd, key, self._pool.submit(self.stub(osd).GetChunk, pb.GetChunkRequest(key=_pbkey(key)),
+        futs = [(osd, key, self._pool.submit(self.stub(osd).GetChunk, pb.CephOsdGetChunkRequest(key=_pbkey(key)),
                                              timeout=self.timeout))
                 for osd, key in pairs]
         for osd, key, fut in futs:
@@ -152,8 +152,8 @@ class RemoteChunkStore:
 
     def fetch(self, pairs: list[tuple[int, ChunkKey]]) -> list[bytes | None | Exception]:
         """Get these chunks in parallel, touching no batch state: bytes, None (not there) or the error."""
-        futs = [self._pool.submit(self.stub(osd).GetChunk, pb.GetChunkRequest(key=_pbkey(key)), timeout=self.timeout)
-                for osd, key in pairs]
+        futs = [self._pool.submit(self.stub(osd).GetChunk, pb.CephOsdGetChunkRequest(key=_pbkey(key)),
+                                  timeout=self.timeout) for osd, key in pairs]
         out: list[bytes | None | Exception] = []
         for fut in futs:
             try:
@@ -188,7 +188,7 @@ class RemoteChunkStore:
 
     def corrupt(self, osd: int, key: ChunkKey, offset: int = 0) -> None:
         try:
-            self.stub(osd).Corrupt(pb.CorruptRequest(key=_pbkey(key), offset=offset), timeout=self.timeout)
+            self.stub(osd).Corrupt(pb.CephOsdCorruptRequest(key=_pbkey(key), offset=offset), timeout=self.timeout)
         except grpc.RpcError as e:
             raise CephError.from_rpc(e, f"osd.{osd}") from None
 

@@ -1,7 +1,7 @@
 """Client of the twin's Ceph (`twin up --ceph`): `Twin.ceph()`, what `twin ceph` and `twin fault ... osd.N` use.
 
     ceph = Twin.connect(run_dir).ceph()
-    ceph.status().health                        # "HEALTH_OK"; .text is `ceph -s`
+    ceph.status().health                        # "HEALTH_OK"; status.status_text(ceph.status()) is `ceph -s`
     ceph.osd_command(4, "out")                  # ceph osd out 4
     f = ceph.inject_fault(4, "slow", factor=10)    # applied, logged and published; f.id is "osd.4-1"
     ceph.list_faults()
@@ -16,6 +16,7 @@ raises `TwinRpcError`, a bad argument `ValueError` or `KeyError`, before anythin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,39 @@ OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
 IO_PIECE = 16 << 20   # RBD reads and writes go in calls of at most this many bytes
 OSD_FAULT_KINDS = ("stop", "kill", "down", "slow", "corrupt", "out")
 DATA_POOL = "default.rgw.buckets.data"
+SNAP_METHODS = ("SnapCreate", "SnapRollback", "SnapRemove", "SnapProtect", "SnapUnprotect")
 
 
 def _call(stub: Any, method: str, request: Any, target: str, timeout: float) -> Any:
+    """One call; a List RPC called without page_token returns every page in one reply (its lists joined)."""
     try:
-        return getattr(stub, method)(request, timeout=timeout)
+        reply = getattr(stub, method)(request, timeout=timeout)
+        if "next_page_token" not in reply.DESCRIPTOR.fields_by_name or request.page_token:
+            return reply
+        following = type(request)()
+        following.CopyFrom(request)
+        while reply.next_page_token:
+            following.page_token = reply.next_page_token
+            more = getattr(stub, method)(following, timeout=timeout)
+            for field in reply.DESCRIPTOR.fields:
+                if field.is_repeated:
+                    getattr(reply, field.name).extend(getattr(more, field.name))
+            reply.next_page_token = more.next_page_token
+        return reply
     except grpc.RpcError as e:
         raise TwinRpcError(target, e.code(), e.details() or "") from None
+
+
+def _events(stream: Any, target: str) -> Iterator[pb.CephEvent]:
+    """The events of a WatchEvents stream until the caller stops iterating (which cancels the call)."""
+    try:
+        for response in stream:
+            yield response.event
+    except grpc.RpcError as e:
+        if e.code() != grpc.StatusCode.CANCELLED:
+            raise TwinRpcError(target, e.code(), e.details() or "") from None
+    finally:
+        stream.cancel()
 
 
 class RbdClient:
@@ -55,45 +82,54 @@ class RbdClient:
     def close(self) -> None:
         self.channel.close()
 
-    def create(self, pool: str, name: str, size: int) -> pb.RbdImage:
-        return self.call("Create", pb.RbdCreateRequest(pool=pool, name=name, size=size))
+    def watch(self, pool: str = "", image: str = "", since_seq: int = 0,
+              timeout: float | None = None) -> Iterator[pb.CephEvent]:
+        """`rbd watch`: header changes of an image (or a pool's, or all) until you stop iterating (or
+        `timeout` seconds pass)."""
+        req = pb.CephRbdWatchEventsRequest(pool=pool, image=image, since_seq=since_seq)
+        return _events(self.stub.WatchEvents(req, timeout=timeout), "ceph-mon")
+
+    def create(self, pool: str, name: str, size: int) -> pb.CephRbdImage:
+        return self.call("Create", pb.CephRbdCreateRequest(pool=pool, name=name, size=size)).image
 
     def list(self, pool: str = "rbd") -> list[str]:
-        return list(self.call("List", pb.RbdListRequest(pool=pool)).names)
+        return list(self.call("List", pb.CephRbdListRequest(pool=pool)).names)
 
-    def info(self, pool: str, name: str) -> pb.RbdImage:
-        return self.call("Info", pb.RbdImageRef(pool=pool, name=name))
+    def info(self, pool: str, name: str) -> pb.CephRbdImage:
+        return self.call("Info", pb.CephRbdInfoRequest(pool=pool, name=name)).image
 
     def resize(self, pool: str, name: str, size: int, allow_shrink: bool = False) -> None:
-        self.call("Resize", pb.RbdResizeRequest(pool=pool, name=name, size=size, allow_shrink=allow_shrink))
+        self.call("Resize", pb.CephRbdResizeRequest(pool=pool, name=name, size=size, allow_shrink=allow_shrink))
 
     def remove(self, pool: str, name: str) -> None:
-        self.call("Remove", pb.RbdImageRef(pool=pool, name=name))
+        self.call("Remove", pb.CephRbdRemoveRequest(pool=pool, name=name))
 
-    def snaps(self, pool: str, name: str) -> list[pb.RbdSnap]:
-        return list(self.call("SnapList", pb.RbdImageRef(pool=pool, name=name)).snaps)
+    def snaps(self, pool: str, name: str) -> list[pb.CephRbdSnap]:
+        return list(self.call("SnapList", pb.CephRbdSnapListRequest(pool=pool, name=name)).snaps)
 
     def snap(self, method: str, pool: str, image: str, snap: str) -> Any:
         """SnapCreate, SnapRollback, SnapRemove, SnapProtect or SnapUnprotect."""
-        return self.call(method, pb.RbdSnapRef(pool=pool, image=image, snap=snap))
+        if method not in SNAP_METHODS:
+            raise BadInput(f"no RBD snapshot call {method!r}: one of {', '.join(SNAP_METHODS)}")
+        return self.call(method, getattr(pb, f"CephRbd{method}Request")(pool=pool, image=image, snap=snap))
 
-    def clone(self, parent_pool: str, parent: str, snap: str, pool: str, name: str) -> pb.RbdImage:
-        return self.call("Clone", pb.RbdCloneRequest(parent_pool=parent_pool, parent=parent, snap=snap, pool=pool,
-                                                     name=name))
+    def clone(self, parent_pool: str, parent: str, snap: str, pool: str, name: str) -> pb.CephRbdImage:
+        return self.call("Clone", pb.CephRbdCloneRequest(parent_pool=parent_pool, parent=parent, snap=snap, pool=pool,
+                                                         name=name)).image
 
     def write(self, pool: str, name: str, offset: int, data: bytes) -> int:
         mv = memoryview(data)
         for off in range(0, len(data), IO_PIECE):
-            self.call("Write", pb.RbdWriteRequest(pool=pool, name=name, offset=offset + off,
-                                                  data=bytes(mv[off: off + IO_PIECE])))
+            self.call("Write", pb.CephRbdWriteRequest(pool=pool, name=name, offset=offset + off,
+                                                      data=bytes(mv[off: off + IO_PIECE])))
         return len(data)
 
     def read(self, pool: str, name: str, offset: int, length: int, snap: str = "") -> bytes:
         out = bytearray()
         while len(out) < length:
             n = min(IO_PIECE, length - len(out))
-            got = self.call("Read", pb.RbdReadRequest(pool=pool, name=name, offset=offset + len(out), length=n,
-                                                      snap=snap)).data
+            got = self.call("Read", pb.CephRbdReadRequest(pool=pool, name=name, offset=offset + len(out), length=n,
+                                                          snap=snap)).data
             out += got
             if len(got) < n:
                 break
@@ -129,25 +165,42 @@ class CephAdmin:
         return next(d["s3"] for d in self.manifest["daemons"] if d["kind"] == "ceph_rgw")
 
     # cluster state
-    def status(self) -> pb.StatusReply:
-        """`ceph -s`: health, OSDs up/in, PG states, usage (`.text` is what `ceph -s` prints)."""
-        return self.call("Status", pb.StatusRequest())
+    def status(self) -> pb.CephMonStatusResponse:
+        """`ceph -s`'s values: health and its checks, OSDs up/in, PG states, usage
+        (services/ceph/status.py's status_text renders them as `ceph -s` prints them)."""
+        return self.call("Status", pb.CephMonStatusRequest())
 
-    def health_detail(self) -> str:
-        return self.call("HealthDetail", pb.StatusRequest()).text
+    def health_detail(self) -> pb.CephMonHealthDetailResponse:
+        return self.call("HealthDetail", pb.CephMonHealthDetailRequest())
 
-    def df(self) -> str:
-        return self.call("Df", pb.StatusRequest()).text
+    def df(self) -> pb.CephMonDfResponse:
+        return self.call("Df", pb.CephMonDfRequest())
 
-    def osd_tree(self) -> pb.OsdTreeReply:
-        return self.call("OsdTree", pb.OsdTreeRequest())
+    def events(self, since_seq: int = 0, timeout: float | None = None) -> Iterator[pb.CephEvent]:
+        """`ceph -w`: the monitor's events (those it kept after since_seq, then new ones) until you stop
+        iterating (or `timeout` seconds pass: DEADLINE_EXCEEDED)."""
+        req = pb.CephMonWatchEventsRequest(since_seq=since_seq)
+        return _events(self.mon.WatchEvents(req, timeout=timeout), "ceph-mon")
 
-    def pgs(self, pool: str = "", obj: str = "") -> list[pb.PgInfo]:
-        return list(self.call("Pgs", pb.PgsRequest(pool=pool, object=obj)).pgs)
+    def osd_events(self, osd: int, since_seq: int = 0, timeout: float | None = None) -> Iterator[pb.CephEvent]:
+        """One OSD daemon's own events (osd_stop, osd_start, osd_slow, chunk_corrupt), as events()."""
+        d = self.osd_entry(osd)
+        ch = grpc.insecure_channel(d["grpc"], options=OPTIONS)
+        try:
+            req = pb.CephOsdWatchEventsRequest(since_seq=since_seq)
+            yield from _events(pb_grpc.CephOsdStub(ch).WatchEvents(req, timeout=timeout), d["name"])
+        finally:
+            ch.close()
 
-    def scrub(self, pgid: str = "", repair: bool = False) -> pb.ScrubReply:
+    def osd_tree(self) -> pb.CephMonOsdTreeResponse:
+        return self.call("OsdTree", pb.CephMonOsdTreeRequest())
+
+    def pgs(self, pool: str = "", obj: str = "") -> list[pb.CephPg]:
+        return list(self.call("Pgs", pb.CephMonPgsRequest(pool=pool, object=obj)).pgs)
+
+    def scrub(self, pgid: str = "", repair: bool = False) -> pb.CephMonScrubResponse:
         """Deep-scrub (or repair) one PG, or every PG with objects."""
-        return self.call("Scrub", pb.ScrubRequest(pg=pgid, repair=repair))
+        return self.call("Scrub", pb.CephMonScrubRequest(pg=pgid, repair=repair))
 
     # OSDs
     def osd_entry(self, osd: int) -> dict[str, Any]:
@@ -165,15 +218,17 @@ class CephAdmin:
 
     def osd_command(self, osd: int, command: str) -> str:
         """`ceph osd out|in|down ID`; returns the monitor's message."""
-        return self.call("OsdCommand", pb.OsdCommandRequest(osd=osd, command=command)).message
+        return self.call("OsdCommand", pb.CephMonOsdCommandRequest(osd=osd, command=command)).message
 
-    def set_osd_fault(self, osd: int, **fields: Any) -> pb.OsdStat:
+    def set_osd_fault(self, osd: int, **fields: Any) -> pb.CephOsdStat:
         """The OSD daemon's own fault state: stopped=True|False, slow_factor=F (1 heals)."""
-        return self.osd(osd, "SetFault", pb.SetFaultRequest(**fields))
+        return self.osd(osd, "SetFault", pb.CephOsdSetFaultRequest(**fields)).stat
 
-    def corrupt(self, obj: str, pool: str = DATA_POOL, osd: int = -1, offset: int = 0) -> pb.CorruptChunkReply:
+    def corrupt(self, obj: str, pool: str = DATA_POOL, osd: int = -1,
+                offset: int = 0) -> pb.CephMonCorruptChunkResponse:
         """Flip one byte of a stored chunk (osd -1: shard 0's)."""
-        return self.call("CorruptChunk", pb.CorruptChunkRequest(pool=pool, object=obj, osd=osd, offset=offset))
+        where = {"osd": osd} if osd >= 0 else {}
+        return self.call("CorruptChunk", pb.CephMonCorruptChunkRequest(pool=pool, object=obj, offset=offset, **where))
 
     def pid(self, name: str) -> int:
         """A Ceph daemon's pid while the supervisor's record of it still holds (RunDirError if not)."""
@@ -185,18 +240,18 @@ class CephAdmin:
 
     # RGW users
     def user_create(self, uid: str, display_name: str, email: str = "", tenant: str = "", access_key: str = "",
-                    secret_key: str = "") -> pb.RgwUser:
+                    secret_key: str = "") -> pb.CephRgwUser:
         """`radosgw-admin user create` (keys generated when not given)."""
         if not uid:
             raise BadInput("no user id specified (--uid)")
         if not display_name:
             raise BadInput("no display name specified (--display-name)")
-        return self.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(
+        return self.call("UserCreate", pb.CephMonUserCreateRequest(user=pb.CephRgwUser(
             uid=uid, display_name=display_name, email=email, tenant=tenant, access_key=access_key,
-            secret_key=secret_key)))
+            secret_key=secret_key))).user
 
-    def users(self) -> list[pb.RgwUser]:
-        return list(self.call("UserList", pb.UserListRequest()).users)
+    def users(self) -> list[pb.CephRgwUser]:
+        return list(self.call("UserList", pb.CephMonUserListRequest()).users)
 
     # the fault API (`twin fault inject|clear|list osd.N`; `twin ceph osd kill|stop|start|slow` are shortcuts)
     def inject_fault(self, osd: int, kind: str, factor: float = 0.0, obj: str = "",
@@ -208,8 +263,9 @@ class CephAdmin:
         out, slow (--factor F > 1), corrupt (a byte of --object's shard)."""
         self._check_fault(osd, kind, factor, obj)
         effect = self._apply(osd, kind, factor, obj, pool)
-        return self.call("RecordFault", pb.FaultRecordRequest(fault=pb.CephFault(
-            kind=kind, osd=osd, factor=factor, pool=pool if kind == "corrupt" else "", object=obj, effect=effect)))
+        fault = pb.CephFault(kind=kind, osd=osd, factor=factor, pool=pool if kind == "corrupt" else "", object=obj,
+                             effect=effect)
+        return self.call("RecordFault", pb.CephMonRecordFaultRequest(fault=fault)).fault
 
     def _check_fault(self, osd: int, kind: str, factor: float, obj: str) -> None:
         if kind not in OSD_FAULT_KINDS:
@@ -252,11 +308,11 @@ class CephAdmin:
                 self.osd_command(f.osd, "in")
             elif f.kind == "corrupt":
                 self.scrub(self.pgs(f.pool, f.object)[0].pgid, repair=True)
-        return self.call("ClearFault", pb.FaultClearRequest(id=fault_id))
+        return self.call("ClearFault", pb.CephMonClearFaultRequest(id=fault_id)).fault
 
     def list_faults(self, include_cleared: bool = False) -> list[pb.CephFault]:
         """The OSD fault log, oldest first (active ones only unless `include_cleared`)."""
-        return list(self.call("ListFaults", pb.FaultListRequest(include_cleared=include_cleared)).faults)
+        return list(self.call("ListFaults", pb.CephMonListFaultsRequest(include_cleared=include_cleared)).faults)
 
     def active_fault(self, osd: int, kind: str) -> pb.CephFault | None:
         return next((f for f in self.list_faults() if f.osd == osd and f.kind == kind), None)

@@ -1,4 +1,5 @@
-"""`ceph -s` and `ceph health detail`, shaped like Ceph's (Reef) output so that eyes and parsers work.
+"""`ceph -s`, `ceph health detail`, `ceph df` and `ceph osd tree`, shaped like Ceph's (Reef) output so
+that eyes and parsers work.
 
     cluster:
       id:     <fsid>
@@ -20,16 +21,14 @@
                12  active+undersized+degraded
 
 Usage is raw (chunk bytes on the up OSDs; an EC 8+3 pool uses 1.375 × what it stores);
-`ceph df`-style per-pool STORED vs USED is `df_text`.
+`ceph df`-style per-pool STORED vs USED is `df_text`. Rendered here, in the CLI, from the monitor's
+structured replies (services/ceph/mon/convert.py gathers the values), as `ceph` renders the mon's.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-
-from services.ceph.cluster import Cluster
-from services.ceph.health import health, pct
-from services.ceph.pg import PgState, state_string
+from clustertwin.v1 import ceph_pb2 as pb
+from services.ceph.health import pct
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
@@ -53,44 +52,31 @@ def timespan(seconds: float) -> str:
     return f"{s}s"
 
 
-def status_text(cluster: Cluster, now: float) -> str:
-    h = health(cluster)
-    mon, crush, is_up = cluster.monitor, cluster.crush, cluster.is_up
-    osds = list(crush.osds.values())
-    up = [o for o in osds if o.up]
-    n_in = sum(1 for o in osds if o.in_)
-    age = timespan(now - mon.started_at)
-    lines = ["  cluster:", f"    id:     {cluster.fsid}", f"    health: {h.status}"]
-    lines += [f"            {c.summary}" for c in h.checks]
+def status_text(st: pb.CephMonStatusResponse) -> str:
+    """`ceph -s` from the monitor's Status values (st.time: the twin time it answered at)."""
+    now = st.time
+    age = timespan(now - st.mon_started_at)
+    lines = ["  cluster:", f"    id:     {st.fsid}", f"    health: {st.health}"]
+    lines += [f"            {c.summary}" for c in st.checks]
     lines += [" ", "  services:",
-              f"    mon: {len(mon.names)} daemons, quorum {','.join(mon.names)} (age {age})",
-              f"    mgr: {mon.names[0]}(active, since {age})",
-              f"    osd: {len(osds)} osds: {len(up)} up (since {timespan(now - mon.last_up_change)}), "
-              f"{n_in} in (since {timespan(now - mon.last_in_change)})",
-              " ", "  data:"]
-    usage = cluster.usage()
-    pgs = cluster.pgs.values()
-    objects = sum(u.objects for u in usage)
-    stored = sum(u.stored for u in usage)
-    total = sum(o.capacity_bytes for o in up)
-    used = sum(cluster.store.used_bytes(o.id) for o in up)
-    lines += [f"    pools:   {len(usage)} pools, {len(cluster.pgs)} pgs",
-              f"    objects: {objects} objects, {byte_u(stored)}",
-              f"    usage:   {byte_u(used)} used, {byte_u(total - used)} / {byte_u(total)} avail"]
-    states = cluster.pg_states()
+              f"    mon: {len(st.mons)} daemons, quorum {','.join(st.mons)} (age {age})",
+              f"    mgr: {st.mons[0]}(active, since {age})",
+              f"    osd: {st.osds} osds: {st.osds_up} up (since {timespan(now - st.last_up_change)}), "
+              f"{st.osds_in} in (since {timespan(now - st.last_in_change)})",
+              " ", "  data:",
+              f"    pools:   {st.pools} pools, {st.pgs} pgs",
+              f"    objects: {st.objects} objects, {byte_u(st.stored_bytes)}",
+              f"    usage:   {byte_u(st.used_bytes)} used, {byte_u(st.total_bytes - st.used_bytes)} / "
+              f"{byte_u(st.total_bytes)} avail"]
     pre = []
-    inactive = sum(1 for s in states.values() if not s & PgState.ACTIVE)
-    if inactive:
-        pre.append(f"{pct(inactive, len(states))} pgs not active")
-    copies = sum(len(pg.objects) * pg.pool.size for pg in pgs)
-    for label, n in (("degraded", sum(pg.degraded_copies(is_up) for pg in pgs)),
-                     ("misplaced", sum(pg.misplaced_copies(is_up) for pg in pgs))):
+    if st.pgs_inactive:
+        pre.append(f"{pct(st.pgs_inactive, st.pgs)} pgs not active")
+    for label, n in (("degraded", st.degraded), ("misplaced", st.misplaced)):
         if n:
-            pre.append(f"{n}/{copies} objects {label} ({pct(n, copies)})")
-    unfound = sum(len(pg.unfound(is_up)) for pg in pgs)
-    if unfound:
-        pre.append(f"{unfound}/{objects} objects unfound ({pct(unfound, objects)})")
-    counts = Counter(state_string(s) for s in states.values())
+            pre.append(f"{n}/{st.copies} objects {label} ({pct(n, st.copies)})")
+    if st.unfound:
+        pre.append(f"{st.unfound}/{st.objects} objects unfound ({pct(st.unfound, st.objects)})")
+    counts = dict(st.pg_states)
     width = max((len(str(n)) for n in counts.values()), default=1)
     rows = pre + [f"{n:<{width}} {name}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     for i, row in enumerate(rows):
@@ -98,21 +84,34 @@ def status_text(cluster: Cluster, now: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def health_detail_text(cluster: Cluster) -> str:
-    h = health(cluster)
+def health_detail_text(h: pb.CephMonHealthDetailResponse) -> str:
     if not h.checks:
         return "HEALTH_OK\n"
-    out = [f"{h.status}: " + "; ".join(c.summary for c in h.checks)]
+    out = [f"{h.health}: " + "; ".join(c.summary for c in h.checks)]
     for c in h.checks:
         out.append(f"[{c.severity.removeprefix('HEALTH_')}] {c.code}: {c.summary}")
         out += [f"    {d}" for d in c.detail]
     return "\n".join(out) + "\n"
 
 
-def df_text(cluster: Cluster) -> str:
+def df_text(df: pb.CephMonDfResponse) -> str:
     """`ceph df`'s POOLS table: STORED is what clients wrote, USED the raw chunk bytes."""
     rows = ["--- POOLS ---", f"{'POOL':<24}{'ID':>4}{'PGS':>6}{'STORED':>12}{'OBJECTS':>9}{'USED':>12}"]
-    for u in cluster.usage():
-        rows.append(f"{u.pool.name:<24}{u.pool.id:>4}{u.pool.pg_num:>6}{byte_u(u.stored):>12}"
-                    f"{u.objects:>9}{byte_u(u.raw):>12}")
+    for p in df.pools:
+        rows.append(f"{p.name:<24}{p.id:>4}{p.pg_num:>6}{byte_u(p.stored_bytes):>12}"
+                    f"{p.objects:>9}{byte_u(p.raw_bytes):>12}")
+    return "\n".join(rows) + "\n"
+
+
+def osd_tree_text(tree: pb.CephMonOsdTreeResponse) -> str:
+    """`ceph osd tree`, shaped like Ceph's (Reef) output."""
+    osds = {o.id: o for o in tree.osds}
+    rows = [f"{'ID':>4}  {'CLASS':<5}  {'WEIGHT':>9}  {'TYPE NAME':<18}  {'STATUS':>6}  {'REWEIGHT':>8}  PRI-AFF"]
+    rows.append(f"{-1:>4}  {'':<5}  {sum(o.weight for o in tree.osds):>9.5f}  {'root default':<18}")
+    for host in tree.hosts:
+        weight = sum(osds[i].weight for i in host.osds)
+        rows.append(f"{host.bucket_id:>4}  {'':<5}  {weight:>9.5f}  {'    host ' + host.name:<18}")
+        for o in (osds[i] for i in sorted(host.osds)):
+            rows.append(f"{o.id:>4}  {o.device_class:<5}  {o.weight:>9.5f}  {'        ' + o.name:<18}  "
+                        f"{'up' if o.up else 'down':>6}  {1.0 if getattr(o, 'in') else 0.0:>8.5f}  1.00000")
     return "\n".join(rows) + "\n"

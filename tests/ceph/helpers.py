@@ -31,16 +31,16 @@ def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: f
 
 
 def all_clean(admin: CephAdmin) -> bool:
-    st = admin.call("Status", pb.StatusRequest())
+    st = admin.call("Status", pb.CephMonStatusRequest())
     return dict(st.pg_states) == {"active+clean": sum(st.pg_states.values())} and st.osds_up == st.osds
 
 
 def pg_state(admin: CephAdmin, pgid: str) -> str:
-    return admin.call("Pgs", pb.PgsRequest(pg=pgid)).pgs[0].state
+    return admin.call("Pgs", pb.CephMonPgsRequest(pg=pgid)).pgs[0].state
 
 
-def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.OsdStat:
-    return admin.osd(osd, "SetFault", pb.SetFaultRequest(**kw))
+def osd_fault(admin: CephAdmin, osd: int, **kw: Any) -> pb.CephOsdStat:
+    return admin.osd(osd, "SetFault", pb.CephOsdSetFaultRequest(**kw)).stat
 
 
 @contextlib.contextmanager

@@ -64,14 +64,14 @@ def s3(ceph_twin: CephAdmin) -> Any:
 
 def rados_name(admin: CephAdmin, key: str) -> str:
     """The data-pool RADOS object holding the head of S3 object `key`."""
-    objs = admin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects
+    objs = admin.call("ListObjects", pb.CephMonListObjectsRequest(pool=DATA)).objects
     names = [o.name for o in objs if o.name.endswith("_" + key) and "__:" in o.name]
     assert len(names) == 1, names
     return names[0]
 
 
-def pg_of(admin: CephAdmin, name: str) -> pb.PgInfo:
-    return admin.call("Pgs", pb.PgsRequest(pool=DATA, object=name)).pgs[0]
+def pg_of(admin: CephAdmin, name: str) -> pb.CephPg:
+    return admin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object=name)).pgs[0]
 
 
 def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
@@ -92,7 +92,7 @@ def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
 
 
 def test_bad_input_is_refused_and_changes_nothing(ceph_twin: CephAdmin) -> None:
-    before = ceph_twin.call("Status", pb.StatusRequest()).epoch
+    before = ceph_twin.call("Status", pb.CephMonStatusRequest()).epoch
     r = cli(ceph_twin, "osd", "out", "99")
     assert r.exit_code == 2 and "osd.99 does not exist" in r.output
     r = cli(ceph_twin, "user", "create", "--uid", "x")
@@ -101,7 +101,7 @@ def test_bad_input_is_refused_and_changes_nothing(ceph_twin: CephAdmin) -> None:
     assert r.exit_code == 2 and "FACTOR must be >= 1" in r.output
     r = cli(ceph_twin, "pg", "repair", "nonsense")
     assert r.exit_code == 2 and "is not a PG id" in r.output
-    assert ceph_twin.call("Status", pb.StatusRequest()).epoch == before
+    assert ceph_twin.call("Status", pb.CephMonStatusRequest()).epoch == before
 
 
 def test_ceph_errors_reach_clients_as_their_grpc_status(ceph_twin: CephAdmin) -> None:
@@ -109,20 +109,21 @@ def test_ceph_errors_reach_clients_as_their_grpc_status(ceph_twin: CephAdmin) ->
     osd0 = pb_grpc.CephOsdStub(grpc.insecure_channel(ceph_twin.daemons["osd.0"]["grpc"]))
     rbd = pb_grpc.CephRbdStub(grpc.insecure_channel(ceph_twin.mon_address))
     calls = {
-        "NOT_FOUND": lambda: ceph_twin.mon.OsdCommand(pb.OsdCommandRequest(osd=99, command="out")),
-        "INVALID_ARGUMENT": lambda: ceph_twin.mon.OsdCommand(pb.OsdCommandRequest(osd=0, command="explode")),
-        "ALREADY_EXISTS": lambda: [ceph_twin.mon.UserCreate(pb.UserCreateRequest(user=pb.RgwUser(
+        "NOT_FOUND": lambda: ceph_twin.mon.OsdCommand(pb.CephMonOsdCommandRequest(osd=99, command="out")),
+        "INVALID_ARGUMENT": lambda: ceph_twin.mon.OsdCommand(pb.CephMonOsdCommandRequest(osd=0, command="explode")),
+        "ALREADY_EXISTS": lambda: [ceph_twin.mon.UserCreate(pb.CephMonUserCreateRequest(user=pb.CephRgwUser(
             uid="twice", display_name="Twice", access_key="AKTWICE", secret_key="sk"))) for _ in range(2)],
-        "FAILED_PRECONDITION": lambda: ceph_twin.mon.ClearFault(pb.FaultClearRequest(id=cleared.id)),
+        "FAILED_PRECONDITION": lambda: ceph_twin.mon.ClearFault(pb.CephMonClearFaultRequest(id=cleared.id)),
     }
     cleared = ceph_twin.inject_fault(0, "down")   # over by itself: logged cleared, so it cannot be cleared
     osd_calls = {
-        "NOT_FOUND": lambda: osd0.Corrupt(pb.CorruptRequest(key=pb.ChunkKey(pg="1.0", object="none", shard=0))),
-        "INVALID_ARGUMENT": lambda: osd0.PutChunk(pb.PutChunkRequest(key=pb.ChunkKey(pg="../x", object="o"),
-                                                                     data=b"x")),
+        "NOT_FOUND": lambda: osd0.Corrupt(pb.CephOsdCorruptRequest(
+            key=pb.CephChunkKey(pg="1.0", object="none", shard=0))),
+        "INVALID_ARGUMENT": lambda: osd0.PutChunk(pb.CephOsdPutChunkRequest(
+            key=pb.CephChunkKey(pg="../x", object="o"), data=b"x")),
     }
     for code, call in [*calls.items(), *osd_calls.items(),
-                       ("INVALID_ARGUMENT", lambda: rbd.Read(pb.RbdReadRequest(name="x", length=64 << 20)))]:
+                       ("INVALID_ARGUMENT", lambda: rbd.Read(pb.CephRbdReadRequest(name="x", length=64 << 20)))]:
         with pytest.raises(grpc.RpcError) as e:
             call()
         assert e.value.code() == grpc.StatusCode[code], (code, e.value.details())
@@ -135,7 +136,7 @@ def test_boto3_put_get_byte_exact(ceph_twin: CephAdmin, s3: Any) -> None:
         body = os.urandom(size)
         s3.put_object(Bucket="data", Key=f"obj-{size}", Body=body)
         assert s3.get_object(Bucket="data", Key=f"obj-{size}")["Body"].read() == body
-    st = ceph_twin.call("Status", pb.StatusRequest())
+    st = ceph_twin.call("Status", pb.CephMonStatusRequest())
     assert st.objects > 0 and st.raw_bytes > st.stored_bytes
 
 
@@ -154,8 +155,8 @@ def test_two_down_degraded_three_down_blocks_then_recovers(ceph_twin: CephAdmin,
         assert s3.get_object(Bucket="data", Key="pg-drill")["Body"].read() == body
         # Writes continue in the degraded PG (an S3 overwrite would go to a new RADOS object, elsewhere).
         other = next(f"same-pg-{i}" for i in range(10_000) if pg_of(ceph_twin, f"same-pg-{i}").pgid == pg.pgid)
-        ceph_twin.call("PutObject", pb.PutObjectRequest(pool=DATA, name=other, data=body[::-1]))
-        assert ceph_twin.call("GetObject", pb.ObjectRef(pool=DATA, name=other)).data == body[::-1]
+        ceph_twin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name=other, data=body[::-1]))
+        assert ceph_twin.call("GetObject", pb.CephMonGetObjectRequest(pool=DATA, name=other)).data == body[::-1]
         status = cli(ceph_twin, "status").output
         assert "health: HEALTH_WARN" in status and "2 osds down" in status
         assert "active+undersized+degraded" in status
@@ -177,8 +178,8 @@ def test_two_down_degraded_three_down_blocks_then_recovers(ceph_twin: CephAdmin,
             osd_fault(ceph_twin, osd, stopped=False)
     wait_for("recovery to active+clean", lambda: all_clean(ceph_twin), timeout=30)
     assert s3.get_object(Bucket="data", Key="pg-drill")["Body"].read() == body
-    assert ceph_twin.call("GetObject", pb.ObjectRef(pool=DATA, name=other)).data == body[::-1]
-    assert ceph_twin.call("Scrub", pb.ScrubRequest(pg=pg.pgid)).errors == []   # the stale shards were rebuilt
+    assert ceph_twin.call("GetObject", pb.CephMonGetObjectRequest(pool=DATA, name=other)).data == body[::-1]
+    assert ceph_twin.call("Scrub", pb.CephMonScrubRequest(pg=pg.pgid)).errors == []   # the stale shards were rebuilt
 
 
 def test_corrupt_chunk_scrub_finds_repair_fixes(ceph_twin: CephAdmin, s3: Any) -> None:
@@ -196,7 +197,7 @@ def test_corrupt_chunk_scrub_finds_repair_fixes(ceph_twin: CephAdmin, s3: Any) -
     assert s3.get_object(Bucket="data", Key="rot")["Body"].read() == body   # read skips the bad shard
     rep = cli(ceph_twin, "pg", "repair", pg.pgid).output
     assert "1 fixed" in rep, rep
-    assert ceph_twin.call("Scrub", pb.ScrubRequest(pg=pg.pgid)).errors == []
+    assert ceph_twin.call("Scrub", pb.CephMonScrubRequest(pg=pg.pgid)).errors == []
     assert pg_state(ceph_twin, pg.pgid) == "active+clean"
     assert s3.get_object(Bucket="data", Key="rot")["Body"].read() == body
 
@@ -215,7 +216,7 @@ def test_kill9_osd_is_restarted_and_data_stays(ceph_twin: CephAdmin, s3: Any) ->
         ceph_twin.daemons[name]["grpc"]] == SERVING)
     wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
     assert s3.get_object(Bucket="data", Key="killed")["Body"].read() == body
-    assert ceph_twin.call("Scrub", pb.ScrubRequest()).errors == []
+    assert ceph_twin.call("Scrub", pb.CephMonScrubRequest()).errors == []
 
 
 def test_down_then_out_backfills_to_the_spare_host(ceph_twin: CephAdmin, s3: Any) -> None:
@@ -227,12 +228,12 @@ def test_down_then_out_backfills_to_the_spare_host(ceph_twin: CephAdmin, s3: Any
     osd_fault(ceph_twin, osd, stopped=True)
     try:
         # Down at once (clean stop), out after mon_osd_down_out_interval (600 twin s = 12 s here).
-        tree = {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}
-        wait_for("down", lambda: not {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}[osd].up,
-                 timeout=5)
-        assert tree[osd].__getattribute__("in")
-        wait_for("automatically out", lambda: not getattr(
-            {o.id: o for o in ceph_twin.call("OsdTree", pb.OsdTreeRequest()).osds}[osd], "in"), timeout=600 / SCALE + 5)
+        def now() -> pb.CephOsdInfo:
+            return next(o for o in ceph_twin.call("OsdTree", pb.CephMonOsdTreeRequest()).osds if o.id == osd)
+        before = now()
+        wait_for("down", lambda: not now().up, timeout=5)
+        assert getattr(before, "in")
+        wait_for("automatically out", lambda: not getattr(now(), "in"), timeout=600 / SCALE + 5)
         wait_for("backfilled onto the spare host → active+clean",
                  lambda: pg_state(ceph_twin, pg.pgid) == "active+clean", timeout=20)
         now = pg_of(ceph_twin, name)
@@ -251,7 +252,7 @@ def test_kill9_monitor_loses_nothing(ceph_twin: CephAdmin, s3: Any) -> None:
     restart_monitor(ceph_twin)
     assert s3.get_object(Bucket="data", Key="before-mon-crash")["Body"].read() == body
     wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
-    assert ceph_twin.call("Scrub", pb.ScrubRequest()).errors == []
+    assert ceph_twin.call("Scrub", pb.CephMonScrubRequest()).errors == []
 
 
 def test_kill9_monitor_restarts_with_its_maps_faults_and_users_from_tables(ceph_twin: CephAdmin, s3: Any) -> None:
@@ -311,12 +312,12 @@ def test_kill9_gateway_mid_upload_leaves_no_half_object(ceph_twin: CephAdmin, s3
         except Exception as e:  # noqa: BLE001 - the connection dies with the gateway
             errors.append(e)
 
-    before = len(ceph_twin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects)
+    before = len(ceph_twin.call("ListObjects", pb.CephMonListObjectsRequest(pool=DATA)).objects)
     t = threading.Thread(target=upload)
     t.start()
     # Kill it once the upload is under way: its first tail objects are in the data pool.
     wait_for("the upload writing tails",
-             lambda: len(ceph_twin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects) > before + 1,
+             lambda: len(ceph_twin.call("ListObjects", pb.CephMonListObjectsRequest(pool=DATA)).objects) > before + 1,
              timeout=30, every=0.01)
     kill9_gateway(ceph_twin, then=lambda: t.join(30))
     assert errors, "the upload should have failed with the gateway killed"
@@ -412,6 +413,6 @@ def test_a_user_is_usable_the_moment_it_is_created(ceph_twin: CephAdmin) -> None
     assert e.value.response["Error"]["Code"] == "InvalidAccessKeyId"
     # created through the monitor's API straight away (a script's next line), well inside the 0.2 s
     # the gateway used to wait between two lookups of unknown keys
-    ceph_twin.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(uid="fresh", display_name="Fresh",
+    ceph_twin.call("UserCreate", pb.CephMonUserCreateRequest(user=pb.CephRgwUser(uid="fresh", display_name="Fresh",
                                                                        access_key=ak, secret_key=sk)))
     assert fresh.list_buckets()["Owner"]["ID"] == "fresh"  # at once, not after a refresh interval

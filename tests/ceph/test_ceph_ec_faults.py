@@ -77,9 +77,9 @@ def sha(s3: Any, key: str) -> str:
     return hashlib.sha256(s3.get_object(Bucket="ecdata", Key=key)["Body"].read()).hexdigest()
 
 
-def pieces(admin: CephAdmin, key: str) -> list[pb.ObjectStat]:
+def pieces(admin: CephAdmin, key: str) -> list[pb.CephObjectStat]:
     """The RADOS objects of S3 object `key`, in order: head, then tails `..._1`, `..._2`, ..."""
-    objs = admin.call("ListObjects", pb.ListObjectsRequest(pool=DATA)).objects
+    objs = admin.call("ListObjects", pb.CephMonListObjectsRequest(pool=DATA)).objects
     heads = [o for o in objs if o.name.endswith("_" + key) and "__:" in o.name ]
     assert len(heads) == 1, [o.name for o in heads]
     head = heads[0]
@@ -95,12 +95,13 @@ def decode_from_osds(admin: CephAdmin, key: str, lost: set[int]) -> bytes:
     ec = ErasureCode(8, 3)
     out = bytearray()
     for o in pieces(admin, key):
-        pg = admin.call("Pgs", pb.PgsRequest(pg=o.pg)).pgs[0]
+        pg = admin.call("Pgs", pb.CephMonPgsRequest(pg=o.pg)).pgs[0]
         chunks = {}
         for pos, osd in enumerate(pg.up if len(pg.up) == 11 else pg.acting):
             if osd in lost or osd == 2147483647:
                 continue
-            r = admin.osd(osd, "GetChunk", pb.GetChunkRequest(key=pb.ChunkKey(pg=o.pg, object=o.name, shard=pos)))
+            key = pb.CephChunkKey(pg=o.pg, object=o.name, shard=pos)
+            r = admin.osd(osd, "GetChunk", pb.CephOsdGetChunkRequest(key=key))
             if r.found:
                 chunks[pos] = r.data
             if len(chunks) == 8:
@@ -110,8 +111,8 @@ def decode_from_osds(admin: CephAdmin, key: str, lost: set[int]) -> bytes:
     return bytes(out)
 
 
-def head_pg(admin: CephAdmin, key: str) -> pb.PgInfo:
-    return admin.call("Pgs", pb.PgsRequest(pool=DATA, object=pieces(admin, key)[0].name)).pgs[0]
+def head_pg(admin: CephAdmin, key: str) -> pb.CephPg:
+    return admin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object=pieces(admin, key)[0].name)).pgs[0]
 
 
 def stop(admin: CephAdmin, osds: list[int]) -> None:
@@ -161,9 +162,9 @@ def test_three_lost_blocks_io_but_data_is_intact(twin: CephAdmin, objects: dict[
         assert time.monotonic() - t0 >= OP_TIMEOUT_WALL * 0.9   # it waited for the PG first
         # A write to that PG (a RADOS object that maps there) is refused as unavailable too.
         other = next(f"same-pg-{i}" for i in range(10_000)
-                     if twin.call("Pgs", pb.PgsRequest(pool=DATA, object=f"same-pg-{i}")).pgs[0].pgid == pg.pgid)
+                     if twin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object=f"same-pg-{i}")).pgs[0].pgid == pg.pgid)
         with pytest.raises(Exception) as rados:
-            twin.call("PutObject", pb.PutObjectRequest(pool=DATA, name=other, data=b"x"))
+            twin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name=other, data=b"x"))
         assert "UNAVAILABLE" in str(rados.value) and "peered" in str(rados.value)
         lost = set(victims)
         for key, digest in objects.items():
@@ -187,18 +188,18 @@ def test_four_lost_reads_fail_clearly_and_health_names_unfound(twin: CephAdmin, 
             s3.get_object(Bucket="ecdata", Key="half-mib")
         assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
         with pytest.raises(Exception) as rados:
-            twin.call("GetObject", pb.ObjectRef(pool=DATA, name=head))
+            twin.call("GetObject", pb.CephMonGetObjectRequest(pool=DATA, name=head))
         assert f"pg {pg.pgid} is down" in str(rados.value) and "7 of 11 shards available" in str(rados.value), \
             str(rados.value)
         detail = CliRunner().invoke(app, ["ceph", "health", "detail", "--run-dir", str(twin.run.path)]).output
         assert "OBJECT_UNFOUND" in detail or "unfound" in detail, detail
         assert f"pg {pg.pgid} has" in detail and head in detail, detail
-        assert pg.pgid in twin.call("Pgs", pb.PgsRequest(pg=pg.pgid)).pgs[0].pgid
-        assert head in twin.call("Pgs", pb.PgsRequest(pg=pg.pgid)).pgs[0].unfound
+        assert pg.pgid in twin.call("Pgs", pb.CephMonPgsRequest(pg=pg.pgid)).pgs[0].pgid
+        assert head in twin.call("Pgs", pb.CephMonPgsRequest(pg=pg.pgid)).pgs[0].unfound
     finally:
         start_and_recover(twin, victims)
     check_all_objects(s3, objects)
-    assert twin.call("Scrub", pb.ScrubRequest()).errors == []
+    assert twin.call("Scrub", pb.CephMonScrubRequest()).errors == []
 
 
 def test_kill9_every_daemon_mid_upload(twin: CephAdmin, objects: dict[str, str]) -> None:

@@ -37,12 +37,12 @@ def fault(admin: CephAdmin, *args: str) -> Any:
     return CliRunner().invoke(app, ["fault", *args, "--run-dir", str(admin.run.path)])
 
 
-def osd_stat(admin: CephAdmin, osd: int) -> pb.OsdStat:
-    return admin.osd(osd, "Stat", pb.OsdStatRequest())
+def osd_stat(admin: CephAdmin, osd: int) -> pb.CephOsdStat:
+    return admin.osd(osd, "Stat", pb.CephOsdStatRequest()).stat
 
 
-def tree(admin: CephAdmin) -> dict[int, pb.OsdInfo]:
-    return {o.id: o for o in admin.call("OsdTree", pb.OsdTreeRequest()).osds}
+def tree(admin: CephAdmin) -> dict[int, pb.CephOsdInfo]:
+    return {o.id: o for o in admin.call("OsdTree", pb.CephMonOsdTreeRequest()).osds}
 
 
 def test_stop_is_an_event_a_listed_fault_and_clears(twin: CephAdmin) -> None:
@@ -100,14 +100,14 @@ def test_slow_out_kill_corrupt(twin: CephAdmin) -> None:
     wait_for("restarted", lambda: twin.run.read(twin.run.daemons)["daemons"]["osd.7"]["pid"] not in (0, old))
     assert "kill" in fault(twin, "list", "--all").output
 
-    twin.call("PutObject", pb.PutObjectRequest(pool=DATA, name="victim", data=b"x" * 100_000))
-    osd = twin.call("Pgs", pb.PgsRequest(pool=DATA, object="victim")).pgs[0].acting[2]
+    twin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name="victim", data=b"x" * 100_000))
+    osd = twin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object="victim")).pgs[0].acting[2]
     r = fault(twin, "inject", f"osd.{osd}", "--kind", "corrupt", "--object", "victim")
     assert r.exit_code == 0 and "corrupted shard 2 of 'victim'" in r.output, r.output
-    pgid = twin.call("Pgs", pb.PgsRequest(pool=DATA, object="victim")).pgs[0].pgid
-    assert len(twin.call("Scrub", pb.ScrubRequest(pg=pgid)).errors) == 1
+    pgid = twin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object="victim")).pgs[0].pgid
+    assert len(twin.call("Scrub", pb.CephMonScrubRequest(pg=pgid)).errors) == 1
     assert fault(twin, "clear", r.output.split()[1]).exit_code == 0   # repairs the PG
-    assert twin.call("Scrub", pb.ScrubRequest(pg=pgid)).errors == []
+    assert twin.call("Scrub", pb.CephMonScrubRequest(pg=pgid)).errors == []
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
 
 
@@ -208,7 +208,7 @@ def test_a_stopped_slow_osd_stays_so_across_kill9_from_its_store(twin: CephAdmin
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
 
 
-def _stat_or_none(admin: CephAdmin, osd: int) -> pb.OsdStat | None:
+def _stat_or_none(admin: CephAdmin, osd: int) -> pb.CephOsdStat | None:
     try:
         return osd_stat(admin, osd)
     except TwinRpcError:

@@ -61,7 +61,7 @@ def test_cli_create_ls_info_resize(twin: CephAdmin) -> None:
 def test_checkpoint_survives_osd_kill_and_stop(twin: CephAdmin) -> None:
     c = RbdClient(twin.mon_address)
     c.create("rbd", "ckpt", 1 << 30)
-    info = c.call("Info", pb.RbdImageRef(pool="rbd", name="ckpt"))
+    info = c.call("Info", pb.CephRbdInfoRequest(pool="rbd", name="ckpt")).image
     ckpt = os.urandom(64 * MIB)
     pieces = [(0, 0, 16 * MIB), (300 * MIB + 123, 16 * MIB, 16 * MIB),
               (700 * MIB - 4097, 32 * MIB, 24 * MIB), ((1 << 30) - 8 * MIB, 56 * MIB, 8 * MIB)]
@@ -70,10 +70,10 @@ def test_checkpoint_survives_osd_kill_and_stop(twin: CephAdmin) -> None:
     for off, start, n in pieces:
         assert c.read("rbd", "ckpt", off, n) == ckpt[start:start + n]
     assert c.read("rbd", "ckpt", 100 * MIB, 4096) == bytes(4096)    # sparse
-    objs = [o for o in twin.call("ListObjects", pb.ListObjectsRequest(pool="rbd", prefix=f"rbd_data.{info.id}."))
+    objs = [o for o in twin.call("ListObjects", pb.CephMonListObjectsRequest(pool="rbd", prefix=f"rbd_data.{info.id}."))
             .objects]
     assert len(objs) == 4 + 5 + 7 + 2 and all(o.size <= 4 * MIB for o in objs)
-    pg = twin.call("Pgs", pb.PgsRequest(pool="rbd", object=objs[0].name)).pgs[0]
+    pg = twin.call("Pgs", pb.CephMonPgsRequest(pool="rbd", object=objs[0].name)).pgs[0]
     assert len(pg.acting) == 3 and pg.state == "active+clean"
 
     # kill -9 one OSD of the PG: I/O goes on (size 3, min_size 2), the supervisor restarts it.
@@ -95,7 +95,7 @@ def test_checkpoint_survives_osd_kill_and_stop(twin: CephAdmin) -> None:
     victim = pg.acting[1]
     osd_fault(twin, victim, stopped=True)
     try:
-        wait_for("degraded", lambda: twin.call("Pgs", pb.PgsRequest(pg=pg.pgid)).pgs[0].state
+        wait_for("degraded", lambda: twin.call("Pgs", pb.CephMonPgsRequest(pg=pg.pgid)).pgs[0].state
                  == "active+undersized+degraded", timeout=10)
         whole = hashlib.sha256(b"".join(c.read("rbd", "ckpt", off, n) for off, _, n in pieces)).digest()
         assert whole == hashlib.sha256(ckpt).digest()
@@ -104,7 +104,7 @@ def test_checkpoint_survives_osd_kill_and_stop(twin: CephAdmin) -> None:
         osd_fault(twin, victim, stopped=False)
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
     assert c.read("rbd", "ckpt", 500 * MIB, 18) == b"during degradation"
-    assert twin.call("Scrub", pb.ScrubRequest(pg=pg.pgid)).errors == []
+    assert twin.call("Scrub", pb.CephMonScrubRequest(pg=pg.pgid)).errors == []
 
 
 def test_snapshots_clone_and_refusals_through_the_cli(twin: CephAdmin, tmp_path: Any) -> None:

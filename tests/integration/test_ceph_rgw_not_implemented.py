@@ -165,7 +165,7 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
 
 @pytest.fixture(scope="module")
 def s3(twin: CephAdmin) -> Any:
-    twin.call("UserCreate", pb.UserCreateRequest(user=pb.RgwUser(uid=UID, display_name="Not Implemented",
+    twin.call("UserCreate", pb.CephMonUserCreateRequest(user=pb.CephRgwUser(uid=UID, display_name="Not Implemented",
                                                                  access_key=AK, secret_key=SK)))
     # No host prefix: WriteGetObjectResponse would otherwise go to `{RequestRoute}.127.0.0.1`.
     return boto3.client("s3", endpoint_url=twin.s3_endpoint(), aws_access_key_id=AK, aws_secret_access_key=SK,

@@ -130,41 +130,41 @@ def fabric_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
 
 def mon_write(twin: Twin, d: DaemonEntry) -> str:
     stub = ceph_pb2_grpc.CephMonStub(channel(d.grpc))
-    stub.UserCreate(ceph_pb2.UserCreateRequest(user=ceph_pb2.RgwUser(uid="conformance", display_name="c")),
+    stub.UserCreate(ceph_pb2.CephMonUserCreateRequest(user=ceph_pb2.CephRgwUser(uid="conformance", display_name="c")),
                     timeout=RPC_TIMEOUT)
     return "conformance"
 
 
 def mon_check(twin: Twin, d: DaemonEntry, uid: str) -> None:
     stub = ceph_pb2_grpc.CephMonStub(channel(d.grpc))
-    assert uid in {u.uid for u in stub.UserList(ceph_pb2.UserListRequest(), timeout=RPC_TIMEOUT).users}
+    assert uid in {u.uid for u in stub.UserList(ceph_pb2.CephMonUserListRequest(), timeout=RPC_TIMEOUT).users}
 
 
 def mon_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     stub = ceph_pb2_grpc.CephMonStub(channel(d.grpc))
     # `ceph osd out 999`: "osd.999 does not exist" (ENOENT)
-    return rpc_code(lambda: stub.OsdCommand(ceph_pb2.OsdCommandRequest(osd=999, command="out"),
+    return rpc_code(lambda: stub.OsdCommand(ceph_pb2.CephMonOsdCommandRequest(osd=999, command="out"),
                                             timeout=RPC_TIMEOUT)), grpc.StatusCode.NOT_FOUND
 
 
-CHUNK = ceph_pb2.ChunkKey(pg="1.0", object="conformance", shard=0)
+CHUNK = ceph_pb2.CephChunkKey(pg="1.0", object="conformance", shard=0)
 
 
 def osd_write(twin: Twin, d: DaemonEntry) -> bytes:
     stub = ceph_pb2_grpc.CephOsdStub(channel(d.grpc))
-    stub.PutChunk(ceph_pb2.PutChunkRequest(key=CHUNK, data=b"kept across kill -9"), timeout=RPC_TIMEOUT)
+    stub.PutChunk(ceph_pb2.CephOsdPutChunkRequest(key=CHUNK, data=b"kept across kill -9"), timeout=RPC_TIMEOUT)
     return b"kept across kill -9"
 
 
 def osd_check(twin: Twin, d: DaemonEntry, data: bytes) -> None:
     stub = ceph_pb2_grpc.CephOsdStub(channel(d.grpc))
-    got = stub.GetChunk(ceph_pb2.GetChunkRequest(key=CHUNK), timeout=RPC_TIMEOUT)
+    got = stub.GetChunk(ceph_pb2.CephOsdGetChunkRequest(key=CHUNK), timeout=RPC_TIMEOUT)
     assert got.found and got.data == data
 
 
 def osd_refuse(twin: Twin, d: DaemonEntry) -> tuple[Any, Any]:
     stub = ceph_pb2_grpc.CephOsdStub(channel(d.grpc))
-    return rpc_code(lambda: stub.SetFault(ceph_pb2.SetFaultRequest(slow_factor=0.5), timeout=RPC_TIMEOUT)), \
+    return rpc_code(lambda: stub.SetFault(ceph_pb2.CephOsdSetFaultRequest(slow_factor=0.5), timeout=RPC_TIMEOUT)), \
         grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -173,9 +173,9 @@ S3_KEYS = ("CONFORMANCEKEY0000001", "conformance-secret")
 
 def s3(twin: Twin, d: DaemonEntry) -> Any:
     mon = ceph_pb2_grpc.CephMonStub(channel(first(twin, "ceph_mon").grpc))
-    users = mon.UserList(ceph_pb2.UserListRequest(), timeout=RPC_TIMEOUT).users
+    users = mon.UserList(ceph_pb2.CephMonUserListRequest(), timeout=RPC_TIMEOUT).users
     if "conformance-s3" not in {u.uid for u in users}:
-        mon.UserCreate(ceph_pb2.UserCreateRequest(user=ceph_pb2.RgwUser(
+        mon.UserCreate(ceph_pb2.CephMonUserCreateRequest(user=ceph_pb2.CephRgwUser(
             uid="conformance-s3", display_name="c", access_key=S3_KEYS[0], secret_key=S3_KEYS[1])),
             timeout=RPC_TIMEOUT)
     return boto3.client("s3", endpoint_url=d.get("s3"), aws_access_key_id=S3_KEYS[0],

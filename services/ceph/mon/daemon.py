@@ -35,6 +35,7 @@ from emulator.grpc_server import start_server
 from services.ceph.cluster import Cluster
 from services.ceph.crush import CrushMap
 from services.ceph.errors import CephError
+from services.ceph.events import EventLog
 from services.ceph.mon.model import Event, MonModel
 from services.ceph.mon.objects import ObjectIo
 from services.ceph.mon.rbd_service import RbdServicer
@@ -89,6 +90,7 @@ class MonDaemon:
         self.model = MonModel(cluster, self.addresses, now, faults=self.store.faults(), users=self.store.users())
         self.io = ObjectIo(cluster, self.chunks, self.store, self.clock, self.osds_failed)
         self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, cfg.twin, cfg.name)
+        self.events = EventLog()   # for CephMon.WatchEvents: what goes on the bus
         self.loop: asyncio.AbstractEventLoop | None = None
         log.info("monitor: %d OSDs, %d pools, %d PGs (%s)", len(self.addresses), len(cluster.pools),
                  len(cluster.pgs), "restored from store" if restored else "new cluster")
@@ -128,6 +130,7 @@ class MonDaemon:
         """On the event loop: each event, and the fault record a fault event carries."""
         for ev in events:
             self.bus.event("ceph", ev.kind, ev.payload, time=ev.time, message=ev.message)
+            self.events.add(ev.kind, ev.time, ev.message, **ev.payload)
             if ev.fault is not None:
                 self.bus.fault("ceph", ev.fault)
 
@@ -142,7 +145,8 @@ class MonDaemon:
     async def serve(self) -> None:
         stop = stop_event()
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(MON_THREADS, thread_name_prefix="mon"))
-        mon = MonServicer(self.model, self.io, self.store, self.chunks, self.addresses, self.clock.now, self.publish)
+        mon = MonServicer(self.model, self.io, self.store, self.chunks, self.addresses, self.clock.now, self.publish,
+                          self.events)
         rbd = RbdServicer(self.io, op_timeout=float(self.cfg.extra.get("op_timeout", 30.0)))
         server, health = await start_server(self.cfg.grpc, [
             (pb_grpc.add_CephMonServicer_to_server, mon, SERVICE_NAME),

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
 import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
-from services.ceph.errors import CephError, PgUnavailable, abort
+from emulator import paging
+from emulator.errors import DaemonError
+from services.ceph.errors import CephError, PgUnavailable
+from services.ceph.events import EventLog
 from services.ceph.rbd.cluster_io import ClusterObjectIo
 from services.ceph.rbd.image import Rbd
 
@@ -52,18 +55,18 @@ def _at_most_max_io(n: int, call: str) -> None:
         raise CephError("INVALID_ARGUMENT", f"at most {MAX_IO} bytes per {call} call")
 
 
-def image_msg(info: dict[str, Any]) -> pb.RbdImage:
+def image_msg(info: dict[str, Any]) -> pb.CephRbdImage:
     par = info["parent"]
-    return pb.RbdImage(name=info["name"], id=info["id"], pool=info["pool"], size=info["size"], order=info["order"],
+    return pb.CephRbdImage(name=info["name"], id=info["id"], pool=info["pool"], size=info["size"], order=info["order"],
                        objects=info["objects"], snapshot_count=info["snapshot_count"], features=info["features"],
                        created=info["created"], modified=info["modified"],
-                       parent=pb.RbdParent(pool=par["pool"], image=par["image"], snap=par["snap"],
+                       parent=pb.CephRbdParent(pool=par["pool"], image=par["image"], snap=par["snap"],
                                            overlap=par["overlap"]) if par else None)
 
 
-def snap_msg(s: dict[str, Any]) -> pb.RbdSnap:
-    return pb.RbdSnap(id=s["id"], name=s["name"], size=s["size"], protected=s["protected"], timestamp=s["timestamp"],
-                      children=[f"{p}/{i}" for p, i in s["children"]])
+def snap_msg(s: dict[str, Any]) -> pb.CephRbdSnap:
+    return pb.CephRbdSnap(id=s["id"], name=s["name"], size=s["size"], protected=s["protected"],
+                          timestamp=s["timestamp"], children=[f"{p}/{i}" for p, i in s["children"]])
 
 
 class RbdServicer(pb_grpc.CephRbdServicer):
@@ -71,22 +74,33 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         self.d = d
         self.rbd = make_rbd(d)
         self.op_timeout = op_timeout
+        self.events = EventLog()
 
     async def _run(self, context: grpc.aio.ServicerContext, fn: Callable[[], T], wait: bool = False) -> T:
         deadline = time.monotonic() + self.d.clock.wall_seconds(self.op_timeout)
         while True:
             try:
                 return await asyncio.to_thread(self.d.locked, fn)
-            except CephError as e:
+            except DaemonError as e:   # a CephError, or paging's bad page_token
                 if isinstance(e, PgUnavailable) and wait and time.monotonic() < deadline:
                     await asyncio.sleep(RETRY_S)
                     continue
-                await abort(context, e)
+                await e.abort(context)
             raise AssertionError("unreachable")
 
     @staticmethod
     def _pool(p: str) -> str:
         return p or DEFAULT_POOL
+
+    def _notify(self, pool: str, image: str, what: str) -> None:
+        """A header change, as librbd notifies the image's watchers (`rbd watch`)."""
+        self.events.add("header_update", self.d.clock.now(), f"{pool}/{image}: {what}", pool=pool, image=image)
+
+    async def _change(self, context: grpc.aio.ServicerContext, pool: str, image: str, what: str,
+                      fn: Callable[[], T]) -> T:
+        out = await self._run(context, fn, wait=True)
+        self._notify(pool, image, what)
+        return out
 
     async def Create(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
@@ -94,13 +108,17 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         def go() -> dict[str, Any]:
             r.create(pool, request.name, request.size, request.order or 22)
             return r.info(pool, request.name)
-        return image_msg(await self._run(context, go, wait=True))
+        return pb.CephRbdCreateResponse(image=image_msg(await self._change(context, pool, request.name, "create", go)))
 
     async def List(self, request, context):  # noqa: ANN001, ANN201, N802
-        return pb.RbdListReply(names=await self._run(context, lambda: self.rbd.list(self._pool(request.pool))))
+        names = await self._run(context, lambda: self.rbd.list(self._pool(request.pool)))
+        page, token = await self._run(context, lambda: paging.page("List", names, request.page_size,
+                                                                   request.page_token))   # by position
+        return pb.CephRbdListResponse(names=page, next_page_token=token)
 
     async def Info(self, request, context):  # noqa: ANN001, ANN201, N802
-        return image_msg(await self._run(context, lambda: self.rbd.info(self._pool(request.pool), request.name)))
+        info = await self._run(context, lambda: self.rbd.info(self._pool(request.pool), request.name))
+        return pb.CephRbdInfoResponse(image=image_msg(info))
 
     async def Resize(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
@@ -108,20 +126,22 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         def go() -> dict[str, Any]:
             r.resize(pool, request.name, request.size, request.allow_shrink)
             return r.info(pool, request.name)
-        return image_msg(await self._run(context, go, wait=True))
+        return pb.CephRbdResizeResponse(image=image_msg(await self._change(context, pool, request.name, "resize", go)))
 
     async def Remove(self, request, context):  # noqa: ANN001, ANN201, N802
-        await self._run(context, lambda: self.rbd.remove(self._pool(request.pool), request.name), wait=True)
-        return pb.RbdRemoveReply()
+        pool = self._pool(request.pool)
+        await self._change(context, pool, request.name, "remove", lambda: self.rbd.remove(pool, request.name))
+        return pb.CephRbdRemoveResponse()
 
     async def SnapCreate(self, request, context):  # noqa: ANN001, ANN201, N802
-        s = await self._run(context, lambda: self.rbd.snap_create(self._pool(request.pool), request.image,
-                                                                   request.snap), wait=True)
-        return snap_msg(s)
+        pool = self._pool(request.pool)
+        s = await self._change(context, pool, request.image, f"snap create {request.snap}",
+                               lambda: self.rbd.snap_create(pool, request.image, request.snap))
+        return pb.CephRbdSnapCreateResponse(snap=snap_msg(s))
 
     async def SnapList(self, request, context):  # noqa: ANN001, ANN201, N802
         snaps = await self._run(context, lambda: self.rbd.snap_list(self._pool(request.pool), request.name))
-        return pb.RbdSnapListReply(snaps=[snap_msg(s) for s in snaps])
+        return pb.CephRbdSnapListResponse(snaps=[snap_msg(s) for s in snaps])
 
     async def SnapRollback(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
@@ -129,7 +149,8 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         def go() -> dict[str, Any]:
             r.snap_rollback(pool, request.image, request.snap)
             return r.info(pool, request.image)
-        return image_msg(await self._run(context, go, wait=True))
+        info = await self._change(context, pool, request.image, f"snap rollback {request.snap}", go)
+        return pb.CephRbdSnapRollbackResponse(image=image_msg(info))
 
     async def SnapRemove(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
@@ -137,15 +158,20 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         def go() -> list[dict[str, Any]]:
             r.snap_remove(pool, request.image, request.snap)
             return r.snap_list(pool, request.image)
-        return pb.RbdSnapListReply(snaps=[snap_msg(s) for s in await self._run(context, go, wait=True)])
+        snaps = await self._change(context, pool, request.image, f"snap rm {request.snap}", go)
+        return pb.CephRbdSnapRemoveResponse(snaps=[snap_msg(s) for s in snaps])
 
     async def SnapProtect(self, request, context):  # noqa: ANN001, ANN201, N802
-        return snap_msg(await self._run(context, lambda: self.rbd.snap_protect(
-            self._pool(request.pool), request.image, request.snap), wait=True))
+        pool = self._pool(request.pool)
+        s = await self._change(context, pool, request.image, f"snap protect {request.snap}",
+                               lambda: self.rbd.snap_protect(pool, request.image, request.snap))
+        return pb.CephRbdSnapProtectResponse(snap=snap_msg(s))
 
     async def SnapUnprotect(self, request, context):  # noqa: ANN001, ANN201, N802
-        return snap_msg(await self._run(context, lambda: self.rbd.snap_unprotect(
-            self._pool(request.pool), request.image, request.snap), wait=True))
+        pool = self._pool(request.pool)
+        s = await self._change(context, pool, request.image, f"snap unprotect {request.snap}",
+                               lambda: self.rbd.snap_unprotect(pool, request.image, request.snap))
+        return pb.CephRbdSnapUnprotectResponse(snap=snap_msg(s))
 
     async def Clone(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
@@ -153,16 +179,26 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         def go() -> dict[str, Any]:
             r.clone(self._pool(request.parent_pool), request.parent, request.snap, pool, request.name)
             return r.info(pool, request.name)
-        return image_msg(await self._run(context, go, wait=True))
+        return pb.CephRbdCloneResponse(image=image_msg(await self._change(context, pool, request.name, "clone", go)))
 
     async def Write(self, request, context):  # noqa: ANN001, ANN201, N802
         await self._run(context, lambda: _at_most_max_io(len(request.data), "Write"))
         n = await self._run(context, lambda: self.rbd.write(self._pool(request.pool), request.name, request.offset,
                                                             request.data), wait=True)
-        return pb.RbdWriteReply(bytes=n)
+        return pb.CephRbdWriteResponse(bytes=n)
 
     async def Read(self, request, context):  # noqa: ANN001, ANN201, N802
         await self._run(context, lambda: _at_most_max_io(request.length, "Read"))
         data = await self._run(context, lambda: self.rbd.read(self._pool(request.pool), request.name, request.offset,
                                                               request.length, request.snap), wait=True)
-        return pb.RbdReadReply(data=data)
+        return pb.CephRbdReadResponse(data=data)
+
+    async def WatchEvents(self, request: pb.CephRbdWatchEventsRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephRbdWatchEventsResponse]:
+        """`rbd watch`: header changes of one image (pool and image set), of a pool's, or of all."""
+        pool = request.pool
+
+        def wanted(ev: dict[str, Any]) -> bool:
+            return (not pool or ev["pool"] == pool) and (not request.image or ev["image"] == request.image)
+        async for ev in self.events.watch(request.since_seq, wanted):
+            yield pb.CephRbdWatchEventsResponse(event=ev)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
-from services.ceph import status as ceph_status
+from emulator import paging
 from services.ceph.errors import CephError, ceph_call
+from services.ceph.events import EventLog
+from services.ceph.health import health
 from services.ceph.mon import convert
 from services.ceph.mon.model import Event, MonModel
 from services.ceph.mon.objects import ObjectIo
@@ -55,9 +57,10 @@ def _rpc(where: str) -> Callable[[Callable[..., Any]], Handler]:
 
 class MonServicer(pb_grpc.CephMonServicer):
     def __init__(self, model: MonModel, io: ObjectIo, store: MonStore, chunks: RemoteChunkStore,
-                 addresses: dict[int, str], now: Callable[[], float], publish: Callable[[list[Event]], None]) -> None:
+                 addresses: dict[int, str], now: Callable[[], float], publish: Callable[[list[Event]], None],
+                 events: EventLog) -> None:
         self.model, self.io, self.store, self.chunks = model, io, store, chunks
-        self.addresses, self.now, self.publish = addresses, now, publish
+        self.addresses, self.now, self.publish, self.events = addresses, now, publish, events
 
     @property
     def cluster(self) -> Any:
@@ -67,26 +70,28 @@ class MonServicer(pb_grpc.CephMonServicer):
     def Heartbeat(self, request):  # noqa: ANN001, ANN201, N802
         up, in_, epoch = self.model.heartbeat(request.osd, request.stopping, self.now())
         self.chunks.note_used(request.osd, request.used_bytes)
-        return pb.HeartbeatReply(up=up, epoch=epoch, **{"in": in_})
+        return pb.CephMonHeartbeatResponse(up=up, epoch=epoch, **{"in": in_})
 
     # -- RADOS object I/O ----------------------------------------------------------------------
 
     @_rpc("thread")
     def PutObject(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.PutObjectReply(pg=self.io.put_concurrent(request.pool, request.name, request.data))
+        return pb.CephMonPutObjectResponse(pg=self.io.put_concurrent(request.pool, request.name, request.data))
 
     @_rpc("thread")
     def GetObject(self, request):  # noqa: ANN001, ANN201, N802
         data, pgid = self.io.get_concurrent(request.pool, request.name)
-        return pb.GetObjectReply(data=data, pg=pgid)
+        return pb.CephMonGetObjectResponse(data=data, pg=pgid)
 
     @_rpc("locked")
     def RemoveObject(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.RemoveObjectReply(existed=self.io.remove_object(request.pool, request.name))
+        return pb.CephMonRemoveObjectResponse(existed=self.io.remove_object(request.pool, request.name))
 
     @_rpc("locked")
     def ListObjects(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.ListObjectsReply(objects=convert.objects(self.cluster, request.pool, request.prefix))
+        objects, token = paging.page("ListObjects", convert.objects(self.cluster, request.pool, request.prefix),
+                                     request.page_size, request.page_token)   # by position in name order
+        return pb.CephMonListObjectsResponse(objects=objects, next_page_token=token)
 
     # -- the cluster -----------------------------------------------------------------------------
 
@@ -96,11 +101,12 @@ class MonServicer(pb_grpc.CephMonServicer):
 
     @_rpc("locked")
     def HealthDetail(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.TextReply(text=ceph_status.health_detail_text(self.cluster))
+        h = health(self.cluster)
+        return pb.CephMonHealthDetailResponse(health=h.status, checks=convert.checks(h))
 
     @_rpc("locked")
     def Df(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.TextReply(text=ceph_status.df_text(self.cluster))
+        return pb.CephMonDfResponse(pools=convert.pools(self.cluster))
 
     @_rpc("locked")
     def OsdTree(self, request):  # noqa: ANN001, ANN201, N802
@@ -111,11 +117,11 @@ class MonServicer(pb_grpc.CephMonServicer):
     def OsdCommand(self, request):  # noqa: ANN001, ANN201, N802
         message = self.model.osd_command(request.osd, request.command, self.now())
         self.store.save_map(self.cluster)
-        return pb.OsdCommandReply(message=message, epoch=self.cluster.monitor.epoch)
+        return pb.CephMonOsdCommandResponse(message=message, epoch=self.cluster.monitor.epoch)
 
     @_rpc("locked")
     def Pools(self, request):  # noqa: ANN001, ANN201, N802
-        return convert.pools(self.cluster)
+        return pb.CephMonPoolsResponse(pools=convert.pools(self.cluster))
 
     @_rpc("locked")
     def Pgs(self, request):  # noqa: ANN001, ANN201, N802
@@ -129,19 +135,20 @@ class MonServicer(pb_grpc.CephMonServicer):
         else:
             pid = c.pool(request.pool).id if request.pool else None
             chosen = [pg for pgid, pg in sorted(c.pgs.items()) if pid is None or pgid.pool == pid]
-        return convert.pgs(c, chosen)
+        return pb.CephMonPgsResponse(pgs=convert.pgs(c, chosen))
 
     @_rpc("locked")
     def Scrub(self, request):  # noqa: ANN001, ANN201, N802
         errors, repaired, n = self.io.scrub(request.pg, request.repair)
-        return pb.ScrubReply(errors=[pb.ScrubError(pg=str(e.pgid), object=e.object, shard=e.shard, osd=e.osd,
-                                                   problem=e.problem) for e in errors],
-                             repaired=repaired, pgs=n)
+        found = [pb.CephScrubError(pg=str(e.pgid), object=e.object, shard=e.shard, osd=e.osd, problem=e.problem)
+                 for e in errors]
+        return pb.CephMonScrubResponse(errors=found, repaired=repaired, pgs=n)
 
     @_rpc("locked")
     def CorruptChunk(self, request):  # noqa: ANN001, ANN201, N802
-        pg, shard, osd = self.io.corrupt(request.pool, request.object, request.osd, request.offset)
-        return pb.CorruptChunkReply(pg=pg, shard=shard, osd=osd)
+        osd = request.osd if request.HasField("osd") else -1   # unset: the OSD of shard 0
+        pg, shard, osd = self.io.corrupt(request.pool, request.object, osd, request.offset)
+        return pb.CephMonCorruptChunkResponse(pg=pg, shard=shard, osd=osd)
 
     # -- RGW users and the fault log -------------------------------------------------------------
 
@@ -151,24 +158,31 @@ class MonServicer(pb_grpc.CephMonServicer):
         user = self.model.user_create(u.uid, u.display_name, email=u.email, tenant=u.tenant,
                                       access_key=u.access_key, secret_key=u.secret_key)
         self.store.save_user(user)
-        return convert.user(user)
+        return pb.CephMonUserCreateResponse(user=convert.user(user))
 
     @_rpc("locked")
     def UserList(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.UserListReply(users=[convert.user(u) for u in self.model.list_users()])
+        return pb.CephMonUserListResponse(users=[convert.user(u) for u in self.model.list_users()])
 
     @_rpc("locked")
     def RecordFault(self, request):  # noqa: ANN001, ANN201, N802
         f = self.model.record_fault(convert.fault_in(request.fault), self.now())
         self.store.save_fault(f)
-        return convert.fault(f)
+        return pb.CephMonRecordFaultResponse(fault=convert.fault(f))
 
     @_rpc("locked")
     def ClearFault(self, request):  # noqa: ANN001, ANN201, N802
         f = self.model.clear_fault(request.id, self.now())
         self.store.save_fault(f)
-        return convert.fault(f)
+        return pb.CephMonClearFaultResponse(fault=convert.fault(f))
 
     @_rpc("locked")
     def ListFaults(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.FaultListReply(faults=[convert.fault(f) for f in self.model.list_faults(request.include_cleared)])
+        faults, token = paging.page("ListFaults", self.model.list_faults(request.include_cleared), request.page_size,
+                                    request.page_token)   # by position in the log's order
+        return pb.CephMonListFaultsResponse(faults=[convert.fault(f) for f in faults], next_page_token=token)
+
+    async def WatchEvents(self, request: pb.CephMonWatchEventsRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephMonWatchEventsResponse]:
+        async for ev in self.events.watch(request.since_seq):
+            yield pb.CephMonWatchEventsResponse(event=ev)

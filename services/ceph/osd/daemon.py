@@ -36,6 +36,7 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
 from services.ceph.osd.device import model_for
 from services.ceph.osd.filestore import FileChunkStore
@@ -67,24 +68,29 @@ class OsdDaemon:
         self.device_lock = asyncio.Lock()
         self.ops = 0
         self.wake = asyncio.Event()
+        self.events = EventLog()
+
+    def event(self, kind: str, message: str, **fields: object) -> None:
+        self.events.add(kind, self.clock.now(), message, osd=self.osd, host=self.host, **fields)
 
     def set_slow(self, factor: float) -> None:
         self.state.save(self.stopped, factor)
         self.slow_factor = factor
         log.warning("osd.%d: slow disk factor %g", self.osd, factor)
+        self.event("osd_slow", f"osd.{self.osd}: slow disk factor {factor:g}")
 
-    def stat(self) -> pb.OsdStat:
+    def stat(self) -> pb.CephOsdStat:
         m = self.model
-        return pb.OsdStat(osd=self.osd, host=self.host, state="stopped" if self.stopped else "running",
+        return pb.CephOsdStat(osd=self.osd, host=self.host, state="stopped" if self.stopped else "running",
                           used_bytes=self.chunks.used_bytes(), chunks=len(self.chunks), capacity_bytes=self.capacity,
                           slow_factor=self.slow_factor, ops=self.ops, data_dir=str(self.chunks.root),
-                          model=pb.DeviceModel(device_class=m.device_class, latency_s=m.latency_s,
+                          model=pb.CephDeviceModel(device_class=m.device_class, latency_s=m.latency_s,
                                                bandwidth_bytes_s=m.bandwidth_bytes_s))
 
     async def _beat(self, stopping: bool = False) -> None:
         if not self.mon:
             return
-        req = pb.HeartbeatRequest(osd=self.osd, boot_time=self.boot_time, used_bytes=self.chunks.used_bytes(),
+        req = pb.CephMonHeartbeatRequest(osd=self.osd, boot_time=self.boot_time, used_bytes=self.chunks.used_bytes(),
                                   stopping=stopping)
         try:
             await self.mon_stub.Heartbeat(req, timeout=max(1.0, self.clock.wall_seconds(self.interval)))
@@ -95,12 +101,14 @@ class OsdDaemon:
         self.state.save(True, self.slow_factor)
         self.stopped = True
         log.warning("osd.%d stopped: refusing I/O, no heartbeats, until `twin ceph osd start %d`", self.osd, self.osd)
+        self.event("osd_stop", f"osd.{self.osd} stopped")
         await self._beat(stopping=True)
 
     async def start_osd(self) -> None:
         self.state.save(False, self.slow_factor)
         self.stopped = False
         log.info("osd.%d started again", self.osd)
+        self.event("osd_start", f"osd.{self.osd} started")
         self.wake.set()
 
     async def heartbeat_loop(self) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator import paging
 from services.ceph.errors import CephError, abort, ceph_call
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ceph_osd")
 
 
-def _key(k: pb.ChunkKey) -> tuple[str, str, int]:
+def _key(k: pb.CephChunkKey) -> tuple[str, str, int]:
     return (k.pg, k.object, k.shard)
 
 
@@ -51,34 +52,38 @@ class OsdServicer(pb_grpc.CephOsdServicer):
     async def PutChunk(self, request, context):  # noqa: ANN001, ANN201, N802
         key = _key(request.key)
         _, secs = await self._io(context, len(request.data), lambda: self.d.chunks.put(key, request.data))
-        return pb.PutChunkReply(bytes=len(request.data), device_seconds=secs)
+        return pb.CephOsdPutChunkResponse(bytes=len(request.data), device_seconds=secs)
 
     async def GetChunk(self, request, context):  # noqa: ANN001, ANN201, N802
         key = _key(request.key)
         data, secs = await self._io(context, -1, lambda: self.d.chunks.get(key))
         if data is None:
-            return pb.GetChunkReply(found=False, device_seconds=secs)
-        return pb.GetChunkReply(found=True, data=data, device_seconds=secs)
+            return pb.CephOsdGetChunkResponse(found=False, device_seconds=secs)
+        return pb.CephOsdGetChunkResponse(found=True, data=data, device_seconds=secs)
 
     async def DeleteChunk(self, request, context):  # noqa: ANN001, ANN201, N802
         key = _key(request.key)
         existed, _ = await self._io(context, 0, lambda: self.d.chunks.delete(key))
-        return pb.DeleteChunkReply(existed=existed)
+        return pb.CephOsdDeleteChunkResponse(existed=existed)
 
     async def ListChunks(self, request, context):  # noqa: ANN001, ANN201, N802
-        rows = self.d.chunks.keys(request.pg)
-        return pb.ListChunksReply(chunks=[pb.ChunkInfo(key=pb.ChunkKey(pg=k[0], object=k[1], shard=k[2]), bytes=n)
-                                          for k, n in rows])
+        # by position in key order: chunks written between two pages may shift them
+        rows, token = await ceph_call(context, asyncio.to_thread(
+            paging.page, "ListChunks", sorted(self.d.chunks.keys(request.pg)), request.page_size, request.page_token))
+        chunks = [pb.CephChunkInfo(key=pb.CephChunkKey(pg=k[0], object=k[1], shard=k[2]), bytes=n) for k, n in rows]
+        return pb.CephOsdListChunksResponse(chunks=chunks, next_page_token=token)
 
     async def Stat(self, request, context):  # noqa: ANN001, ANN201, N802
-        return self.d.stat()
+        return pb.CephOsdStatResponse(stat=self.d.stat())
 
     async def Corrupt(self, request, context):  # noqa: ANN001, ANN201, N802
         key = _key(request.key)
         n, _ = await self._io(context, 0, lambda: self.d.chunks.corrupt(key, request.offset))
         log.warning("osd.%d: corrupted chunk %s/%r shard %d at byte %d (fault)", self.d.osd, *key,
                     request.offset % max(n, 1))
-        return pb.CorruptReply(bytes=n)
+        self.d.event("chunk_corrupt", f"osd.{self.d.osd}: corrupted chunk {key[1]} shard {key[2]} of pg {key[0]}",
+                     pg=key[0])
+        return pb.CephOsdCorruptResponse(bytes=n)
 
     async def SetFault(self, request, context):  # noqa: ANN001, ANN201, N802
         d = self.d
@@ -89,4 +94,9 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             d.set_slow(request.slow_factor)
         if request.HasField("stopped") and request.stopped != d.stopped:
             await (d.stop_osd() if request.stopped else d.start_osd())
-        return d.stat()
+        return pb.CephOsdSetFaultResponse(stat=d.stat())
+
+    async def WatchEvents(self, request: pb.CephOsdWatchEventsRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephOsdWatchEventsResponse]:
+        async for ev in self.d.events.watch(request.since_seq):
+            yield pb.CephOsdWatchEventsResponse(event=ev)

@@ -14,6 +14,7 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator import paging
 from services.ceph.errors import CephError
 from services.ceph.rgw.users import User, Users
 
@@ -39,22 +40,29 @@ class MonCluster:
 
     def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
         data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
-        return self._call("PutObject", pb.PutObjectRequest(pool=pool, name=name, data=data)).pg
+        return self._call("PutObject", pb.CephMonPutObjectRequest(pool=pool, name=name, data=data)).pg
 
     def get(self, pool: str, name: str) -> bytes:
-        return self._call("GetObject", pb.ObjectRef(pool=pool, name=name)).data
+        return self._call("GetObject", pb.CephMonGetObjectRequest(pool=pool, name=name)).data
 
     def remove_object(self, pool: str, name: str) -> None:
-        self._call("RemoveObject", pb.ObjectRef(pool=pool, name=name))
+        self._call("RemoveObject", pb.CephMonRemoveObjectRequest(pool=pool, name=name))
 
-    def list_objects(self, pool: str, prefix: str) -> list[pb.ObjectStat]:
-        return list(self._call("ListObjects", pb.ListObjectsRequest(pool=pool, prefix=prefix)).objects)
+    def list_objects(self, pool: str, prefix: str) -> list[pb.CephObjectStat]:
+        """Every object of the pool with this prefix, in name order: all the monitor's pages."""
+        req, out = pb.CephMonListObjectsRequest(pool=pool, prefix=prefix, page_size=paging.MAX_PAGE_SIZE), []
+        while True:
+            reply = self._call("ListObjects", req)
+            out += reply.objects
+            if not reply.next_page_token:
+                return out
+            req.page_token = reply.next_page_token
 
-    def users(self) -> list[pb.RgwUser]:
-        return list(self._call("UserList", pb.UserListRequest()).users)
+    def users(self) -> list[pb.CephRgwUser]:
+        return list(self._call("UserList", pb.CephMonUserListRequest()).users)
 
-    def create_user(self, user: pb.RgwUser) -> None:
-        self._call("UserCreate", pb.UserCreateRequest(user=user))
+    def create_user(self, user: pb.CephRgwUser) -> None:
+        self._call("UserCreate", pb.CephMonUserCreateRequest(user=user))
 
 
 class MonUsers(Users):
@@ -120,7 +128,7 @@ def seed_users(cluster: MonCluster, path: str | None) -> int:
         if u["access_key"] in have:
             continue
         try:
-            cluster.create_user(pb.RgwUser(**u))
+            cluster.create_user(pb.CephRgwUser(**u))
             made += 1
         except CephError as e:
             if e.code != "ALREADY_EXISTS":

@@ -1,14 +1,32 @@
-"""`ceph -s` and `ceph health detail` text from the cluster's real state."""
+"""`ceph -s`, `ceph health detail`, `ceph df` and `ceph osd tree` from the cluster's real state: the
+monitor's values (services/ceph/mon/convert.py) as the CLI renders them (services/ceph/status.py)."""
 
 from __future__ import annotations
 
 import random
 
+from clustertwin.v1 import ceph_pb2 as pb
+from services.ceph import status as render
+from services.ceph.cluster import Cluster
 from services.ceph.health import health
-from services.ceph.status import byte_u, df_text, health_detail_text, status_text
+from services.ceph.mon import convert
+from services.ceph.status import byte_u
 from tests.unit.ceph.helpers import ec_cluster
 
 POOL = "default.rgw.buckets.data"
+
+
+def status_text(cluster: Cluster, now: float) -> str:
+    return render.status_text(convert.status(cluster, now))
+
+
+def health_detail_text(cluster: Cluster) -> str:
+    h = health(cluster)
+    return render.health_detail_text(pb.CephMonHealthDetailResponse(health=h.status, checks=convert.checks(h)))
+
+
+def df_text(cluster: Cluster) -> str:
+    return render.df_text(pb.CephMonDfResponse(pools=convert.pools(cluster)))
 
 
 def test_status_healthy_then_one_osd_down() -> None:
@@ -47,6 +65,11 @@ def test_status_healthy_then_one_osd_down() -> None:
     assert "osd.3 (root=default,host=host03) is down" in detail
     some = hit[0]
     assert f"pg {some.pgid} is active+undersized+degraded, acting [" in detail
+    tree = render.osd_tree_text(convert.osd_tree(cluster, dict.fromkeys(cluster.crush.osds, "addr"), {}))
+    assert tree.splitlines()[1].split() == ["-1", f"{sum(o.weight for o in cluster.crush.osds.values()):.5f}",
+                                            "root", "default"]
+    row = next(r.split() for r in tree.splitlines() if r.split()[:1] == ["3"])
+    assert row[3:] == ["osd.3", "down", "1.00000", "1.00000"]
 
 
 def test_four_down_gives_availability_and_unfound_and_scrub_error_is_err() -> None:

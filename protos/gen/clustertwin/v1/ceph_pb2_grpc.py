@@ -36,38 +36,43 @@ class CephOsdStub:
         """
         self.PutChunk = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/PutChunk',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.PutChunkRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PutChunkReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkResponse.FromString,
                 _registered_method=True)
         self.GetChunk = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/GetChunk',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.GetChunkRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.GetChunkReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkResponse.FromString,
                 _registered_method=True)
         self.DeleteChunk = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/DeleteChunk',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkResponse.FromString,
                 _registered_method=True)
         self.ListChunks = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/ListChunks',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.ListChunksRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ListChunksReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksResponse.FromString,
                 _registered_method=True)
         self.Stat = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/Stat',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStatRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStat.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatResponse.FromString,
                 _registered_method=True)
         self.Corrupt = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/Corrupt',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptResponse.FromString,
                 _registered_method=True)
         self.SetFault = channel.unary_unary(
                 '/clustertwin.v1.CephOsd/SetFault',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.SetFaultRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStat.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.FromString,
+                _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/clustertwin.v1.CephOsd/WatchEvents',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsResponse.FromString,
                 _registered_method=True)
 
 
@@ -116,43 +121,55 @@ class CephOsdServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """The daemon's own state changes: osd_stop, osd_start, osd_slow, chunk_corrupt.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CephOsdServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'PutChunk': grpc.unary_unary_rpc_method_handler(
                     servicer.PutChunk,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PutChunkRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.PutChunkReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkResponse.SerializeToString,
             ),
             'GetChunk': grpc.unary_unary_rpc_method_handler(
                     servicer.GetChunk,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.GetChunkRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.GetChunkReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkResponse.SerializeToString,
             ),
             'DeleteChunk': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteChunk,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkResponse.SerializeToString,
             ),
             'ListChunks': grpc.unary_unary_rpc_method_handler(
                     servicer.ListChunks,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ListChunksRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.ListChunksReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksResponse.SerializeToString,
             ),
             'Stat': grpc.unary_unary_rpc_method_handler(
                     servicer.Stat,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStatRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStat.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatResponse.SerializeToString,
             ),
             'Corrupt': grpc.unary_unary_rpc_method_handler(
                     servicer.Corrupt,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptResponse.SerializeToString,
             ),
             'SetFault': grpc.unary_unary_rpc_method_handler(
                     servicer.SetFault,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.SetFaultRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdStat.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -180,8 +197,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/PutChunk',
-            clustertwin_dot_v1_dot_ceph__pb2.PutChunkRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.PutChunkReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdPutChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -207,8 +224,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/GetChunk',
-            clustertwin_dot_v1_dot_ceph__pb2.GetChunkRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.GetChunkReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdGetChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -234,8 +251,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/DeleteChunk',
-            clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.DeleteChunkReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdDeleteChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -261,8 +278,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/ListChunks',
-            clustertwin_dot_v1_dot_ceph__pb2.ListChunksRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.ListChunksReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdListChunksResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -288,8 +305,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/Stat',
-            clustertwin_dot_v1_dot_ceph__pb2.OsdStatRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.OsdStat.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdStatResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -315,8 +332,8 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/Corrupt',
-            clustertwin_dot_v1_dot_ceph__pb2.CorruptRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.CorruptReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdCorruptResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -342,8 +359,35 @@ class CephOsd:
             request,
             target,
             '/clustertwin.v1.CephOsd/SetFault',
-            clustertwin_dot_v1_dot_ceph__pb2.SetFaultRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.OsdStat.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/clustertwin.v1.CephOsd/WatchEvents',
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -366,98 +410,103 @@ class CephMonStub:
         """
         self.Heartbeat = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Heartbeat',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.HeartbeatRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.HeartbeatReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatResponse.FromString,
                 _registered_method=True)
         self.PutObject = channel.unary_unary(
                 '/clustertwin.v1.CephMon/PutObject',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.PutObjectRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PutObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectResponse.FromString,
                 _registered_method=True)
         self.GetObject = channel.unary_unary(
                 '/clustertwin.v1.CephMon/GetObject',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.GetObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectResponse.FromString,
                 _registered_method=True)
         self.RemoveObject = channel.unary_unary(
                 '/clustertwin.v1.CephMon/RemoveObject',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RemoveObjectReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
                 _registered_method=True)
         self.ListObjects = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ListObjects',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.ListObjectsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ListObjectsReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsResponse.FromString,
                 _registered_method=True)
         self.Status = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Status',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.StatusReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusResponse.FromString,
                 _registered_method=True)
         self.HealthDetail = channel.unary_unary(
                 '/clustertwin.v1.CephMon/HealthDetail',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.TextReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailResponse.FromString,
                 _registered_method=True)
         self.Df = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Df',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.TextReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonDfRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonDfResponse.FromString,
                 _registered_method=True)
         self.OsdTree = channel.unary_unary(
                 '/clustertwin.v1.CephMon/OsdTree',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdTreeRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdTreeReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeResponse.FromString,
                 _registered_method=True)
         self.OsdCommand = channel.unary_unary(
                 '/clustertwin.v1.CephMon/OsdCommand',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdCommandRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdCommandReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandResponse.FromString,
                 _registered_method=True)
         self.Pools = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Pools',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.PoolsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PoolsReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsResponse.FromString,
                 _registered_method=True)
         self.Pgs = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Pgs',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.PgsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PgsReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsResponse.FromString,
                 _registered_method=True)
         self.UserCreate = channel.unary_unary(
                 '/clustertwin.v1.CephMon/UserCreate',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.UserCreateRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RgwUser.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateResponse.FromString,
                 _registered_method=True)
         self.UserList = channel.unary_unary(
                 '/clustertwin.v1.CephMon/UserList',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.UserListRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.UserListReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListResponse.FromString,
                 _registered_method=True)
         self.Scrub = channel.unary_unary(
                 '/clustertwin.v1.CephMon/Scrub',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.ScrubRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ScrubReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubResponse.FromString,
                 _registered_method=True)
         self.CorruptChunk = channel.unary_unary(
                 '/clustertwin.v1.CephMon/CorruptChunk',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkResponse.FromString,
                 _registered_method=True)
         self.RecordFault = channel.unary_unary(
                 '/clustertwin.v1.CephMon/RecordFault',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultResponse.FromString,
                 _registered_method=True)
         self.ClearFault = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ClearFault',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultResponse.FromString,
                 _registered_method=True)
         self.ListFaults = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ListFaults',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsResponse.FromString,
+                _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/clustertwin.v1.CephMon/WatchEvents',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsResponse.FromString,
                 _registered_method=True)
 
 
@@ -564,7 +613,7 @@ class CephMonServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RecordFault(self, request, context):
-        """Faults (recorded after the CLI applied them) and their clearing.
+        """Faults (logged after the SDK applied them) and their clearing.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -582,103 +631,115 @@ class CephMonServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """`ceph -w`: what the monitor puts on the bus.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CephMonServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Heartbeat': grpc.unary_unary_rpc_method_handler(
                     servicer.Heartbeat,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.HeartbeatRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.HeartbeatReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatResponse.SerializeToString,
             ),
             'PutObject': grpc.unary_unary_rpc_method_handler(
                     servicer.PutObject,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PutObjectRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.PutObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectResponse.SerializeToString,
             ),
             'GetObject': grpc.unary_unary_rpc_method_handler(
                     servicer.GetObject,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.GetObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectResponse.SerializeToString,
             ),
             'RemoveObject': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveObject,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RemoveObjectReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.SerializeToString,
             ),
             'ListObjects': grpc.unary_unary_rpc_method_handler(
                     servicer.ListObjects,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ListObjectsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.ListObjectsReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsResponse.SerializeToString,
             ),
             'Status': grpc.unary_unary_rpc_method_handler(
                     servicer.Status,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.StatusReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusResponse.SerializeToString,
             ),
             'HealthDetail': grpc.unary_unary_rpc_method_handler(
                     servicer.HealthDetail,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.TextReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailResponse.SerializeToString,
             ),
             'Df': grpc.unary_unary_rpc_method_handler(
                     servicer.Df,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.TextReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonDfRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonDfResponse.SerializeToString,
             ),
             'OsdTree': grpc.unary_unary_rpc_method_handler(
                     servicer.OsdTree,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdTreeRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdTreeReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeResponse.SerializeToString,
             ),
             'OsdCommand': grpc.unary_unary_rpc_method_handler(
                     servicer.OsdCommand,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.OsdCommandRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.OsdCommandReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandResponse.SerializeToString,
             ),
             'Pools': grpc.unary_unary_rpc_method_handler(
                     servicer.Pools,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PoolsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.PoolsReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsResponse.SerializeToString,
             ),
             'Pgs': grpc.unary_unary_rpc_method_handler(
                     servicer.Pgs,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.PgsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.PgsReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsResponse.SerializeToString,
             ),
             'UserCreate': grpc.unary_unary_rpc_method_handler(
                     servicer.UserCreate,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.UserCreateRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RgwUser.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateResponse.SerializeToString,
             ),
             'UserList': grpc.unary_unary_rpc_method_handler(
                     servicer.UserList,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.UserListRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.UserListReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListResponse.SerializeToString,
             ),
             'Scrub': grpc.unary_unary_rpc_method_handler(
                     servicer.Scrub,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.ScrubRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.ScrubReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubResponse.SerializeToString,
             ),
             'CorruptChunk': grpc.unary_unary_rpc_method_handler(
                     servicer.CorruptChunk,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkResponse.SerializeToString,
             ),
             'RecordFault': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordFault,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultResponse.SerializeToString,
             ),
             'ClearFault': grpc.unary_unary_rpc_method_handler(
                     servicer.ClearFault,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephFault.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultResponse.SerializeToString,
             ),
             'ListFaults': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFaults,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -706,8 +767,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Heartbeat',
-            clustertwin_dot_v1_dot_ceph__pb2.HeartbeatRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.HeartbeatReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonHeartbeatResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -733,8 +794,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/PutObject',
-            clustertwin_dot_v1_dot_ceph__pb2.PutObjectRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.PutObjectReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -760,8 +821,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/GetObject',
-            clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.GetObjectReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -787,8 +848,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/RemoveObject',
-            clustertwin_dot_v1_dot_ceph__pb2.ObjectRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RemoveObjectReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -814,8 +875,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/ListObjects',
-            clustertwin_dot_v1_dot_ceph__pb2.ListObjectsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.ListObjectsReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -841,8 +902,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Status',
-            clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.StatusReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -868,8 +929,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/HealthDetail',
-            clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.TextReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonHealthDetailResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -895,8 +956,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Df',
-            clustertwin_dot_v1_dot_ceph__pb2.StatusRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.TextReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonDfRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonDfResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -922,8 +983,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/OsdTree',
-            clustertwin_dot_v1_dot_ceph__pb2.OsdTreeRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.OsdTreeReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdTreeResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -949,8 +1010,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/OsdCommand',
-            clustertwin_dot_v1_dot_ceph__pb2.OsdCommandRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.OsdCommandReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonOsdCommandResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -976,8 +1037,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Pools',
-            clustertwin_dot_v1_dot_ceph__pb2.PoolsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.PoolsReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPoolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1003,8 +1064,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Pgs',
-            clustertwin_dot_v1_dot_ceph__pb2.PgsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.PgsReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPgsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1030,8 +1091,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/UserCreate',
-            clustertwin_dot_v1_dot_ceph__pb2.UserCreateRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RgwUser.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonUserCreateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1057,8 +1118,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/UserList',
-            clustertwin_dot_v1_dot_ceph__pb2.UserListRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.UserListReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonUserListResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1084,8 +1145,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/Scrub',
-            clustertwin_dot_v1_dot_ceph__pb2.ScrubRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.ScrubReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonScrubResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1111,8 +1172,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/CorruptChunk',
-            clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.CorruptChunkReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonCorruptChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1138,8 +1199,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/RecordFault',
-            clustertwin_dot_v1_dot_ceph__pb2.FaultRecordRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRecordFaultResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1165,8 +1226,8 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/ClearFault',
-            clustertwin_dot_v1_dot_ceph__pb2.FaultClearRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.CephFault.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonClearFaultResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1192,8 +1253,35 @@ class CephMon:
             request,
             target,
             '/clustertwin.v1.CephMon/ListFaults',
-            clustertwin_dot_v1_dot_ceph__pb2.FaultListRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.FaultListReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonListFaultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/WatchEvents',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonWatchEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1216,73 +1304,78 @@ class CephRbdStub:
         """
         self.Create = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Create',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateResponse.FromString,
                 _registered_method=True)
         self.List = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/List',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdListRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdListResponse.FromString,
                 _registered_method=True)
         self.Info = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Info',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoResponse.FromString,
                 _registered_method=True)
         self.Resize = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Resize',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeResponse.FromString,
                 _registered_method=True)
         self.Remove = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Remove',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveResponse.FromString,
                 _registered_method=True)
         self.SnapCreate = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapCreate',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateResponse.FromString,
                 _registered_method=True)
         self.SnapList = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapList',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListResponse.FromString,
                 _registered_method=True)
         self.SnapRollback = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapRollback',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackResponse.FromString,
                 _registered_method=True)
         self.SnapRemove = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapRemove',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveResponse.FromString,
                 _registered_method=True)
         self.SnapProtect = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapProtect',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectResponse.FromString,
                 _registered_method=True)
         self.SnapUnprotect = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/SnapUnprotect',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectResponse.FromString,
                 _registered_method=True)
         self.Clone = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Clone',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneResponse.FromString,
                 _registered_method=True)
         self.Write = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Write',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteResponse.FromString,
                 _registered_method=True)
         self.Read = channel.unary_unary(
                 '/clustertwin.v1.CephRbd/Read',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.FromString,
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadResponse.FromString,
+                _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/clustertwin.v1.CephRbd/WatchEvents',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsResponse.FromString,
                 _registered_method=True)
 
 
@@ -1373,78 +1466,89 @@ class CephRbdServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CephRbdServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Create': grpc.unary_unary_rpc_method_handler(
                     servicer.Create,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateResponse.SerializeToString,
             ),
             'List': grpc.unary_unary_rpc_method_handler(
                     servicer.List,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdListRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdListResponse.SerializeToString,
             ),
             'Info': grpc.unary_unary_rpc_method_handler(
                     servicer.Info,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoResponse.SerializeToString,
             ),
             'Resize': grpc.unary_unary_rpc_method_handler(
                     servicer.Resize,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeResponse.SerializeToString,
             ),
             'Remove': grpc.unary_unary_rpc_method_handler(
                     servicer.Remove,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveResponse.SerializeToString,
             ),
             'SnapCreate': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapCreate,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateResponse.SerializeToString,
             ),
             'SnapList': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapList,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListResponse.SerializeToString,
             ),
             'SnapRollback': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapRollback,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackResponse.SerializeToString,
             ),
             'SnapRemove': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapRemove,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveResponse.SerializeToString,
             ),
             'SnapProtect': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapProtect,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectResponse.SerializeToString,
             ),
             'SnapUnprotect': grpc.unary_unary_rpc_method_handler(
                     servicer.SnapUnprotect,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectResponse.SerializeToString,
             ),
             'Clone': grpc.unary_unary_rpc_method_handler(
                     servicer.Clone,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdImage.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneResponse.SerializeToString,
             ),
             'Write': grpc.unary_unary_rpc_method_handler(
                     servicer.Write,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteResponse.SerializeToString,
             ),
             'Read': grpc.unary_unary_rpc_method_handler(
                     servicer.Read,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.SerializeToString,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1472,8 +1576,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Create',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdCreateRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdCreateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1499,8 +1603,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/List',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdListRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdListReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdListRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdListResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1526,8 +1630,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Info',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdInfoResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1553,8 +1657,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Resize',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdResizeRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdResizeResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1580,8 +1684,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Remove',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdRemoveReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdRemoveResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1607,8 +1711,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapCreate',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapCreateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1634,8 +1738,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapList',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImageRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapListResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1661,8 +1765,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapRollback',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRollbackResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1688,8 +1792,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapRemove',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapListReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapRemoveResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1715,8 +1819,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapProtect',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapProtectResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1742,8 +1846,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/SnapUnprotect',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnapRef.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdSnap.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdSnapUnprotectResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1769,8 +1873,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Clone',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdCloneRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdImage.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdCloneResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1796,8 +1900,8 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Write',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdWriteRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdWriteReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdWriteResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1823,8 +1927,35 @@ class CephRbd:
             request,
             target,
             '/clustertwin.v1.CephRbd/Read',
-            clustertwin_dot_v1_dot_ceph__pb2.RbdReadRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.RbdReadReply.FromString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdReadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/clustertwin.v1.CephRbd/WatchEvents',
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephRbdWatchEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,
