@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -19,8 +19,25 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import paging
 from services.ceph.errors import CephError, abort, ceph_call
 
-if TYPE_CHECKING:
-    from services.ceph.osd.daemon import OsdDaemon
+
+class Osd(Protocol):
+    """What the servicer asks of its daemon (daemon.py's OsdDaemon), named here so that the two
+    modules do not import each other."""
+
+    osd: int
+    stopped: bool
+    slow_factor: float
+    ops: int
+    device_lock: asyncio.Lock
+    model: Any        # the device model (device.py)
+    chunks: Any       # the chunk store (filestore.py)
+    events: Any       # the WatchEvents buffer (services/ceph/events.py)
+
+    def stat(self) -> pb.CephOsdStat: ...
+    def event(self, kind: str, message: str, **fields: object) -> None: ...
+    def set_slow(self, factor: float) -> None: ...
+    async def stop_osd(self) -> None: ...
+    async def start_osd(self) -> None: ...
 
 log = logging.getLogger("ceph_osd")
 
@@ -30,7 +47,7 @@ def _key(k: pb.CephChunkKey) -> tuple[str, str, int]:
 
 
 class OsdServicer(pb_grpc.CephOsdServicer):
-    def __init__(self, daemon: OsdDaemon) -> None:
+    def __init__(self, daemon: Osd) -> None:
         self.d = daemon
 
     async def _io(self, context: grpc.aio.ServicerContext, nbytes: int, fn: Callable[[], Any]) -> tuple[Any, float]:
