@@ -8,6 +8,7 @@ Errors: `answer` runs a servicer's model call and maps a LustreError as services
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import struct
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -43,6 +44,7 @@ async def answer(context: grpc.aio.ServicerContext, fn: Callable[..., T], *args:
         await e.abort(context)
 
 
+@functools.lru_cache(maxsize=65536)   # every page of a big directory asks again for every name
 def dir_cookie(name: str) -> int:
     """A directory entry's readdir cookie: a 63-bit hash of its name, as ldiskfs's htree gives Lustre's
     readdir. Pages go in cookie order and the next starts after the last cookie returned, so an entry

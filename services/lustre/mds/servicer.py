@@ -121,11 +121,12 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         r = request
 
         def readdir(ns: DurableNamespace) -> pb.LustreMdsReaddirResponse:
-            # in cookie order, as Lustre's readdir pages go (wire.dir_cookie)
-            entries = sorted((dir_cookie(name), name, n) for name, n in ns.readdir(r.path, cred_of(r.cred)))
-            got, token = page_of("Readdir", entries, r.page_size, r.page_token, key=lambda e: e[0])
-            return pb.LustreMdsReaddirResponse(entries=[pb.LustreDirEntry(name=name, attr=attr_of(n))
-                                                        for _, name, n in got], next_page_token=token)
+            # in cookie order, as Lustre's readdir pages go (wire.dir_cookie); attributes for this page only
+            children = dict(ns.readdir(r.path, cred_of(r.cred)))
+            order = sorted(children, key=dir_cookie)
+            got, token = page_of("Readdir", order, r.page_size, r.page_token, key=dir_cookie)
+            return pb.LustreMdsReaddirResponse(entries=[pb.LustreDirEntry(name=name, attr=attr_of(children[name]))
+                                                        for name in got], next_page_token=token)
         return await self._call(context, readdir)
 
     async def Setattr(self, request, context):  # noqa: N802
