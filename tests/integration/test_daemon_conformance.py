@@ -303,9 +303,17 @@ def scontrol(twin: Twin, *args: str) -> Any:
 
 
 def slurm_write(twin: Twin, d: DaemonEntry) -> tuple[str, str]:
+    """Drain a node, then wait until slurmctld has saved its node state (it saves on a timer: a kill -9
+    before that loses the change, as it would on a real controller)."""
     node, reason = first(twin, "gpu_node").name, "conformance"
+    saved = twin.run.path / "slurm" / "state" / "node_state"
+    before = saved.stat().st_mtime_ns if saved.exists() else 0
     r = scontrol(twin, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
     assert r.returncode == 0, r.stderr
+    deadline = time.monotonic() + 120
+    while not (saved.exists() and saved.stat().st_mtime_ns > before):
+        assert time.monotonic() < deadline, f"slurmctld did not save {saved} after the drain"
+        time.sleep(0.2)
     return node, reason
 
 
