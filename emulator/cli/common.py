@@ -28,11 +28,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause into one clear line and exit status 2, never a traceback."""
+    """Turn the errors a user can cause (emulator.errors.UserError; a wait that timed out) into one clear
+    line and exit status 2. A KeyError or ValueError is not caught: it is a bug, and shows as one."""
     try:
         yield
-    except (UserError, KeyError, ValueError, TimeoutError) as e:
-        fail(str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e))
+    except (UserError, TimeoutError) as e:   # anything else is a bug: its traceback shows
+        fail(str(e))
 
 
 def connect(run_dir: Path) -> Twin:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from emulator.errors import BadInput
 from services.lustre.ost import NvmeModel
 
 Op = Literal["read", "write"]
@@ -142,12 +143,12 @@ def estimate(op: Op, nbytes: int, stripe_count: int = 1, state: LiveState | None
     m = model or ClusterModel()
     st = state or HEALTHY
     if nbytes < 0:
-        raise ValueError(f"size {nbytes} must not be negative")
+        raise BadInput(f"size {nbytes} must not be negative")
     if stripe_count < -1:
-        raise ValueError(f"stripe count {stripe_count}: use -1 (all OSTs), 0 (default 1) or a positive count")
+        raise BadInput(f"stripe count {stripe_count}: use -1 (all OSTs), 0 (default 1) or a positive count")
     n_nodes = m.nodes if nodes is None else nodes
     if n_nodes < 1:
-        raise ValueError(f"nodes {n_nodes} must be at least 1")
+        raise BadInput(f"nodes {n_nodes} must be at least 1")
     serve = serving(m, st)
     blocked = sorted(i for i, s in serve.items() if s is None)
     usable = [i for i, s in serve.items() if s is not None and not (op == "write" and i in st.full_osts)]

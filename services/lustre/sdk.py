@@ -27,6 +27,7 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.errors import BadInput, NotFound
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
 
@@ -71,7 +72,7 @@ class LustreAdmin:
         `timeout` seconds have passed (grpc.RpcError DEADLINE_EXCEEDED)."""
         d = self.mds.get(server) or self.oss.get(server)
         if d is None:
-            raise KeyError(f"no Lustre server named {server!r}: this twin's are "
+            raise NotFound(f"no Lustre server named {server!r}: this twin's are "
                            f"{', '.join(sorted(self.mds) + self.oss_names())}")
         if server in self.mds:
             stub, req = pb_grpc.LustreMdsStub, pb.LustreMdsWatchEventsRequest(since_seq=since_seq)
@@ -89,7 +90,7 @@ class LustreAdmin:
     def _oss_call(self, oss: str, method: str, request: Any) -> Any:
         """One call to an OSS's management address (waiting while it restarts)."""
         if oss not in self.oss:
-            raise KeyError(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
+            raise NotFound(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
         d = self.oss[oss]
         if oss not in self._channels:
             self._channels[oss] = grpc.insecure_channel(d.get("admin") or d["grpc"])
@@ -105,7 +106,7 @@ class LustreAdmin:
     def _ost(self, index: int) -> dict[str, Any]:
         known = {o["index"]: o for o in self.manifest["lustre"]["osts"]}
         if index not in known:
-            raise KeyError(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}")
+            raise NotFound(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}")
         return known[index]
 
     def inject_fault(self, kind: str, target: str | int) -> pb.LustreFault:
@@ -118,7 +119,7 @@ class LustreAdmin:
             self._ost(index)
             req = pb.LustreOssInjectFaultRequest(kind=kind, ost=index)
             return self.client.osts[index].call("InjectFault", req).fault   # the OSS serving it now
-        raise ValueError(f"unknown Lustre fault kind {kind!r}: oss-kill or ost-full")
+        raise BadInput(f"unknown Lustre fault kind {kind!r}: oss-kill or ost-full")
 
     def list_faults(self, include_cleared: bool = False) -> list[pb.LustreFault]:
         """Every OSS's faults (active ones unless include_cleared), by OSS."""
@@ -135,14 +136,14 @@ class LustreAdmin:
     def clear_fault(self, fault_id: str) -> pb.LustreFault:
         holder = next((f.oss for f in self.list_faults(include_cleared=True) if f.id == fault_id), None)
         if holder is None:
-            raise KeyError(f"no Lustre fault {fault_id!r} (see `twin lustre fault list`)")
+            raise NotFound(f"no Lustre fault {fault_id!r} (see `twin lustre fault list`)")
         return self._oss_call(holder, "ClearFault", pb.LustreOssClearFaultRequest(id=fault_id)).fault
 
     # ---- shortcuts (`twin lustre fault ...`) ---------------------------------------------------
     def kill_oss(self, oss: str) -> int:
         """An oss-kill fault, then kill -9 of the OSS (it restarts and stays down); returns the pid killed."""
         if oss not in self.oss:
-            raise KeyError(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
+            raise NotFound(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
         pid = daemons.running_pid(self.run, oss)   # before the fault: a refused kill changes nothing
         self.inject_fault("oss-kill", oss)
         os.kill(pid, signal.SIGKILL)
@@ -152,7 +153,7 @@ class LustreAdmin:
         """Clear kill_oss: the OSS serves again and takes its OSTs back (failback)."""
         faults = [f for f in self.list_faults() if f.oss == oss and f.kind == "oss-kill"]
         if not faults:
-            raise KeyError(f"{oss} has no oss-kill fault")
+            raise NotFound(f"{oss} has no oss-kill fault")
         for f in faults:
             self.clear_fault(f.id)
 

@@ -23,6 +23,7 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.errors import BadInput
 from services.lustre.bulk import BulkClient
 from services.lustre.errors import errno_of
 from services.lustre.layout import Layout
@@ -109,7 +110,7 @@ class LustreClient:
         plane="admin": their management (OOB) addresses, what `twin` uses from the operator port."""
         lu = manifest.get("lustre")
         if not lu:
-            raise ValueError("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+            raise BadInput("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
         if plane == "admin":
             servers = {o["index"]: o.get("admin") or o["servers"] for o in lu["osts"]}
             return cls(lu.get("mds_admin") or lu["mds"], servers, lu["fsname"], failover_timeout)
