@@ -1,1 +1,2 @@
-"""Workloads that run against a twin (issue 14 moves the others here from services/)."""
+"""Workloads that run against a twin as a user's job would: train, drill, stage, chaos, each with its `twin`
+command."""
