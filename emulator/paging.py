@@ -2,7 +2,8 @@
 is capped, and page_token is opaque: the RPC that made it and the key of the last item it returned,
 base64. The next page starts after that key, so a lease that ends (and drops out of the active
 list) between two pages moves no other lease across the page boundary. Shared by every service's
-List RPCs (gpu_node, fabric); a bad page_token or page_size is a DaemonError INVALID_ARGUMENT.
+List RPCs (gpu_node, fabric, ceph, lustre); a bad page_token or page_size is a DaemonError
+INVALID_ARGUMENT. `every_page` is the client's side: each SDK follows the tokens through it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from emulator.errors import DaemonError
 
@@ -18,6 +19,7 @@ DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 
 T = TypeVar("T")
+R = TypeVar("R")   # a List RPC's request message
 
 
 def _token(rpc: str, last_key: int) -> str:
@@ -52,3 +54,34 @@ def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
     end = start + size
     return items[start:end], _token(rpc, keys[end - 1]) if end < len(items) else ""
 
+
+def every_page(call: Callable[[R], Any], request: R, field: str) -> list[Any]:
+    """Every item of a List RPC: `call(request)` page after page, following next_page_token (which the
+    request's page_token carries back) until the last page; `field` is the reply's repeated field."""
+    items: list[Any] = []
+    while True:
+        reply = call(request)
+        items.extend(getattr(reply, field))
+        if not reply.next_page_token:
+            return items
+        request.page_token = reply.next_page_token  # type: ignore[attr-defined]
+
+
+def joined(call: Callable[[R], Any], request: R, one_page: bool | None = None) -> Any:
+    """A List RPC's reply with every page in it: the first reply, the following pages' repeated fields
+    appended. `one_page` (default: the request names a page_token) gets that one page, as asked."""
+    reply = call(request)
+    if "next_page_token" not in reply.DESCRIPTOR.fields_by_name:   # not a List RPC
+        return reply
+    if one_page if one_page is not None else request.page_token:  # type: ignore[attr-defined]
+        return reply
+    following = type(request)()
+    following.CopyFrom(request)  # type: ignore[attr-defined]
+    while reply.next_page_token:
+        following.page_token = reply.next_page_token  # type: ignore[attr-defined]
+        more = call(following)
+        for field in reply.DESCRIPTOR.fields:
+            if field.is_repeated:
+                getattr(reply, field.name).extend(getattr(more, field.name))
+        reply.next_page_token = more.next_page_token
+    return reply

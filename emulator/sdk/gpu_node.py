@@ -13,6 +13,7 @@ import grpc
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
+from emulator import paging
 from emulator.errors import BadInput, TwinRpcError
 
 FAULT_KINDS = {
@@ -53,13 +54,7 @@ class GpuNodeClient:
 
     def _all(self, method: str, field: str, request: Any) -> list[Any]:
         """Every item of a paginated List RPC: follow next_page_token to the end."""
-        items: list[Any] = []
-        while True:
-            response = self._call(method, request)
-            items.extend(getattr(response, field))
-            if not response.next_page_token:
-                return items
-            request.page_token = response.next_page_token
+        return paging.every_page(lambda r: self._call(method, r), request, field)
 
     def close(self) -> None:
         self._channel.close()

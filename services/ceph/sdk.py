@@ -24,6 +24,7 @@ import grpc
 
 from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
+from emulator import paging
 from emulator.errors import BadInput, NotFound, TwinRpcError
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
@@ -38,19 +39,7 @@ SNAP_METHODS = ("SnapCreate", "SnapRollback", "SnapRemove", "SnapProtect", "Snap
 def _call(stub: Any, method: str, request: Any, target: str, timeout: float) -> Any:
     """One call; a List RPC called without page_token returns every page in one reply (its lists joined)."""
     try:
-        reply = getattr(stub, method)(request, timeout=timeout)
-        if "next_page_token" not in reply.DESCRIPTOR.fields_by_name or request.page_token:
-            return reply
-        following = type(request)()
-        following.CopyFrom(request)
-        while reply.next_page_token:
-            following.page_token = reply.next_page_token
-            more = getattr(stub, method)(following, timeout=timeout)
-            for field in reply.DESCRIPTOR.fields:
-                if field.is_repeated:
-                    getattr(reply, field.name).extend(getattr(more, field.name))
-            reply.next_page_token = more.next_page_token
-        return reply
+        return paging.joined(lambda r: getattr(stub, method)(r, timeout=timeout), request)
     except grpc.RpcError as e:
         raise TwinRpcError(target, e.code(), e.details() or "") from None
 

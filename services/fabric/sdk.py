@@ -21,6 +21,7 @@ import grpc
 
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
+from emulator import paging
 from emulator.errors import BadInput, TwinRpcError
 
 SERVICE = pb.DESCRIPTOR.services_by_name["Fabric"]
@@ -38,17 +39,8 @@ class FabricClient:
         except KeyError:
             raise BadInput(f"the fabric manager has no method {method!r}") from None
         request = getattr(pb, rpc.input_type.name)(**fields)
-        reply = self._invoke(method, request)
-        if "page_token" in fields or "next_page_token" not in rpc.output_type.fields_by_name:
-            return reply
-        while reply.next_page_token:   # a List RPC: join the following pages' lists into the first reply
-            request.page_token = reply.next_page_token
-            more = self._invoke(method, request)
-            for field in rpc.output_type.fields:
-                if field.is_repeated:
-                    getattr(reply, field.name).extend(getattr(more, field.name))
-            reply.next_page_token = more.next_page_token
-        return reply
+        # a List RPC: every page, unless the caller names a page_token (even "": the first page alone)
+        return paging.joined(lambda r: self._invoke(method, r), request, one_page="page_token" in fields)
 
     def _invoke(self, method: str, request: Any) -> Any:
         try:

@@ -27,6 +27,7 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator import paging
 from emulator.errors import BadInput, NotFound
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
@@ -125,12 +126,8 @@ class LustreAdmin:
         """Every OSS's faults (active ones unless include_cleared), by OSS."""
         out: list[pb.LustreFault] = []
         for oss in self.oss_names():
-            token = None
-            while token != "":
-                page = self._oss_call(oss, "ListFaults", pb.LustreOssListFaultsRequest(
-                    include_cleared=include_cleared, page_size=PAGE_SIZE, page_token=token or ""))
-                out += page.faults
-                token = page.next_page_token
+            request = pb.LustreOssListFaultsRequest(include_cleared=include_cleared, page_size=PAGE_SIZE)
+            out += paging.every_page(lambda r, oss=oss: self._oss_call(oss, "ListFaults", r), request, "faults")
         return out
 
     def clear_fault(self, fault_id: str) -> pb.LustreFault:

@@ -35,6 +35,7 @@ import grpc
 
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
+from emulator import paging
 from services.gpu_node.xid import XID_TABLE, Health
 
 REASON_PREFIX = "Xid"
@@ -74,13 +75,7 @@ def ask_twin(address: str) -> list[str]:
 
 def _every(rpc, request, field: str) -> list:
     """All pages of a List RPC (one call while the list fits a page)."""
-    items = []
-    while True:
-        response = rpc(request, timeout=RPC_TIMEOUT_S)
-        items += getattr(response, field)
-        if not response.next_page_token:
-            return items
-        request.page_token = response.next_page_token
+    return paging.every_page(lambda r: rpc(r, timeout=RPC_TIMEOUT_S), request, field)
 
 
 def node_state(node: str) -> tuple[str, str]:

@@ -50,13 +50,8 @@ class MonCluster:
 
     def list_objects(self, pool: str, prefix: str) -> list[pb.CephObjectStat]:
         """Every object of the pool with this prefix, in name order: all the monitor's pages."""
-        req, out = pb.CephMonListObjectsRequest(pool=pool, prefix=prefix, page_size=paging.MAX_PAGE_SIZE), []
-        while True:
-            reply = self._call("ListObjects", req)
-            out += reply.objects
-            if not reply.next_page_token:
-                return out
-            req.page_token = reply.next_page_token
+        req = pb.CephMonListObjectsRequest(pool=pool, prefix=prefix, page_size=paging.MAX_PAGE_SIZE)
+        return paging.every_page(lambda r: self._call("ListObjects", r), req, "objects")
 
     def users(self) -> list[pb.CephRgwUser]:
         return list(self._call("UserList", pb.CephMonUserListRequest()).users)

@@ -23,6 +23,7 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator import paging
 from emulator.errors import BadInput
 from services.lustre.bulk import BulkClient
 from services.lustre.errors import errno_of
@@ -159,24 +160,12 @@ class LustreClient:
 
     def readdir(self, path: str, cred: pb.LustreCred | None = None) -> list[pb.LustreDirEntry]:
         """Every entry, page after page (in cookie order, as Lustre's readdir)."""
-        out: list[pb.LustreDirEntry] = []
-        token = None
-        while token != "":
-            r = self.mdcall("Readdir", pb.LustreMdsReaddirRequest(path=path, cred=cred or self.cred,
-                                                                  page_size=READDIR_PAGE, page_token=token or ""))
-            out += r.entries
-            token = r.next_page_token
-        return out
+        request = pb.LustreMdsReaddirRequest(path=path, cred=cred or self.cred, page_size=READDIR_PAGE)
+        return paging.every_page(lambda r: self.mdcall("Readdir", r), request, "entries")
 
     def listxattr(self, path: str, cred: pb.LustreCred | None = None) -> list[str]:
-        out: list[str] = []
-        token = None
-        while token != "":
-            r = self.mdcall("Listxattr", pb.LustreMdsListxattrRequest(path=path, cred=cred or self.cred,
-                                                                      page_size=READDIR_PAGE, page_token=token or ""))
-            out += r.names
-            token = r.next_page_token
-        return out
+        request = pb.LustreMdsListxattrRequest(path=path, cred=cred or self.cred, page_size=READDIR_PAGE)
+        return paging.every_page(lambda r: self.mdcall("Listxattr", r), request, "names")
 
     def create(self, path: str, mode: int = 0o644, spec: pb.LustreStripeSpec | None = None,
                cred: pb.LustreCred | None = None, exclusive: bool = False) -> pb.LustreAttr:
