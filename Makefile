@@ -10,8 +10,6 @@ RUN_DIR     ?= .twin
 APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl
 PROTOS      := $(wildcard protos/clustertwin/v1/*.proto)
 PYTEST_ARGS ?=
-# The protos protos/lint.py enforces: every file, now that each is cleaned to its rules.
-PROTO_LINT  := protos/clustertwin/v1/gpu_node.proto protos/clustertwin/v1/fabric.proto protos/clustertwin/v1/lustre.proto protos/clustertwin/v1/ceph.proto
 
 .PHONY: install up down status test unit lint proto proto-check bench clean chaos
 
@@ -56,7 +54,7 @@ proto-check: install
 
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/python protos/lint.py $(PROTO_LINT)
+	$(BIN)/python protos/lint.py $(PROTOS)
 
 test: install proto-check lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
