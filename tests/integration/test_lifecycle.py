@@ -78,6 +78,9 @@ def test_unknown_network_backend_and_bad_broker_url_are_refused(tmp_path: Path) 
         lifecycle.up("mini", run, network="carrier-pigeon")
     with pytest.raises(lifecycle.TwinError, match="mqtt://HOST:PORT"):
         lifecycle.up("mini", run, broker_url="http://x")
+    for bad in ({"twin": "x"}, {"services": ("ceph",)}, {"clock_epoch": 1.0}, {"cepth": True}):
+        with pytest.raises(lifecycle.TwinError, match=f"unknown option\\(s\\) {next(iter(bad))}"):
+            lifecycle.up("mini", run, **bad)   # an option built from others, or a misspelt flag
     assert not run.manifest.exists()
 
 
