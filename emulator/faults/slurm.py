@@ -1,4 +1,4 @@
-"""Slurm node faults, through the twin's Slurm (emulator/sdk/slurm.py) as an operator makes them:
+"""Slurm node faults, through the twin's Slurm (services/slurm/sdk.py) as an operator makes them:
 
     inject("slurm", "gpu001", "drain", reason="bad DIMM")   # scontrol update nodename=gpu001 state=drain reason=...
     inject("slurm", "gpu001", "down", reason="no power")    # ... state=down

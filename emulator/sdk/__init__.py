@@ -2,8 +2,8 @@
 
 Each service names its accessors in its registration (`Service.sdk`, services/*/service.py), so
 `Twin` gives `.gpu_node()`, `.gpu_nodes()`, `.fabric()`, `.ceph()`, `.s3()`, `.lustre()` and
-`.slurm()` without importing a service. Here: gpu_node.py (GPU servers), ceph.py (Ceph admin and
-RBD), s3.py (boto3 on the gateway), lustre.py (Lustre admin), network.py (netns network faults)
-and faults.py (every fault in one list); services/slurm/sdk.py is Slurm's, services/fabric/sdk.py
-the fabric manager's. The CLI is built on these.
+`.slurm()` without importing a service; those clients live in services/<x>/sdk.py. Here: gpu_node.py
+(GPU servers: a client of the proto alone, also used from the compose toolbox), network.py (netns
+network faults), faults.py (every fault in one list) and daemons.py (the supervisor's records). The
+CLI is built on these.
 """
