@@ -21,6 +21,7 @@ class Options:
     services: tuple[str, ...] = ()        # the optional services turned on (`--fabric`, `--ceph`, `--lustre`)
     ceph_users: str | None = None         # RGW users file (JSON/YAML) the gateway creates at start-up
     rgw_lc_debug_interval: float = 0.0    # twin seconds per lifecycle day (0: real days)
+    storage_timing: str = "model"         # Ceph OSDs: "model" waits out the device model, "fast" does not
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:

@@ -37,6 +37,9 @@ def up(
     rgw_lc_debug_interval: Annotated[float, typer.Option(
         "--rgw-lc-debug-interval", help="With --ceph: a lifecycle day is this many twin seconds and a pass runs "
         "every quarter of one (RGW's rgw_lc_debug_interval); 0: real days.")] = 0.0,
+    storage_timing: Annotated[str, typer.Option(
+        "--storage-timing", help="With --ceph: model (each chunk I/O takes its HDD/SSD device time) or fast "
+        "(no modelled waits, for test suites).")] = "model",
     **services: bool,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
@@ -53,7 +56,8 @@ def up(
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
                                     timeout=timeout, progress=progress, ceph_users=ceph_users,
-                                    rgw_lc_debug_interval=rgw_lc_debug_interval, **services)
+                                    rgw_lc_debug_interval=rgw_lc_debug_interval, storage_timing=storage_timing,
+                                    **services)
     n = len(manifest["daemons"])
     console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest['network']}, broker {manifest['broker']['url']})")

@@ -39,7 +39,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
             c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, extra={
                 "osd": osd, "host": host, "device_class": cls, "capacity_bytes": int(tb * 1e12),
                 "data_dir": str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), "mon": mon,
-                "heartbeat_interval": TIMING["heartbeat_interval"]})
+                "heartbeat_interval": TIMING["heartbeat_interval"], "storage_timing": ctx.opts.storage_timing})
             out.daemons.append(c)
             out.entries.append({"name": c.name, "kind": "ceph_osd", "host": host, "grpc": grpc,
                                 "addresses": addrs[host], "osd": osd, "device_class": cls,

@@ -16,6 +16,11 @@ def check(opts, topo):  # noqa: ANN001, ANN201 - emulator.plan.Options, emulator
         raise ServiceError(f"--ceph: topology {topo.name} ({topo.source}) has no ceph section")
     if opts.rgw_lc_debug_interval and (not on or opts.rgw_lc_debug_interval < 0):
         raise ServiceError("--rgw-lc-debug-interval needs --ceph and a number of seconds >= 0")
+    from services.ceph.osd.device import STORAGE_TIMINGS
+    if opts.storage_timing not in STORAGE_TIMINGS:
+        raise ServiceError(f"--storage-timing {opts.storage_timing!r}: choose one of {', '.join(STORAGE_TIMINGS)}")
+    if opts.storage_timing != "model" and not on:
+        raise ServiceError("--storage-timing needs --ceph")
     if not opts.ceph_users:
         return None
     if not on:

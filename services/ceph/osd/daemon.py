@@ -21,6 +21,7 @@ DaemonConfig fields read: name ("osd.N"), grpc, store_url, clock_epoch/clock_sca
     extra["data_dir"]          where its chunks live
     extra["mon"]               HOST:PORT of the monitor's CephMon service
     extra["heartbeat_interval"]  twin seconds between heartbeats (default 6, Ceph's osd_heartbeat_interval)
+    extra["storage_timing"]    "model" (default: chunk I/O takes the device model's time) or "fast"
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
 from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
-from services.ceph.osd.device import model_for
+from services.ceph.osd.device import STORAGE_TIMINGS, model_for
 from services.ceph.osd.filestore import FileChunkStore
 from services.ceph.osd.servicer import OsdServicer
 from services.ceph.osd.store import OsdStore
@@ -57,6 +58,10 @@ class OsdDaemon:
         self.osd = int(x["osd"])
         self.host = x.get("host", "")
         self.model = model_for(x.get("device_class", "hdd"))
+        self.timing = x.get("storage_timing", "model")
+        if self.timing not in STORAGE_TIMINGS:
+            raise ValueError(f"storage_timing {self.timing!r}: choose one of {', '.join(STORAGE_TIMINGS)}")
+        self.device_wait = 0.0   # wall seconds slept for the device model (Stat's device_wait_seconds)
         self.capacity = int(x.get("capacity_bytes", 0))
         self.chunks = FileChunkStore(Path(x["data_dir"]))
         self.state = OsdStore(cfg.store_url, cfg.name)
@@ -84,6 +89,7 @@ class OsdDaemon:
         return pb.CephOsdStat(osd=self.osd, host=self.host, state="stopped" if self.stopped else "running",
                           used_bytes=self.chunks.used_bytes(), chunks=len(self.chunks), capacity_bytes=self.capacity,
                           slow_factor=self.slow_factor, ops=self.ops, data_dir=str(self.chunks.root),
+                          storage_timing=self.timing, device_wait_seconds=self.device_wait,
                           model=pb.CephDeviceModel(device_class=m.device_class, latency_s=m.latency_s,
                                                bandwidth_bytes_s=m.bandwidth_bytes_s))
 
@@ -134,8 +140,9 @@ class OsdDaemon:
                                                              OsdServicer(self), SERVICE_NAME)],
                                             options=opts)
         hb = asyncio.create_task(self.heartbeat_loop(), name="heartbeat")
-        log.info("osd.%d (%s, %s) serving on %s, %d chunks in %s%s", self.osd, self.host, self.model.device_class,
-                 self.cfg.grpc, len(self.chunks), self.chunks.root, " (STOPPED)" if self.stopped else "")
+        log.info("osd.%d (%s, %s, %s timing) serving on %s, %d chunks in %s%s", self.osd, self.host,
+                 self.model.device_class, self.timing, self.cfg.grpc, len(self.chunks), self.chunks.root,
+                 " (STOPPED)" if self.stopped else "")
         await stop.wait()
         hb.cancel()
         await health.enter_graceful_shutdown()

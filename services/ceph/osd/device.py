@@ -10,6 +10,10 @@ not their speeds):
 | hdd | 8 ms | 250 MB/s | 7200 rpm nearline 18–20 TB drive: ~4 ms seek + ~4 ms rotation; outer-track streaming rate |
 | ssd | 0.1 ms | 2 GB/s | datacenter NVMe/SAS SSD for index, metadata and RBD pools |
 
+`twin up --ceph --storage-timing fast` skips these waits (and the one-at-a-time queue): the OSD does
+its file I/O and answers (a slow-disk fault still waits), for test suites that want Ceph's semantics
+without the disks' time. The default, `model`, keeps them.
+
 Durations are wall seconds (not twin seconds): `twin up --clock-scale` accelerates timers such as
 heartbeats and down→out, not the disks.
 """
@@ -17,6 +21,8 @@ heartbeats and down→out, not the disks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+STORAGE_TIMINGS = ("model", "fast")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The CephOsd gRPC service (grpc.aio) of one OSD daemon: chunk put/get/delete/list, stat, and its
 faults (corrupt a chunk, slow disk, stop/start). Every chunk call takes the time the device model
-gives it, one call at a time per device; a stopped OSD refuses chunk I/O with UNAVAILABLE. A
-CephError ends a call with its own status (services/ceph/errors.py).
+gives it, one call at a time per device (none under `--storage-timing fast`); a stopped OSD refuses
+chunk I/O with UNAVAILABLE. A CephError ends a call with its own status (services/ceph/errors.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ class Osd(Protocol):
     stopped: bool
     slow_factor: float
     ops: int
+    timing: str       # "model" or "fast" (device.py)
+    device_wait: float
     device_lock: asyncio.Lock
     model: Any        # the device model (device.py)
     chunks: Any       # the chunk store (filestore.py)
@@ -51,10 +53,16 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         self.d = daemon
 
     async def _io(self, context: grpc.aio.ServicerContext, nbytes: int, fn: Callable[[], Any]) -> tuple[Any, float]:
-        """Run `fn` on the device (`nbytes` moved; -1: the bytes it returns) for the device model's time."""
+        """Run `fn` on the device (`nbytes` moved; -1: the bytes it returns) for the device model's time,
+        one call at a time. Under `--storage-timing fast` a healthy disk takes no time (0 device seconds,
+        no queue); a slow-disk fault still costs its modelled time, as the fault is what is asked for."""
         d = self.d
         if d.stopped:
             await abort(context, CephError("UNAVAILABLE", f"osd.{d.osd} is stopped"))
+        if d.timing == "fast" and d.slow_factor == 1.0:
+            result = await ceph_call(context, asyncio.to_thread(fn))
+            d.ops += 1
+            return result, 0.0
         async with d.device_lock:
             t0 = time.monotonic()
             result = await ceph_call(context, asyncio.to_thread(fn))
@@ -63,6 +71,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             left = modelled - (time.monotonic() - t0)
             if left > 0:
                 await asyncio.sleep(left)
+                d.device_wait += left
             d.ops += 1
         return result, modelled
 

@@ -35,7 +35,7 @@ class CephDeviceModel(_message.Message):
     def __init__(self, device_class: _Optional[str] = ..., latency_s: _Optional[float] = ..., bandwidth_bytes_s: _Optional[float] = ...) -> None: ...
 
 class CephOsdStat(_message.Message):
-    __slots__ = ("osd", "host", "state", "used_bytes", "chunks", "capacity_bytes", "slow_factor", "model", "ops", "data_dir")
+    __slots__ = ("osd", "host", "state", "used_bytes", "chunks", "capacity_bytes", "slow_factor", "model", "ops", "data_dir", "storage_timing", "device_wait_seconds")
     OSD_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,8 @@ class CephOsdStat(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     OPS_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_TIMING_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_WAIT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     osd: int
     host: str
     state: str
@@ -56,7 +58,9 @@ class CephOsdStat(_message.Message):
     model: CephDeviceModel
     ops: int
     data_dir: str
-    def __init__(self, osd: _Optional[int] = ..., host: _Optional[str] = ..., state: _Optional[str] = ..., used_bytes: _Optional[int] = ..., chunks: _Optional[int] = ..., capacity_bytes: _Optional[int] = ..., slow_factor: _Optional[float] = ..., model: _Optional[_Union[CephDeviceModel, _Mapping]] = ..., ops: _Optional[int] = ..., data_dir: _Optional[str] = ...) -> None: ...
+    storage_timing: str
+    device_wait_seconds: float
+    def __init__(self, osd: _Optional[int] = ..., host: _Optional[str] = ..., state: _Optional[str] = ..., used_bytes: _Optional[int] = ..., chunks: _Optional[int] = ..., capacity_bytes: _Optional[int] = ..., slow_factor: _Optional[float] = ..., model: _Optional[_Union[CephDeviceModel, _Mapping]] = ..., ops: _Optional[int] = ..., data_dir: _Optional[str] = ..., storage_timing: _Optional[str] = ..., device_wait_seconds: _Optional[float] = ...) -> None: ...
 
 class CephObjectStat(_message.Message):
     __slots__ = ("name", "pg", "size")
