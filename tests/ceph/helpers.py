@@ -4,8 +4,8 @@ on the cluster's state, and the OSD daemons' own fault call."""
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,20 +14,13 @@ from clustertwin.v1 import ceph_pb2 as pb
 from emulator import lifecycle
 from emulator.rundir import RunDir
 from services.ceph.sdk import CephAdmin
+from tests import waiting
 from tests.conftest import stopped_at_exit
 
 SCALE = 50.0   # Ceph's 6 s heartbeat, 20 s grace and 600 s down→out take 0.12 s, 0.4 s and 12 s
 
-
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0, every: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(every)
+# Ceph's states at SCALE pass quickly: look often, and fail sooner than the slower subsystems' tests do.
+wait_for = functools.partial(waiting.wait_for, timeout=30.0, every=0.05)
 
 
 def all_clean(admin: CephAdmin) -> bool:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ from emulator.sdk.faults import FaultError
 from services.fabric.subnet import missing_tools as fabric_missing
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from tests.conftest import skip_reason, stopped_at_exit
+from tests.waiting import wait_for
 
 REASON = skip_reason("fault API tests (fabric manager, Lustre, Slurm as root)", fabric_missing() + missing_tools(),
                      ["ibsim-utils", "opensm", "infiniband-diags", *APT_PACKAGES])
@@ -50,14 +50,6 @@ def cli(twin: Twin, *args: str, code: int = 0) -> str:
 def listed(twin: Twin) -> list[dict[str, Any]]:
     """`twin fault list --all --json`."""
     return json.loads(cli(twin, "fault", "list", "--all", "--json"))
-
-
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (got := cond()):
-        assert time.monotonic() < deadline, f"timed out after {timeout:g}s waiting for {what}"
-        time.sleep(0.1)
-    return got
 
 
 # --- what each subsystem shows of a fault: (applied, healthy) --------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import importlib.util
 import json
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from services.lustre.sdk import LustreAdmin
 from services.lustre.wire import dir_cookie
 from tests.lustre.conftest import twin_cli
 from tests.lustre.test_lustre_events import Events
+from tests.waiting import wait_for
 
 SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -40,14 +40,6 @@ def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield json.loads((run / "manifest.json").read_text()) | {"run": run}
     finally:
         twin_cli("down", run=run, check=False)
-
-
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (got := cond()):
-        assert time.monotonic() < deadline, f"{what}: not within {timeout:.0f}s"
-        time.sleep(0.1)
-    return got
 
 
 def servers(m: dict[str, Any]) -> list[dict[str, Any]]:

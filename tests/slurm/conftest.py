@@ -3,7 +3,6 @@ need those packages, and root (SlurmUser=root; jobs run as root). The config tes
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from emulator.topology import load_topology
 from services.slurm.cluster import APT_PACKAGES, SlurmCluster, missing_tools
+from tests import waiting
 from tests.conftest import skip_reason, stopped_cleanly
 
 REASON = skip_reason("slurm tests (slurmctld, slurmd, munged as root)", missing_tools(), list(APT_PACKAGES))
@@ -18,15 +18,9 @@ REASON = skip_reason("slurm tests (slurmctld, slurmd, munged as root)", missing_
 needs_slurm = pytest.mark.skipif(bool(REASON), reason=REASON or "n/a")
 
 
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):  # noqa: ANN001, ANN201
+    """tests.waiting.wait_for with the Slurm tests' argument order."""
+    return waiting.wait_for(what, predicate, timeout, interval)
 
 
 @pytest.fixture(scope="module")
