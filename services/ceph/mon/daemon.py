@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import bus
-from emulator.daemon import main, stop_event
+from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig
-from emulator.grpc_server import start_server
 from services.ceph.cluster import Cluster
 from services.ceph.crush import CrushMap
 from services.ceph.errors import CephError
@@ -75,10 +73,12 @@ def build_cluster(cfg: DaemonConfig, store: RemoteChunkStore, now: float) -> Clu
     return Cluster(crush, pools, store, name=cfg.twin, timing=timing, now=now)
 
 
-class MonDaemon:
+class MonDaemon(TwinDaemon):
+    worker_threads = MON_THREADS
+    thread_name = "mon"
+
     def __init__(self, cfg: DaemonConfig) -> None:
-        self.cfg = cfg
-        self.clock = cfg.clock
+        super().__init__(cfg)
         now = self.clock.now()
         self.addresses = {int(o["id"]): o["grpc"] for o in cfg.extra["osds"]}
         self.chunks = RemoteChunkStore(self.addresses)
@@ -91,7 +91,6 @@ class MonDaemon:
         self.io = ObjectIo(cluster, self.chunks, self.store, self.clock, self.osds_failed)
         self.bus = bus.Publisher(cfg.broker_host, cfg.broker_port, cfg.twin, cfg.name)
         self.events = EventLog()   # for CephMon.WatchEvents: what goes on the bus
-        self.loop: asyncio.AbstractEventLoop | None = None
         log.info("monitor: %d OSDs, %d pools, %d PGs (%s)", len(self.addresses), len(cluster.pools),
                  len(cluster.pgs), "restored from store" if restored else "new cluster")
 
@@ -142,23 +141,16 @@ class MonDaemon:
             except Exception:  # noqa: BLE001 - the loop must outlive one bad pass
                 log.exception("map loop")
 
-    async def serve(self) -> None:
-        stop = stop_event()
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(MON_THREADS, thread_name_prefix="mon"))
+    async def start(self) -> None:
         mon = MonServicer(self.model, self.io, self.store, self.chunks, self.addresses, self.clock.now, self.publish,
                           self.events)
         rbd = RbdServicer(self.io, op_timeout=float(self.cfg.extra.get("op_timeout", 30.0)))
-        server, health = await start_server(self.cfg.grpc, [
-            (pb_grpc.add_CephMonServicer_to_server, mon, SERVICE_NAME),
-            (pb_grpc.add_CephRbdServicer_to_server, rbd, RBD_SERVICE_NAME)], options=CHANNEL_OPTIONS)
-        tasks = [asyncio.create_task(self.map_loop(), name="map"), asyncio.create_task(self.bus.run(), name="bus")]
+        await self.start_grpc([(pb_grpc.add_CephMonServicer_to_server, mon, SERVICE_NAME),
+                               (pb_grpc.add_CephRbdServicer_to_server, rbd, RBD_SERVICE_NAME)], options=CHANNEL_OPTIONS)
+        self.background(self.map_loop(), "map")
         log.info("%s serving CephMon on %s (clock scale %g)", self.cfg.name, self.cfg.grpc, self.cfg.clock_scale)
-        await stop.wait()
-        tasks[0].cancel()
-        await self.bus.close(timeout=0.5)
-        tasks[1].cancel()
-        await health.enter_graceful_shutdown()
-        await server.stop(grace=1.0)
+
+    async def close(self) -> None:
         with self.io.lock:
             self.store.save_map(self.cluster)
         self.chunks.close()

@@ -1,5 +1,5 @@
 """The MDS daemon (MGS + MDS on MDT0000): gRPC `clustertwin.v1.LustreMds` on the twin's server skeleton
-(grpc.aio, health, reflection: services/lustre/server.py).
+(emulator/daemon.py, through services/lustre/server.py: grpc.aio, health, reflection).
 
     python -m services.lustre.mds.daemon CONFIG.json      # normally forked by the supervisor
 
@@ -37,14 +37,14 @@ import grpc
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
-from emulator.daemon import main, stop_event
+from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.mds.servicer import MdsServicer, inode_time
 from services.lustre.ost import MdtState, OstState
-from services.lustre.server import Servers
+from services.lustre.server import LustreDaemon
 from services.lustre.wire import CHANNEL_OPTIONS
 
 log = logging.getLogger("lustre.mds")
@@ -68,9 +68,9 @@ def ost_changes(fsname: str, idx: int, o: OstState, was_active: bool, was_full: 
     return out
 
 
-class MdsDaemon:
+class MdsDaemon(LustreDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
-        self.cfg = cfg
+        super().__init__(cfg)
         self.name = cfg.name
         self.fsname = cfg.spec["fsname"]
         self.ns: DurableNamespace | None = None
@@ -114,7 +114,7 @@ class MdsDaemon:
         os.ftruncate(fd, 0)
         os.write(fd, f"{self.name} {os.getpid()}\n".encode())
 
-    async def take_over(self, servers: Servers) -> None:
+    async def take_over(self) -> None:
         """Become active: hold the MDT (blocks while the other MDS of the pair is active), then serve it."""
         spec = self.cfg.spec
         if spec.get("lock_file"):
@@ -124,7 +124,7 @@ class MdsDaemon:
         ns = await asyncio.to_thread(DurableNamespace, self.cfg.store_url, self.fsname, osts, mdt, inode_time())
         await self.connect_osts(ns)
         self.ns = ns
-        await servers.serving(True)
+        await self.set_serving(True)
         log.info("%s active for %s-MDT%04x (%d inodes)", self.name, self.fsname, mdt.index, ns.inode_count())
 
     async def _statfs(self, address: str) -> list[pb.LustreTargetState]:
@@ -191,19 +191,14 @@ class MdsDaemon:
             if self.ns is not None:
                 await self.poll(self.ns)
 
-    async def serve(self) -> None:
-        stop = stop_event()
-        servers = await Servers.start(self.cfg, pb_grpc.add_LustreMdsServicer_to_server, MdsServicer(self),
-                                      SERVICE_NAME, serving=False)
-        tasks = [asyncio.create_task(c, name=c.__name__)
-                 for c in (self.take_over(servers), self.poller(), self.destroyer())]
+    async def start(self) -> None:
+        await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, MdsServicer(self), SERVICE_NAME,
+                                 serving=False)
+        for work in (self.take_over(), self.poller(), self.destroyer()):
+            self.background(work, work.__name__)
         log.info("%s serving %s on %s", self.name, SERVICE_NAME, self.cfg.grpc)
-        await stop.wait()
-        log.info("%s stopping", self.name)
-        await servers.stop()
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
         if self.ns is not None:
             self.ns.close()
         self.events.close()

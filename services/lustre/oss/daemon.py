@@ -1,5 +1,5 @@
-"""The OSS daemon: gRPC `clustertwin.v1.LustreOss` on the twin's server skeleton (grpc.aio, health,
-reflection: services/lustre/server.py), serving the objects of its OSTs.
+"""The OSS daemon: gRPC `clustertwin.v1.LustreOss` on the twin's server skeleton (emulator/daemon.py,
+through services/lustre/server.py: grpc.aio, health, reflection), serving the objects of its OSTs.
 
     python -m services.lustre.oss.daemon CONFIG.json      # normally forked by the supervisor
 
@@ -35,7 +35,7 @@ import threading
 import time
 
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
-from emulator.daemon import main, stop_event
+from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
 from services.lustre.bulk import BulkServer
 from services.lustre.errors import LustreError
@@ -44,7 +44,7 @@ from services.lustre.oss.faults import FaultLog, OssFault
 from services.lustre.oss.objects import ObjectStore
 from services.lustre.oss.servicer import OssServicer, timed
 from services.lustre.oss.targets import OstTarget
-from services.lustre.server import Servers
+from services.lustre.server import LustreDaemon
 
 log = logging.getLogger("lustre.oss")
 
@@ -57,9 +57,9 @@ def nvme_scale(cfg: DaemonConfig) -> float:
     return float(env) if env not in (None, "") else float(cfg.extra.get("nvme_scale", 1.0))
 
 
-class OssDaemon:
+class OssDaemon(LustreDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
-        self.cfg = cfg
+        super().__init__(cfg)
         self.name = cfg.name
         spec = cfg.spec
         self.targets = [OstTarget(o, True) for o in spec["osts"]] + \
@@ -67,14 +67,12 @@ class OssDaemon:
         self.partner = spec.get("partner")
         self.stores: dict[int, ObjectStore] = {}
         self.scale = nvme_scale(cfg)
-        self.clock = cfg.clock
         self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port, cfg.clock.now)
         self.faults = FaultLog(cfg.store_url, cfg.name)
         self.down = bool(self.faults.active("oss-kill"))   # restarted while a fault keeps it down: a state
         self.managing = threading.Lock()
         self.started = time.monotonic()
-        self.servers: Servers | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.bulk: BulkServer | None = None
 
     # ---- what the servicer reads -------------------------------------------------------------
     def served(self, ost: int) -> ObjectStore | None:
@@ -117,8 +115,8 @@ class OssDaemon:
             self.events.publish("oss_down", f"{self.name} is down (fault): it serves no OST", oss=self.name)
         else:
             self.events.publish("oss_up", f"{self.name} is up again", oss=self.name)
-        if self.servers is not None and self.loop is not None:
-            asyncio.run_coroutine_threadsafe(self.servers.serving(not down), self.loop)
+        if self.loop is not None:   # (before the servers start, start_service reads self.down)
+            asyncio.run_coroutine_threadsafe(self.set_serving(not down), self.loop)
 
     def _manage_target(self, t: OstTarget) -> None:
         name, partner = self.name, self.partner
@@ -188,29 +186,26 @@ class OssDaemon:
         return self.faults.list(include_cleared)
 
     # ---- the daemon ----------------------------------------------------------------------------
-    async def serve(self) -> None:
-        stop = stop_event()
-        self.loop = asyncio.get_running_loop()
+    async def start(self) -> None:
         if self.down:
             log.info("%s restarted while an oss-kill fault keeps it down: it serves no OST", self.name)
         else:
             await asyncio.to_thread(self.manage_once)   # take our own OSTs before answering anyone
-        self.servers = await Servers.start(self.cfg, pb_grpc.add_LustreOssServicer_to_server, OssServicer(self),
-                                           SERVICE_NAME, serving=not self.down)
-        bulk = None
+        await self.start_service(pb_grpc.add_LustreOssServicer_to_server, OssServicer(self), SERVICE_NAME,
+                                 serving=not self.down)
         try:
-            bulk = BulkServer(self.cfg.grpc, self.served, lambda st, n, fn: timed(st, "read", n, self.scale, fn))
-            bulk.start()
+            self.bulk = BulkServer(self.cfg.grpc, self.served, lambda st, n, fn: timed(st, "read", n, self.scale, fn))
+            self.bulk.start()
         except OSError as e:   # clients fall back to reads over gRPC
+            self.bulk = None
             log.warning("%s: no bulk port next to %s: %s", self.name, self.cfg.grpc, e)
-        manager = asyncio.create_task(self.manager(), name="targets")
+        self.background(self.manager(), "targets")
         log.info("%s serving OSTs %s on %s (NVMe model x%.3g; partner %s)", self.name,
                  ", ".join(f"OST{i:04x}" for i in self.stores), self.cfg.grpc, self.scale, self.partner)
-        await stop.wait()
-        manager.cancel()
-        if bulk is not None:
-            bulk.close()
-        await self.servers.stop()
+
+    async def close(self) -> None:
+        if self.bulk is not None:
+            self.bulk.close()
         with self.managing:
             for t in self.targets:
                 self._drop(t)
