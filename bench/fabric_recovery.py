@@ -7,7 +7,6 @@ process (its log says "restarted" and GetHealth is MASTER again).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.options import parse_options, print_figures
 from emulator.client import Twin
 
 
@@ -59,12 +59,8 @@ def measure(topology: str = "rack", times: int = 3) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topology", default="rack")
-    ap.add_argument("--times", type=int, default=3)
-    args = ap.parse_args()
-    for k, v in measure(args.topology, args.times).items():
-        print(f"{k:28s} {v:.3f}")
+    args = parse_options(__doc__, topology="rack", times=3)
+    print_figures(measure(args.topology, args.times))
 
 
 if __name__ == "__main__":

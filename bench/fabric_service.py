@@ -7,7 +7,6 @@ fault takes to show in the manager's answers (SetPortState until GetRoute routes
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import statistics
@@ -16,6 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench.options import parse_options, print_figures
 from clustertwin.v1 import fabric_pb2 as pb
 from emulator.client import Twin
 
@@ -65,12 +65,8 @@ def measure(requests: int = 200, faults: int = 3) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--requests", type=int, default=200)
-    ap.add_argument("--faults", type=int, default=3)
-    args = ap.parse_args()
-    for k, v in measure(args.requests, args.faults).items():
-        print(f"{k:24s} {v:.3f}")
+    args = parse_options(__doc__, requests=200, faults=3)
+    print_figures(measure(args.requests, args.faults))
 
 
 if __name__ == "__main__":

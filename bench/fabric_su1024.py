@@ -9,12 +9,12 @@ PLATFORM.md's reference on this VM: ~1-1.5 s up, 0.4-0.8 s re-route.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from bench.options import parse_options
 from emulator.topology import load_topology
 from services.fabric.balance import all_to_all_flows, leaf_capacity, ring_flows, route_balance
 from services.fabric.netfile import make_fabric_plan
@@ -59,10 +59,7 @@ def one_run(topology: str, run_dir: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topology", default="su-1024")
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
+    args = parse_options(__doc__, topology="su-1024", runs=3)
     runs = []
     for i in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="fabric-bench-") as d:
