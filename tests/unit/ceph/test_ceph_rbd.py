@@ -49,11 +49,17 @@ def test_write_read_across_objects_lands_in_rbd_data_objects(rbd: Rbd) -> None:
         rbd.write("rbd", "ckpt", 64 * MIB - 1, b"xy")
 
 
+def snapshotted(rbd: Rbd, name: str, size: int, snap: str) -> bytes:
+    """A new image `name` in pool rbd filled with `size` random bytes, and its snapshot `snap`; the bytes."""
+    rbd.create("rbd", name, size)
+    data = os.urandom(size)
+    rbd.write("rbd", name, 0, data)
+    rbd.snap_create("rbd", name, snap)
+    return data
+
+
 def test_snapshots_copy_on_write_rollback_and_remove(rbd: Rbd) -> None:
-    rbd.create("rbd", "v", 16 * MIB)
-    a, b = os.urandom(16 * MIB), os.urandom(5 * MIB)
-    rbd.write("rbd", "v", 0, a)
-    rbd.snap_create("rbd", "v", "s1")
+    a, b = snapshotted(rbd, "v", 16 * MIB, "s1"), os.urandom(5 * MIB)
     rbd.write("rbd", "v", 2 * MIB, b)
     rbd.snap_create("rbd", "v", "s2")
     rbd.write("rbd", "v", 0, bytes(MIB))
@@ -77,10 +83,7 @@ def test_snapshots_copy_on_write_rollback_and_remove(rbd: Rbd) -> None:
 
 
 def test_resize_grow_and_shrink_keeps_snapshot(rbd: Rbd) -> None:
-    rbd.create("rbd", "r", 8 * MIB)
-    data = os.urandom(8 * MIB)
-    rbd.write("rbd", "r", 0, data)
-    rbd.snap_create("rbd", "r", "before")
+    data = snapshotted(rbd, "r", 8 * MIB, "before")
     with pytest.raises(CephError, match="allow-shrink"):
         rbd.resize("rbd", "r", 3 * MIB)
     rbd.resize("rbd", "r", 3 * MIB, allow_shrink=True)
@@ -91,10 +94,7 @@ def test_resize_grow_and_shrink_keeps_snapshot(rbd: Rbd) -> None:
 
 
 def test_clone_reads_parent_until_written_and_blocks_unprotect_and_remove(rbd: Rbd) -> None:
-    rbd.create("rbd", "golden", 12 * MIB)
-    base = os.urandom(12 * MIB)
-    rbd.write("rbd", "golden", 0, base)
-    rbd.snap_create("rbd", "golden", "v1")
+    base = snapshotted(rbd, "golden", 12 * MIB, "v1")
     with pytest.raises(CephError, match="must be protected"):
         rbd.clone("rbd", "golden", "v1", "rbd", "child")
     rbd.snap_protect("rbd", "golden", "v1")
