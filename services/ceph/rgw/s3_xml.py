@@ -74,45 +74,54 @@ def _enc(text: str, url: bool) -> str:
     return escape(quote(text, safe="/") if url else text)
 
 
-def _body(listing: Listing, url: bool) -> str:
+def _body(listing: Listing, url: bool, owners: bool = True) -> str:
     out = []
     for o in listing.contents:
         out.append(f"<Contents><Key>{_enc(o.key, url)}</Key><LastModified>{iso8601(o.mtime)}</LastModified>"
                    f"<ETag>{escape(o.etag)}</ETag><Size>{o.size}</Size><StorageClass>STANDARD</StorageClass>"
-                   f"{o.owner.xml()}</Contents>")
+                   f"{o.owner.xml() if owners else ''}</Contents>")
     out.extend(f"<CommonPrefixes><Prefix>{_enc(p, url)}</Prefix></CommonPrefixes>" for p in listing.prefixes)
     return "".join(out)
 
 
-def _common(bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing) -> str:
-    s = f"<Name>{escape(bucket)}</Name><Prefix>{_enc(prefix, url)}</Prefix><MaxKeys>{max_keys}</MaxKeys>"
+def _common(bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing,
+            url_prefix: bool) -> str:
+    # RGW answers IsTruncated false for max-keys=0 (`max && is_truncated`), whatever the bucket holds
+    s = (f"<Name>{escape(bucket)}</Name><Prefix>{_enc(prefix, url and url_prefix)}</Prefix>"
+         f"<MaxKeys>{max_keys}</MaxKeys>")
     if delimiter:
         s += f"<Delimiter>{_enc(delimiter, url)}</Delimiter>"
     if url:
         s += "<EncodingType>url</EncodingType>"
-    return s + f"<IsTruncated>{'true' if listing.truncated else 'false'}</IsTruncated>"
+    return s + f"<IsTruncated>{'true' if max_keys and listing.truncated else 'false'}</IsTruncated>"
 
 
 def list_objects_v2(
     bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing,
-    continuation: str, next_token: str, start_after: str,
+    continuation: str | None, next_token: str, start_after: str | None, fetch_owner: bool,
 ) -> bytes:
-    s = _common(bucket, prefix, delimiter, max_keys, url, listing)
+    """ListObjectsV2: ContinuationToken and StartAfter are echoed whenever the request has them, even
+    empty (RGW's continuation_token_exist, start_after_exist); Owner only with fetch-owner=true."""
+    s = _common(bucket, prefix, delimiter, max_keys, url, listing, url_prefix=True)
     s += f"<KeyCount>{len(listing.contents) + len(listing.prefixes)}</KeyCount>"
-    if continuation:
+    if continuation is not None:
         s += f"<ContinuationToken>{escape(continuation)}</ContinuationToken>"
     if next_token:
         s += f"<NextContinuationToken>{escape(next_token)}</NextContinuationToken>"
-    if start_after:
+    if start_after is not None:
         s += f"<StartAfter>{_enc(start_after, url)}</StartAfter>"
-    return f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url)}</ListBucketResult>'.encode()
+    return (f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url, fetch_owner)}'
+            "</ListBucketResult>").encode()
 
 
 def list_objects_v1(
     bucket: str, prefix: str, delimiter: str, max_keys: int, url: bool, listing: Listing, marker: str,
 ) -> bytes:
-    s = _common(bucket, prefix, delimiter, max_keys, url, listing) + f"<Marker>{_enc(marker, url)}</Marker>"
-    if listing.truncated and delimiter:
+    """ListObjects: RGW (and AWS, as botocore reads it) leaves Prefix unencoded here; Marker, NextMarker,
+    Delimiter, Key and CommonPrefixes are url-encoded with encoding-type=url."""
+    s = _common(bucket, prefix, delimiter, max_keys, url, listing, url_prefix=False)
+    s += f"<Marker>{_enc(marker, url)}</Marker>"
+    if max_keys and listing.truncated and delimiter:
         s += f"<NextMarker>{_enc(listing.last, url)}</NextMarker>"
     return f'{_DECL}<ListBucketResult xmlns="{S3_NS}">{s}{_body(listing, url)}</ListBucketResult>'.encode()
 
