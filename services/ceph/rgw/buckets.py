@@ -39,8 +39,11 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
     grants = acl.from_headers(headers or {}, for_object=False) or []
     existing = store.buckets.get((user.tenant, name))
     if existing is not None:
-        code = "BucketAlreadyOwnedByYou" if existing.owner.id == user.id else "BucketAlreadyExists"
-        raise S3Error(code, f"bucket {name} already exists", f"/{name}", BucketName=name)
+        # RGWCreateBucket::execute: the same owner re-creating a bucket succeeds and changes nothing
+        # (its default zonegroup answers as us-east-1 does, not BucketAlreadyOwnedByYou); anyone else: 409
+        if existing.owner.id == user.id:
+            return Response(200, [("Location", f"/{name}")])
+        raise S3Error("BucketAlreadyExists", f"bucket {name} already exists", f"/{name}", BucketName=name)
     marker = store.new_marker()
     b = Bucket(name, user.tenant, user, store.wall(), marker)
     record = json.dumps({"name": name, "tenant": user.tenant, "owner": user.id, "marker": marker,
@@ -75,7 +78,7 @@ def list_objects(store: Store, user: User, name: str, q: dict[str, str]) -> Resp
     if max_keys < 0:
         raise S3Error("InvalidArgument", "max-keys must not be negative")
     v2 = q.get("list-type") == "2"
-    token = q.get("continuation-token", "")
+    token = q.get("continuation-token")
     if v2 and token:
         try:
             after = base64.urlsafe_b64decode(token.encode()).decode()
@@ -85,9 +88,9 @@ def list_objects(store: Store, user: User, name: str, q: dict[str, str]) -> Resp
         after = q.get("start-after", "") if v2 else q.get("marker", "")
     listing = _listing(store, b, prefix, delimiter, after, max_keys)
     if v2:
-        nxt = base64.urlsafe_b64encode(listing.last.encode()).decode() if listing.truncated else ""
+        nxt = base64.urlsafe_b64encode(listing.last.encode()).decode() if listing.truncated and max_keys else ""
         body = s3_xml.list_objects_v2(name, prefix, delimiter, max_keys, url, listing, token, nxt,
-                                      q.get("start-after", ""))
+                                      q.get("start-after"), q.get("fetch-owner", "").lower() == "true")
     else:
         body = s3_xml.list_objects_v1(name, prefix, delimiter, max_keys, url, listing, q.get("marker", ""))
     return Response(200, [("Content-Type", "application/xml")], body)
