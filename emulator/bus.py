@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import aiomqtt
 
@@ -101,6 +101,19 @@ def log_message(topic: str, data: bytes, retain: bool) -> None:
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+
+
+class ClosedOnExit:
+    """A paho client's owner that a `with` block closes (`close()`) on leaving it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 class BusClient:
@@ -195,7 +208,7 @@ class Publisher(BusClient):
                     await asyncio.sleep(0.01)
 
 
-class SyncPublisher(BusClient):
+class SyncPublisher(BusClient, ClosedOnExit):
     """The synchronous callers' publisher: paho on its own network thread.
 
     `wait=False` (a daemon): connect in the background and reconnect, best effort: without a broker
@@ -238,12 +251,6 @@ class SyncPublisher(BusClient):
         self.client.disconnect()
         self.client.loop_stop()
 
-    def __enter__(self) -> SyncPublisher:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
 
 def publish_fault(broker: dict[str, Any], twin: str, record: dict[str, Any], *, now: float, message: str,
                   source: str = "twin", subsystem: str = "twin", node: str = "twin", timeout: float = 5.0) -> None:
@@ -258,7 +265,7 @@ def publish_fault(broker: dict[str, Any], twin: str, record: dict[str, Any], *, 
         pub.flush(timeout)
 
 
-class Subscription:
+class Subscription(ClosedOnExit):
     """A subscription to a twin's bus (paho's network thread): messages arrive as dicts with their
     topic under '_topic' (a payload that is not a JSON object under 'payload'). `Twin.events()` makes one."""
 
@@ -323,9 +330,3 @@ class Subscription:
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()
-
-    def __enter__(self) -> Subscription:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
