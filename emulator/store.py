@@ -9,17 +9,28 @@ committed before an acknowledgement is on disk for the restarted daemon.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import JSON, Engine, Float, Integer, String, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from emulator.errors import UserError
 
 
 class Base(DeclarativeBase):
     pass
+
+
+class EventColumns:
+    """A daemon's event log table: these columns after its own key (its node or fabric name, with `seq`
+    the primary key), one row per event as the daemon published it."""
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    time: Mapped[float] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(32))
+    doc: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 def store_url(configured: str | None, state_dir: Path, daemon: str) -> str:

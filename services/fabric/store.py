@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, Integer, String, delete, select
+from sqlalchemy import JSON, Boolean, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, create_tables, make_engine
+from emulator.store import Base, EventColumns, create_tables, make_engine
 from services.fabric.partitions import Partition
 
 
@@ -44,13 +44,9 @@ class PartitionRow(Base):
     members: Mapped[list[Any]] = mapped_column(JSON)  # [[port GUID, "full" | "limited"], ...]
 
 
-class EventRow(Base):
+class EventRow(EventColumns, Base):
     __tablename__ = "fabric_events"
     fabric: Mapped[str] = mapped_column(String(64), primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    time: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(32))
-    doc: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, create_tables, make_engine
+from emulator.store import Base, EventColumns, create_tables, make_engine
 
 
 class NodeRow(Base):
@@ -41,14 +41,10 @@ class FaultRow(Base):
     doc: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
-class EventRow(Base):
+class EventRow(EventColumns, Base):
     __tablename__ = "gpu_node_events"
     node: Mapped[str] = mapped_column(String(64), primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    time: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(32))
     gpu: Mapped[int] = mapped_column(Integer)
-    doc: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 class NodeStore:
