@@ -13,11 +13,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import boto3
 import pytest
 from boto3.s3.transfer import TransferConfig
-from botocore.config import Config
 
+from emulator.client import Twin
 from services.lustre.client.core import LustreClient
 from services.lustre.client.mount import is_mounted
 from workloads.stage.job import JOURNAL
@@ -55,10 +54,8 @@ def env(tmp_path_factory):
         twin("lustre", "mount", str(mnt), run=run)
         twin("ceph", "user", "create", "--uid", "stager", "--display-name", "Stager", "--access-key", AK,
              "--secret", SK, run=run)
-        manifest = json.loads((run / "manifest.json").read_text())
-        endpoint = next(d["s3"] for d in manifest["daemons"] if d["kind"] == "ceph_rgw")
-        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=AK, aws_secret_access_key=SK,
-                          region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
+        sdk = Twin.connect(run)
+        s3 = sdk.s3(AK, SK)
         s3.create_bucket(Bucket="datasets")
         objects = {}
         for i in range(24):   # 0 B .. 1.5 MiB, some in a subdirectory
@@ -74,7 +71,7 @@ def env(tmp_path_factory):
             tmp.write_bytes(data)
             s3.upload_file(str(tmp), "datasets", key, ExtraArgs=extra, Config=tc)
             objects[key] = data
-        client = LustreClient.from_manifest(manifest, failover_timeout=20.0)
+        client = LustreClient.from_manifest(sdk.manifest, failover_timeout=20.0)
         yield run, mnt, s3, objects, client
         client.close()
     finally:
