@@ -12,11 +12,12 @@ one copy S3 refuses, as it would change nothing. The ETag is the source's, as RG
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 from services.ceph.rgw import acl, authz, conditional, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry
-from services.ceph.rgw.entity import check_key, object_attrs, parse_range
+from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
 from services.ceph.rgw.store import Store
@@ -50,18 +51,23 @@ def _source(store: Store, user: User, headers: dict[str, str]) -> tuple[str, str
     return bucket, key, e
 
 
+_COPY_RANGE_RE = re.compile(r"bytes=(\d+)-(\d+)")
+
+
 def read_source(store: Store, user: User, headers: dict[str, str], ranged: bool) -> tuple[bytes, str]:
     """The bytes an UploadPartCopy takes (all, or `x-amz-copy-source-range: bytes=a-b`) and the source ETag."""
     _, _, e = _source(store, user, headers)
     first, length = 0, e.size
     rng = headers.get("x-amz-copy-source-range", "")
     if ranged and rng:
-        r = parse_range(rng, e.size) if rng.startswith("bytes=") and "-" in rng[6:] and rng[6] != "-" else None
-        if r is None or not rng[6:].split("-")[1] or int(rng[6:].split("-")[1]) >= e.size:
+        m = _COPY_RANGE_RE.fullmatch(rng)
+        if m is None or int(m[1]) > int(m[2]):
             raise S3Error("InvalidArgument", "the x-amz-copy-source-range value must be of the form bytes=first-last "
                           "where first and last are the zero-based offsets of the first and last bytes to copy",
                           ArgumentName="x-amz-copy-source-range", ArgumentValue=rng)
-        first, length = r[0], r[1] - r[0] + 1
+        if int(m[2]) >= e.size:  # well-formed, past the source's end: RGW's -ERANGE (s3-tests: InvalidRange)
+            raise S3Error("InvalidRange", "the requested range is not satisfiable", ArgumentValue=rng)
+        first, length = int(m[1]), int(m[2]) - int(m[1]) + 1
     return store.read_data(e.pieces, first, length), e.etag
 
 
