@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -48,6 +49,13 @@ def code(err: pytest.ExceptionInfo[ClientError]) -> str:
     return str(err.value.response["Error"]["Code"])
 
 
+def s3_error(call: Callable[..., Any], **params: Any) -> str:
+    """The error code of a request that must fail: `s3_error(s3.get_object, Bucket="b", Key="k")`."""
+    with pytest.raises(ClientError) as e:
+        call(**params)
+    return code(e)
+
+
 def test_buckets(s3: BaseClient) -> None:
     s3.create_bucket(Bucket="b-buckets")
     s3.head_bucket(Bucket="b-buckets")
@@ -56,17 +64,13 @@ def test_buckets(s3: BaseClient) -> None:
     assert listed["Owner"]["ID"] == "lab$alice"
     assert s3.create_bucket(Bucket="b-buckets")["Location"] == "/b-buckets"  # RGW: its owner re-creating it is a no-op
     s3.put_object(Bucket="b-buckets", Key="x", Body=b"1")
-    with pytest.raises(ClientError) as e:
-        s3.delete_bucket(Bucket="b-buckets")
-    assert code(e) == "BucketNotEmpty"
+    assert s3_error(s3.delete_bucket, Bucket="b-buckets") == "BucketNotEmpty"
     s3.delete_object(Bucket="b-buckets", Key="x")
     s3.delete_bucket(Bucket="b-buckets")
     with pytest.raises(ClientError) as e:
         s3.head_bucket(Bucket="b-buckets")
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
-    with pytest.raises(ClientError) as e:
-        s3.list_objects_v2(Bucket="b-buckets")
-    assert code(e) == "NoSuchBucket"
+    assert s3_error(s3.list_objects_v2, Bucket="b-buckets") == "NoSuchBucket"
 
 
 def test_big_object_head_and_tails_ranges_metadata(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
@@ -88,9 +92,7 @@ def test_big_object_head_and_tails_ranges_metadata(gateway: tuple[Gateway, Runni
     assert s3.get_object(Bucket="big", Key="dir/blob.bin", Range="bytes=-5")["Body"].read() == data[-5:]
     head = s3.head_object(Bucket="big", Key="dir/blob.bin")
     assert head["ContentLength"] == len(data) and head["Metadata"]["run"] == "42"
-    with pytest.raises(ClientError) as e:
-        s3.get_object(Bucket="big", Key="dir/blob.bin", Range=f"bytes={len(data)}-")
-    assert code(e) == "InvalidRange"
+    assert s3_error(s3.get_object, Bucket="big", Key="dir/blob.bin", Range=f"bytes={len(data)}-") == "InvalidRange"
     s3.put_object(Bucket="big", Key="dir/blob.bin", Body=b"small now")  # overwrite frees the old RADOS objects
     assert s3.get_object(Bucket="big", Key="dir/blob.bin")["Body"].read() == b"small now"
     assert sum(u.objects for u in gw.cluster.usage() if u.pool.name == DATA_POOL) == 1
@@ -127,15 +129,9 @@ def test_errors(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
     assert code(e) == "NoSuchKey"
     err = e.value.response["Error"]
     assert err["Key"] == "nope" and e.value.response["ResponseMetadata"]["RequestId"].startswith("tx")
-    with pytest.raises(ClientError) as e:
-        s3.get_object(Bucket="nobucket", Key="k")
-    assert code(e) == "NoSuchBucket"
-    with pytest.raises(ClientError) as e:
-        client(gateway[1], secret="wrong").list_buckets()
-    assert code(e) == "SignatureDoesNotMatch"
-    with pytest.raises(ClientError) as e:
-        client(gateway[1], key="AKIANOBODY").list_buckets()
-    assert code(e) == "InvalidAccessKeyId"
+    assert s3_error(s3.get_object, Bucket="nobucket", Key="k") == "NoSuchBucket"
+    assert s3_error(client(gateway[1], secret="wrong").list_buckets) == "SignatureDoesNotMatch"
+    assert s3_error(client(gateway[1], key="AKIANOBODY").list_buckets) == "InvalidAccessKeyId"
     s3.delete_object(Bucket="errs", Key="never-existed")  # S3: 204 even so
 
 

@@ -16,7 +16,7 @@ from services.ceph.rgw import lifecycle
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer
 from tests.integration import test_ceph_rgw_s3 as base
-from tests.integration.test_ceph_rgw_s3 import code
+from tests.integration.test_ceph_rgw_s3 import code, s3_error
 
 gateway = base.gateway  # the shared fixtures: one gateway and client per test module
 s3 = base.s3
@@ -56,14 +56,11 @@ def test_configuration_round_trip_and_refusals(s3: BaseClient) -> None:
                    "DaysAfterInitiation": 1})], "InvalidArgument"),
                ([{**rule("s", {"Prefix": ""}, Expiration={"Days": 1}), "Status": "Maybe"}], "MalformedXML")]
     for bad, err in refused:
-        with pytest.raises(ClientError) as e:
-            s3.put_bucket_lifecycle_configuration(Bucket="lc-conf", LifecycleConfiguration={"Rules": bad})
-        assert code(e) == err, bad
+        assert s3_error(s3.put_bucket_lifecycle_configuration, Bucket="lc-conf",
+                        LifecycleConfiguration={"Rules": bad}) == err, bad
     assert s3.get_bucket_lifecycle_configuration(Bucket="lc-conf")["Rules"] == rules  # unchanged
     s3.delete_bucket_lifecycle(Bucket="lc-conf")
-    with pytest.raises(ClientError) as e:
-        s3.get_bucket_lifecycle_configuration(Bucket="lc-conf")
-    assert code(e) == "NoSuchLifecycleConfiguration"
+    assert s3_error(s3.get_bucket_lifecycle_configuration, Bucket="lc-conf") == "NoSuchLifecycleConfiguration"
 
 
 def test_expiration_by_prefix_tags_and_size(gateway: tuple[Gateway, RunningServer], s3: BaseClient) -> None:
@@ -110,9 +107,7 @@ def test_versions_markers_and_uploads(gateway: tuple[Gateway, RunningServer], s3
     assert done.expired == ["ckpt"]
     versions = s3.list_object_versions(Bucket="lc-ver")
     assert [v["VersionId"] for v in versions["Versions"]] == [new] and len(versions["DeleteMarkers"]) == 1
-    with pytest.raises(ClientError) as e:
-        s3.get_object(Bucket="lc-ver", Key="ckpt")
-    assert code(e) == "NoSuchKey"
+    assert s3_error(s3.get_object, Bucket="lc-ver", Key="ckpt") == "NoSuchKey"
 
     done = lifecycle.run(gw.store, time.time() + 8 * DAY, DAY)["lc-ver"]  # the version, then the lone marker
     assert done.noncurrent == [("ckpt", new)] and done.markers == ["ckpt"]
