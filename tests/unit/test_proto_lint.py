@@ -143,23 +143,22 @@ def test_every_repository_proto_passes_and_make_lint_lints_them_all() -> None:
     assert lint.lint([str(f) for f in files]) == []
 
 
-def two_services(first: str) -> str:
-    """CLEAN with a second service WidgetAdmin that has a GetWidget and a WatchEvents of its own; CLEAN's
-    service's pairs renamed <first><Rpc>."""
-    text = CLEAN
-    for rpc in ("ListWidgets", "GetWidget", "WatchEvents"):
-        text = text.replace(f"Widget{rpc}Re", f"{first}{rpc}Re")
-    return text + """
-message WidgetAdminGetWidgetRequest { string id = 1; }
-message WidgetAdminGetWidgetResponse { Widget widget = 1; }
-message WidgetAdminWatchEventsRequest { uint64 after_seq = 1; }
-message WidgetAdminWatchEventsResponse { WidgetEvent event = 1; }
+def renamed(text: str, rpcs: tuple[str, ...], prefix: str) -> str:
+    """`text` with the request/response pair of each of `rpcs` named <prefix><Rpc>Request/Response."""
+    for rpc in rpcs:
+        text = text.replace(f"Widget{rpc}Re", f"{prefix}{rpc}Re")
+    return text
 
-service WidgetAdmin {
-  rpc GetWidget(WidgetAdminGetWidgetRequest) returns (WidgetAdminGetWidgetResponse);
-  rpc WatchEvents(WidgetAdminWatchEventsRequest) returns (stream WidgetAdminWatchEventsResponse);
-}
-"""
+
+def two_services(first: str) -> str:
+    """CLEAN with a second service WidgetAdmin that has a GetWidget and a WatchEvents of its own (CLEAN's
+    messages and rpc lines of those two, its pairs named WidgetAdmin<Rpc>); CLEAN's service's pairs renamed
+    <first><Rpc>."""
+    shared = ("GetWidget", "WatchEvents")
+    lines = [line for line in CLEAN.splitlines() if any(f"Widget{rpc}Re" in line for rpc in shared)]
+    admin = ["", *(line for line in lines if line.startswith("message"))] + \
+        ["", "service WidgetAdmin {", *(line for line in lines if line.lstrip().startswith("rpc")), "}", ""]
+    return renamed(CLEAN, ("ListWidgets", *shared), first) + renamed("\n".join(admin), shared, "WidgetAdmin")
 
 
 def test_a_file_of_several_services_names_each_pair_after_its_service(tmp_path: Path) -> None:
