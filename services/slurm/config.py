@@ -59,6 +59,9 @@ class Gres:
 
 @dataclass(frozen=True)
 class SlurmNode:
+    """One GPU server's slurmd: what its slurm.conf NodeName line says of it beyond the shared hardware
+    figures (NodeAddr, Port, Gres, Feature=rack_<rack>[,mig]), and the namespace that slurmd runs in."""
+
     name: str
     port: int
     gres: tuple[Gres, ...]
