@@ -11,10 +11,12 @@ import typer
 
 from emulator.cli.common import DEFAULT, RunDirOption, fail
 from emulator.rundir import RunDir, RunDirError
+from services.lustre.lctl_cli import app as lctl_app
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 lfs_app = typer.Typer(no_args_is_help=True, help="`lfs` against the twin (paths under a `twin lustre mount`).")
 app.add_typer(lfs_app, name="lfs")
+app.add_typer(lctl_app, name="lctl")
 
 
 def _client(run_dir: Path, path: str | None = None, admin: bool = False):  # noqa: ANN202

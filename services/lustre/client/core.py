@@ -44,6 +44,26 @@ def _raise(e: grpc.RpcError) -> None:
     raise ClientError(code, e.details() if hasattr(e, "details") else str(e)) from None
 
 
+class Gate:
+    """At most limit() callers inside at once (Lustre's max_rpcs_in_flight), the limit read at each entry
+    so that `lctl set_param` changes it live."""
+
+    def __init__(self, limit: Callable[[], int]) -> None:
+        self.limit = limit
+        self.inside = 0
+        self.cv = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self.cv:
+            self.cv.wait_for(lambda: self.inside < self.limit())
+            self.inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self.cv:
+            self.inside -= 1
+            self.cv.notify()
+
+
 class Target:
     """One service reachable at one of several addresses (failover), one channel per address."""
 
@@ -102,6 +122,7 @@ class LustreClient:
         self.use_bulk = os.environ.get("TWIN_LUSTRE_BULK", "1") != "0"
         self.bulk: dict[str, BulkClient] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self.mdc_gate: Gate | None = None   # mdc max_rpcs_in_flight, set by the mount (client/fuse.py)
 
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any], failover_timeout: float = 30.0,
@@ -153,7 +174,10 @@ class LustreClient:
 
     # ---- metadata ----------------------------------------------------------------------------
     def mdcall(self, method: str, request: Any) -> Any:
-        return self.mds.call(method, request)
+        if self.mdc_gate is None:
+            return self.mds.call(method, request)
+        with self.mdc_gate:
+            return self.mds.call(method, request)
 
     def getattr(self, path: str, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
         return self.mdcall("Getattr", pb.LustreMdsGetattrRequest(path=path, cred=cred or self.cred)).attr
@@ -266,7 +290,7 @@ class LustreClient:
 
 class ReadAhead:
     """Sequential read-ahead of one open file, as llite's: once reads are sequential, the next
-    `window` units (two full stripe rows, at most 64 MiB) are fetched ahead from all the OSTs of the
+    `window` units (two full stripe rows, at most llite max_read_ahead_mb) are fetched ahead from all the OSTs of the
     layout at once (gRPC futures, no thread each), so a streaming reader keeps every OST busy and
     each FUSE read (1 MiB) is a unit already in memory. A unit is 1 MiB (or the stripe size when
     smaller, or a divisor of it): 1 MiB messages move fastest through gRPC Python, 4 MiB ones
@@ -274,13 +298,14 @@ class ReadAhead:
 
     MAX_BYTES = 64 * 1024 * 1024
 
-    def __init__(self, client: LustreClient, layout: Layout) -> None:
+    def __init__(self, client: LustreClient, layout: Layout, max_bytes: int = MAX_BYTES) -> None:
         self.c = client
         self.layout = layout
         S = layout.stripe_size
         self.unit = S if S <= IO_UNIT else next(u for u in range(IO_UNIT, 0, -65536) if S % u == 0)
         row = S * layout.stripe_count
-        self.window = max(2, min(2 * row, self.MAX_BYTES) // self.unit)
+        self.max_bytes = max_bytes
+        self.window = max(2, min(2 * row, max_bytes) // self.unit)
         self.chunks: dict[int, Any] = {}     # unit index -> (ost, request, grpc future), or bytes once read
         self.next_offset = -1
         self.streak = 0

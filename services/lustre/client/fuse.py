@@ -27,6 +27,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -37,7 +38,9 @@ os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
 import mfusepy  # noqa: E402
 
 from clustertwin.v1 import lustre_pb2 as pb
-from services.lustre.client.core import ClientError, LustreClient, ReadAhead
+from services.lustre.client.core import ClientError, Gate, LustreClient, ReadAhead
+from services.lustre.client.tunables import Tunables
+from services.lustre.client.writeback import Osc, WriteBack
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
@@ -63,6 +66,7 @@ class OpenFile:
     dirty: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     ra: ReadAhead | None = None
+    wb: WriteBack | None = None   # its dirty data (client/writeback.py)
 
 
 def _err(e: LustreError | ClientError) -> mfusepy.FuseOSError:
@@ -79,8 +83,11 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
 class LustreFuse(mfusepy.Operations):
     use_ns = True
 
-    def __init__(self, client: LustreClient) -> None:
+    def __init__(self, client: LustreClient, tunables: Tunables | None = None) -> None:
         self.c = client
+        self.t = tunables or Tunables()
+        self.osc = Osc(client, self.t)
+        client.mdc_gate = Gate(lambda: self.t.mdc_max_rpcs_in_flight)
         self._mu = threading.Lock()
         self.files: dict[str, OpenFile] = {}
         self.handles: dict[int, OpenFile] = {}
@@ -124,6 +131,11 @@ class LustreFuse(mfusepy.Operations):
             if of is not None:
                 return of
         return self.files.get(path)
+
+    def _flush_data(self, of: OpenFile) -> None:
+        """Every byte written through `of` sent and acknowledged (fsync, close, and before a read of it)."""
+        if of.wb is not None:
+            of.wb.flush()
 
     def _push_size(self, of: OpenFile) -> None:
         if not of.dirty:
@@ -186,6 +198,7 @@ class LustreFuse(mfusepy.Operations):
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
         of = self._of(path, fh)
         if of is not None:
+            self._flush_data(of)
             self._push_size(of)
             layout = of.layout
         else:
@@ -261,6 +274,7 @@ class LustreFuse(mfusepy.Operations):
     def rename(self, old: str, new: str) -> int:
         of = self.files.get(old)
         if of is not None:
+            self._flush_data(of)
             self._push_size(of)
         self._forget(old, new)
         self.c.rename(old, new, self.cred())
@@ -289,10 +303,13 @@ class LustreFuse(mfusepy.Operations):
         of = self._of(path, fh)
         if of is None or of.layout is None:
             return b""
+        if of.wb is not None and of.wb.dirty():
+            self._flush_data(of)
+        ra_bytes = self.t.max_read_ahead_mb * MiB
         ra = of.ra
-        if ra is None:
-            ra = of.ra = ReadAhead(self.c, of.layout)
-        data = ra.read(offset, size, of.size)
+        if ra is None or ra.max_bytes != ra_bytes:
+            ra = of.ra = ReadAhead(self.c, of.layout, ra_bytes) if ra_bytes else None
+        data = ra.read(offset, size, of.size) if ra is not None else None
         return data if data is not None else self.c.read(of.layout, offset, size, of.size)
 
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
@@ -302,7 +319,14 @@ class LustreFuse(mfusepy.Operations):
         layout = self._ensure_layout(of)
         if of.ra is not None:
             of.ra.invalidate()
-        n = self.c.write(layout, offset, data)
+        wb = of.wb
+        if wb is None or wb.layout is not layout:
+            with of.lock:
+                if of.wb is None or of.wb.layout is not layout:
+                    of.wb = WriteBack(self.osc, layout)
+                wb = of.wb
+        wb.write(offset, data)
+        n = len(data)
         end = offset + n
         if end > of.size:
             with of.lock:
@@ -314,6 +338,7 @@ class LustreFuse(mfusepy.Operations):
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)
         if of is not None:
+            self._flush_data(of)
             self._push_size(of)
         return 0
 
@@ -321,6 +346,7 @@ class LustreFuse(mfusepy.Operations):
         of = self._of(path, fh)
         if of is None:
             return 0
+        self._flush_data(of)
         self._push_size(of)
         if of.layout is not None:
             self.c.sync(of.layout)
@@ -332,6 +358,7 @@ class LustreFuse(mfusepy.Operations):
         if of is None:
             return 0
         try:
+            self._flush_data(of)
             self._push_size(of)
         finally:
             with self._mu:
@@ -423,7 +450,7 @@ class _Fuse(mfusepy.FUSE):
 
     def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):  # noqa: ANN001, ANN201
         ops = self.operations
-        if not (flags & FUSE_READDIR_PLUS) or not hasattr(ops, "readdir_plus"):
+        if not (flags & FUSE_READDIR_PLUS) or not hasattr(ops, "readdir_plus") or ops.t.statahead_max == 0:
             return super().readdir_fuse_3(path, buf, filler, offset, fip, flags)
         # Entries go out with their offsets (libfuse's unbuffered mode): only then does libfuse pass
         # their attributes to the kernel (from its own buffer it sends READDIRPLUS entries with ino 0,
@@ -459,9 +486,14 @@ class _Fuse(mfusepy.FUSE):
         return super().getxattr(path, name, value, size, *args)
 
 
-def mount(client: LustreClient, mountpoint: str, foreground: bool = True) -> None:
-    """Mount (blocks until unmounted)."""
+def mount(client: LustreClient, mountpoint: str, foreground: bool = True, control: Path | None = None) -> None:
+    """Mount (blocks until unmounted); `control`: the socket `twin lustre lctl` reaches its tunables on."""
     fs = LustreFuse(client)
+    if control is not None:
+        from services.lustre.client import control as ctl
+        from services.lustre.client.tunables import Registry, instance_id
+
+        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance_id(mountpoint, os.getpid())))
     _Fuse(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
                  subtype="lustre", max_read=MiB, default_permissions=False, allow_other=True)
 

@@ -170,6 +170,7 @@ def unmount(run_path: Path, mountpoint: str, grace: float = UNMOUNT_GRACE_S) -> 
         did = True
         stop_process(pid, grace)
     rec_file.unlink(missing_ok=True)
+    rec_file.with_suffix(".sock").unlink(missing_ok=True)
     return did
 
 
@@ -232,7 +233,8 @@ def main(argv: list[str]) -> int:
     manifest = json.loads((Path(argv[0]) / "manifest.json").read_text())
     client = LustreClient.from_manifest(manifest)
     logging.getLogger("lustre.client").info("mounting %s on %s", manifest["lustre"]["mgs"], argv[1])
-    mount(client, argv[1])
+    from services.lustre.client.control import socket_path
+    mount(client, argv[1], control=socket_path(record_path(Path(argv[0]).resolve(), argv[1])))
     return 0
 
 

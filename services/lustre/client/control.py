@@ -1,0 +1,82 @@
+"""The mount's parameter socket: how `twin lustre lctl` reaches a live client (on a Lustre node, lctl
+reads and writes /sys/fs/lustre and /proc/fs/lustre of the kernel client). A Unix socket next to the
+mount's record (RUN/mounts/lustre-<hash>.sock), one JSON request per connection:
+
+    {"op": "list"}                          -> {"params": {full name: value, ...}}
+    {"op": "set", "name": N, "value": V}    -> {"value": V} or {"error": errno name, "message": ...}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+from pathlib import Path
+
+from services.lustre.client.tunables import Registry
+from services.lustre.errors import LustreError
+
+log = logging.getLogger("lustre.client")
+
+
+def socket_path(record: Path) -> Path:
+    return record.with_suffix(".sock")
+
+
+def serve(path: Path, registry: Registry) -> threading.Thread:
+    """Answer on `path` in a daemon thread, for the life of the process."""
+    path.unlink(missing_ok=True)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    os.chmod(path, 0o600)
+    srv.listen(8)
+
+    def loop() -> None:
+        while True:
+            conn, _ = srv.accept()
+            with conn:
+                try:
+                    conn.sendall(json.dumps(answer(registry, json.loads(_recv(conn)))).encode() + b"\n")
+                except (OSError, ValueError) as e:
+                    log.warning("lctl request: %s", e)
+
+    t = threading.Thread(target=loop, name="lustre-lctl", daemon=True)
+    t.start()
+    return t
+
+
+def answer(registry: Registry, req: dict) -> dict:
+    if req.get("op") == "list":
+        return {"params": {n: registry.get(n) for n in registry.names}}
+    if req.get("op") == "set":
+        name = str(req.get("name"))
+        if name not in registry.names:
+            return {"error": "ENOENT", "message": f"{name}: no such parameter"}
+        try:
+            return {"value": registry.set(name, str(req.get("value")))}
+        except LustreError as e:
+            return {"error": "EINVAL", "message": str(e)}
+    return {"error": "EINVAL", "message": f"unknown request {req!r}"}
+
+
+def _recv(conn: socket.socket) -> bytes:
+    chunks = []
+    while True:
+        b = conn.recv(65536)
+        if not b:
+            break
+        chunks.append(b)
+        if b.endswith(b"\n"):   # a request ends with a newline; an answer with the connection
+            break
+    return b"".join(chunks)
+
+
+def request(path: Path, req: dict, timeout: float = 5.0) -> dict:
+    """One request to a mount's socket (the lctl side)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(json.dumps(req).encode() + b"\n")
+        return json.loads(_recv(s))

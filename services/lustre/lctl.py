@@ -1,0 +1,109 @@
+"""`lctl get_param` and `lctl set_param` for the twin's client mounts (`twin lustre lctl`): the
+parameters of every `twin lustre mount` of the run (services/lustre/client/tunables.py), read from and
+written to the live client through its socket (client/control.py), printed as lctl prints them:
+
+    $ lctl get_param osc.*.max_dirty_mb
+    osc.hot-OST0000-osc-ffff8d2c5d3f.max_dirty_mb=2000
+    ...
+    $ lctl set_param llite.*.max_read_ahead_mb=0
+    llite.hot-ffff8d2c5d3f.max_read_ahead_mb=0
+
+A pattern is matched as lctl matches its /proc and /sys paths: each dot-separated component a shell
+glob (`*` does not cross a dot); a pattern of fewer components matches everything under it. A
+pattern that matches nothing, or a bad value, is refused with lctl's message and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.lustre.client.control import request, socket_path
+from services.lustre.client.mount import record_path, records
+from services.lustre.client.tunables import bounds_of
+
+
+class LctlError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.errno = code
+
+
+@dataclass
+class Mount:
+    mountpoint: str
+    sock: Path
+    params: dict[str, int] = field(default_factory=dict)
+
+
+def mounts(run_path: Path) -> list[Mount]:
+    """Every live mount of the run with its parameters (a mount whose client does not answer is skipped,
+    as a node's lctl shows only the clients mounted)."""
+    out = []
+    for rec in records(run_path):
+        sock = socket_path(record_path(run_path, rec["mountpoint"]))
+        try:
+            params = request(sock, {"op": "list"})["params"]
+        except (OSError, ValueError, KeyError):
+            continue
+        out.append(Mount(rec["mountpoint"], sock, params))
+    return out
+
+
+def matches(pattern: str, name: str) -> bool:
+    pat, parts = pattern.split("."), name.split(".")
+    if len(pat) > len(parts):
+        return False
+    return all(fnmatch.fnmatchcase(p, g) for p, g in zip(parts, pat, strict=False))
+
+
+def _param_path(pattern: str) -> str:
+    return pattern.replace(".", "/")
+
+
+def get_param(run_path: Path, patterns: list[str], values_only: bool = False, names_only: bool = False) -> str:
+    ms = mounts(run_path)
+    lines = []
+    for pattern in patterns:
+        hits = [(n, v) for m in ms for n, v in sorted(m.params.items()) if matches(pattern, n)]
+        if not hits:
+            raise LctlError(errno.ENOENT, f"error: get_param: param_path '{_param_path(pattern)}': "
+                                          f"No such file or directory")
+        for n, v in hits:
+            lines.append(n if names_only else str(v) if values_only else f"{n}={v}")
+    return "".join(line + "\n" for line in lines)
+
+
+def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> str:
+    """Every assignment checked (names and values) before any is made, so bad input changes nothing."""
+    ms = mounts(run_path)
+    plan: list[tuple[Mount, str, str]] = []
+    for a in assignments:
+        pattern, eq, value = a.partition("=")
+        if not eq or not pattern:
+            raise LctlError(errno.EINVAL, f"error: set_param: setting {a}: Invalid argument "
+                                          f"(expected name=value)")
+        hits = [(m, n) for m in ms for n in sorted(m.params) if matches(pattern, n)]
+        if not hits:
+            raise LctlError(errno.ENOENT, f"error: set_param: param_path '{_param_path(pattern)}': "
+                                          f"No such file or directory")
+        try:
+            v = int(value, 0)
+        except ValueError:
+            v = None
+        lo, hi = bounds_of(hits[0][1])
+        if v is None or not lo <= v <= hi:
+            raise LctlError(errno.EINVAL, f"error: set_param: setting /sys/fs/lustre/{_param_path(hits[0][1])}="
+                                          f"{value}: Invalid argument ({lo}..{hi})")
+        plan += [(m, n, value) for m, n in hits]
+    out = []
+    for m, n, value in plan:
+        r = request(m.sock, {"op": "set", "name": n, "value": value})
+        if "error" in r:
+            raise LctlError(getattr(errno, r["error"], errno.EINVAL),
+                            f"error: set_param: setting /sys/fs/lustre/{_param_path(n)}={value}: "
+                            f"{'Invalid argument' if r['error'] == 'EINVAL' else r['message']} ({r['message']})")
+        out.append(f"{n}={r['value']}")
+    return "" if quiet else "".join(line + "\n" for line in out)
