@@ -1,62 +1,26 @@
-"""What a Ceph daemon's WatchEvents streams: the events it saw, numbered (seq), the last KEPT kept for
-replay. The monitor logs what it puts on the bus (osd_up/down/in/out, pg_state, fault/fault_clear),
-an OSD daemon its own state changes (osd_stop, osd_start, osd_slow, chunk_corrupt), the RBD service
-its image header changes (header_update, what `rbd watch` reports). Thread-safe: the monitor logs
-from worker threads; watchers are queues on the event loop.
+"""What a Ceph daemon's WatchEvents streams, on emulator/event_ring.py: the events it saw, numbered (seq),
+the last KEPT kept for replay. The monitor logs what it puts on the bus (osd_up/down/in/out, pg_state,
+fault/fault_clear), an OSD daemon its own state changes (osd_stop, osd_start, osd_slow, chunk_corrupt),
+the RBD service its image header changes (header_update, what `rbd watch` reports).
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from clustertwin.v1 import ceph_pb2 as pb
+from emulator.event_ring import EventRing
 
-KEPT = 256
 
-
-class EventLog:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seq = 0
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=KEPT)
-        self._watchers: dict[asyncio.Queue[dict[str, Any]], asyncio.AbstractEventLoop] = {}
-
-    def add(self, kind: str, time: float, message: str, **fields: Any) -> None:
-        with self._lock:
-            self._seq += 1
-            ev = {"seq": self._seq, "time": time, "kind": kind, "message": message, **fields}
-            self._kept.append(ev)
-            watchers = list(self._watchers.items())
-        for q, loop in watchers:
-            loop.call_soon_threadsafe(q.put_nowait, ev)
-
+class EventLog(EventRing):
     async def watch(self, since_seq: int, wanted: Callable[[dict[str, Any]], bool] = lambda _: True,
                     ) -> AsyncIterator[pb.CephEvent]:
-        """The kept events after since_seq, then each new one, until the call ends (a since_seq from
-        the future, e.g. of the daemon's previous run, means "from now on")."""
-        q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        with self._lock:   # subscribe first, then replay: nothing falls between
-            self._watchers[q] = asyncio.get_running_loop()
-            kept, last = list(self._kept), min(since_seq, self._seq)
-        try:
-            for ev in kept:
-                if ev["seq"] > last:
-                    last = ev["seq"]
-                    if wanted(ev):
-                        yield event_pb(ev)
-            while True:
-                ev = await q.get()
-                if ev["seq"] > last:
-                    last = ev["seq"]
-                    if wanted(ev):
-                        yield event_pb(ev)
-        finally:
-            with self._lock:
-                self._watchers.pop(q, None)
+        """The kept events after since_seq that are `wanted`, then each new one, until the call ends (a
+        since_seq from the future, e.g. of the daemon's previous run, means "from now on")."""
+        async for ev in self.stream(since_seq):
+            if wanted(ev):
+                yield event_pb(ev)
 
 
 FIELDS = ("osd", "host", "epoch", "pg", "pool", "image")

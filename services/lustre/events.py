@@ -1,7 +1,7 @@
 """Lustre's events on the twin's bus (emulator/bus.py: `PREFIX/events/lustre/<kind>`, QoS 1), from the
 sync gRPC daemons through paho's own network thread. Best effort: without a broker nothing is sent.
-The daemon's WatchEvents (LustreMds, LustreOss; services/lustre/wire.py `watch`) streams the same events,
-the last KEPT of them replayed first, with or without a broker.
+The daemon's WatchEvents (LustreMds, LustreOss; services/lustre/wire.py `watch`) streams the same events
+from an emulator/event_ring.py ring, the last KEPT of them replayed first, with or without a broker.
 
 Kinds (node = the daemon that saw it):
     oss_failover    {"ost", "from", "to"}       the partner took over an OST of a failed OSS
@@ -25,15 +25,13 @@ the standby that takes over).
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from emulator.event_ring import EventRing
+
 log = logging.getLogger("lustre.events")
-KEPT = 256   # events a daemon keeps for WatchEvents' replay
 
 
 def fault_record(f: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +48,7 @@ class EventPublisher:
         """`clock`: the twin clock's now (DaemonConfig.clock.now), which stamps every event."""
         self.twin, self.node, self.clock = twin, node, clock
         self.client = None
-        # WatchEvents (wire.watch): the last KEPT events and each watcher's queue on its event loop;
-        # publish() runs on the loop and in worker threads, hence the lock and call_soon_threadsafe
-        self._lock = threading.Lock()
-        self._seq = 0
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=KEPT)
-        self._watchers: dict[asyncio.Queue, asyncio.AbstractEventLoop] = {}
+        self.ring = EventRing()   # for WatchEvents (wire.watch); publish() runs on the loop and in worker threads
         if not host or not port:
             return
         try:   # paho's thread connects (and reconnects) in the background
@@ -70,35 +63,7 @@ class EventPublisher:
         now = self.clock()
         if self.client is not None:
             self.client.event("lustre", kind, {"node": self.node, **fields}, time=now, message=message)
-        with self._lock:
-            self._seq += 1
-            ev = {"seq": self._seq, "time": now, "node": self.node, "kind": kind, "message": message, **fields}
-            self._kept.append(ev)
-            watchers = list(self._watchers.items())
-        for q, loop in watchers:
-            try:
-                loop.call_soon_threadsafe(q.put_nowait, ev)
-            except RuntimeError:   # the loop closed (the daemon stops): that watcher is gone
-                self.unwatch(q)
-
-    def watch(self) -> asyncio.Queue:
-        """A queue of every event published from now on (on the running loop), until unwatch()."""
-        q: asyncio.Queue = asyncio.Queue()
-        with self._lock:
-            self._watchers[q] = asyncio.get_running_loop()
-        return q
-
-    def unwatch(self, q: asyncio.Queue) -> None:
-        with self._lock:
-            self._watchers.pop(q, None)
-
-    def recent(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._kept)
-
-    def last_seq(self) -> int:
-        with self._lock:
-            return self._seq
+        self.ring.add(kind, now, message, node=self.node, **fields)
 
     def publish_fault(self, fault: dict[str, Any], message: str) -> None:
         """A fault injected or cleared (fault["active"]): the event, and the retained record while active."""

@@ -79,20 +79,8 @@ def event_pb(ev: dict[str, Any]) -> pb.LustreEvent:
 async def watch(events: EventPublisher, since_seq: int) -> AsyncIterator[pb.LustreEvent]:
     """The events the daemon kept after since_seq, then each new one (a since_seq from the future, e.g.
     of the daemon's previous run, means "from now on"), until the call ends."""
-    q = events.watch()   # subscribe first, then replay: nothing falls between
-    try:
-        last = min(since_seq, events.last_seq())
-        for ev in events.recent():
-            if ev["seq"] > last:
-                last = ev["seq"]
-                yield event_pb(ev)
-        while True:
-            ev = await q.get()
-            if ev["seq"] > last:
-                last = ev["seq"]
-                yield event_pb(ev)
-    finally:
-        events.unwatch(q)
+    async for ev in events.ring.stream(since_seq):
+        yield event_pb(ev)
 
 
 # ---- layouts -------------------------------------------------------------------------------------
