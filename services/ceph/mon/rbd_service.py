@@ -133,11 +133,16 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         await self._change(context, pool, request.name, "remove", lambda: self.rbd.remove(pool, request.name))
         return pb.CephRbdRemoveResponse()
 
-    async def SnapCreate(self, request, context):  # noqa: ANN001, ANN201, N802
+    async def _snap(self, context: grpc.aio.ServicerContext, request: Any, verb: str,
+                    fn: Callable[[str, str, str], dict[str, Any]]) -> pb.CephRbdSnap:
+        """`rbd snap create|protect|unprotect` (request: pool, image, snap): the snapshot after it."""
         pool = self._pool(request.pool)
-        s = await self._change(context, pool, request.image, f"snap create {request.snap}",
-                               lambda: self.rbd.snap_create(pool, request.image, request.snap))
-        return pb.CephRbdSnapCreateResponse(snap=snap_msg(s))
+        s = await self._change(context, pool, request.image, f"snap {verb} {request.snap}",
+                               lambda: fn(pool, request.image, request.snap))
+        return snap_msg(s)
+
+    async def SnapCreate(self, request, context):  # noqa: ANN001, ANN201, N802
+        return pb.CephRbdSnapCreateResponse(snap=await self._snap(context, request, "create", self.rbd.snap_create))
 
     async def SnapList(self, request, context):  # noqa: ANN001, ANN201, N802
         snaps = await self._run(context, lambda: self.rbd.snap_list(self._pool(request.pool), request.name))
@@ -162,16 +167,11 @@ class RbdServicer(pb_grpc.CephRbdServicer):
         return pb.CephRbdSnapRemoveResponse(snaps=[snap_msg(s) for s in snaps])
 
     async def SnapProtect(self, request, context):  # noqa: ANN001, ANN201, N802
-        pool = self._pool(request.pool)
-        s = await self._change(context, pool, request.image, f"snap protect {request.snap}",
-                               lambda: self.rbd.snap_protect(pool, request.image, request.snap))
-        return pb.CephRbdSnapProtectResponse(snap=snap_msg(s))
+        return pb.CephRbdSnapProtectResponse(snap=await self._snap(context, request, "protect", self.rbd.snap_protect))
 
     async def SnapUnprotect(self, request, context):  # noqa: ANN001, ANN201, N802
-        pool = self._pool(request.pool)
-        s = await self._change(context, pool, request.image, f"snap unprotect {request.snap}",
-                               lambda: self.rbd.snap_unprotect(pool, request.image, request.snap))
-        return pb.CephRbdSnapUnprotectResponse(snap=snap_msg(s))
+        snap = await self._snap(context, request, "unprotect", self.rbd.snap_unprotect)
+        return pb.CephRbdSnapUnprotectResponse(snap=snap)
 
     async def Clone(self, request, context):  # noqa: ANN001, ANN201, N802
         r, pool = self.rbd, self._pool(request.pool)
