@@ -21,32 +21,22 @@ _WORDS = struct.Struct("<3I")
 CRUSH_HASH_SEED = 1315423911
 
 
+# lookup2's mix: three rounds of the same three steps, with these shifts (>> for a and c's steps, << for b's)
+_ROUNDS = ((13, 8, 13), (12, 16, 5), (3, 10, 15))
+
+
 def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
-    a = (a - b - c) & MASK
-    a ^= c >> 13
-    b = (b - c - a) & MASK
-    b ^= (a << 8) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 13
-    a = (a - b - c) & MASK
-    a ^= c >> 12
-    b = (b - c - a) & MASK
-    b ^= (a << 16) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 5
-    a = (a - b - c) & MASK
-    a ^= c >> 3
-    b = (b - c - a) & MASK
-    b ^= (a << 10) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 15
+    m = MASK
+    for sa, sb, sc in _ROUNDS:
+        a = ((a - b - c) & m) ^ (c >> sa)
+        b = ((b - c - a) & m) ^ ((a << sb) & m)
+        c = ((c - a - b) & m) ^ (b >> sc)
     return a, b, c
 
 
 @lru_cache(maxsize=1 << 16)
 def str_hash_rjenkins(data: bytes | str) -> int:
-    """`ceph_str_hash_rjenkins`: lookup2 over the bytes, little-endian words, initial c = 0.
-    The mix is written out in the block loop (every object operation hashes its name), and recent
+    """`ceph_str_hash_rjenkins`: lookup2 over the bytes, little-endian words, initial c = 0. Recent
     names are remembered (a write, its read and its removal hash the same name)."""
     k = data.encode() if isinstance(data, str) else data
     length = len(k)
@@ -56,16 +46,7 @@ def str_hash_rjenkins(data: bytes | str) -> int:
     m = MASK
     while length - i >= 12:
         x, y, z = _WORDS.unpack_from(k, i)
-        a, b, c = (a + x) & m, (b + y) & m, (c + z) & m
-        a = ((a - b - c) & m) ^ (c >> 13)
-        b = ((b - c - a) & m) ^ ((a << 8) & m)
-        c = ((c - a - b) & m) ^ (b >> 13)
-        a = ((a - b - c) & m) ^ (c >> 12)
-        b = ((b - c - a) & m) ^ ((a << 16) & m)
-        c = ((c - a - b) & m) ^ (b >> 5)
-        a = ((a - b - c) & m) ^ (c >> 3)
-        b = ((b - c - a) & m) ^ ((a << 10) & m)
-        c = ((c - a - b) & m) ^ (b >> 15)
+        a, b, c = _mix((a + x) & m, (b + y) & m, (c + z) & m)
         i += 12
     rest = k[i:]
     c = (c + length) & m
