@@ -55,6 +55,17 @@ def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
     return items[start:end], _token(rpc, keys[end - 1]) if end < len(items) else ""
 
 
+def listed(response: Callable[..., R], field: str, items: Sequence[T], request: Any, convert: Callable[[T], Any],
+           key: Callable[[T], int] | None = None, **fields: Any) -> R:
+    """A List RPC's response message: the page of `items` that `request` asks for, each item through
+    `convert` into the repeated `field`, the next page's token, and `fields` beside. The page tokens
+    are the RPC's, named by its response (`FabricListPortsResponse`: ListPorts)."""
+    name = response.DESCRIPTOR.name  # type: ignore[attr-defined]
+    rpc = name[name.index("List"):].removesuffix("Response")
+    items, token = page(rpc, items, request.page_size, request.page_token, key=key)
+    return response(**{field: [convert(x) for x in items]}, next_page_token=token, **fields)
+
+
 def every_page(call: Callable[[R], Any], request: R, field: str) -> list[Any]:
     """Every item of a List RPC: `call(request)` page after page, following next_page_token (which the
     request's page_token carries back) until the last page; `field` is the reply's repeated field."""

@@ -37,6 +37,14 @@ def port_pb(d: dict[str, Any]) -> pb.FabricPort:
     return pb.FabricPort(**_fields(pb.FabricPort, d))
 
 
+def system_pb(d: dict[str, Any]) -> pb.FabricSystem:
+    return pb.FabricSystem(**_fields(pb.FabricSystem, d))
+
+
+def link_pb(d: dict[str, Any]) -> pb.FabricLink:
+    return pb.FabricLink(**_fields(pb.FabricLink, d))
+
+
 def event_pb(d: dict[str, Any]) -> pb.FabricEvent:
     return pb.FabricEvent(**_fields(pb.FabricEvent, d))
 
@@ -67,32 +75,22 @@ def sharp_job_pb(job: SharpJob) -> pb.FabricSharpJob:
                        sharp_available=job.sharp_available)
 
 
-def _page(rpc: str, items: list[Any], request: Any, key: Callable[[Any], int] | None = None) -> tuple[list[Any], str]:
-    """One page of `items` as `request` asks (page_size, page_token) and the next page's token."""
-    page, token = paging.page(rpc, items, request.page_size, request.page_token, key=key)
-    return list(page), token
-
-
 class FabricServicer(pb_grpc.FabricServicer):
     def __init__(self, manager: FabricManager) -> None:
         self.m = manager
 
     @_errors
     async def ListSystems(self, request: pb.FabricListSystemsRequest, context: Any) -> pb.FabricListSystemsResponse:
-        systems, token = _page("ListSystems", self.m.systems(request.type), request)
-        return pb.FabricListSystemsResponse(systems=[pb.FabricSystem(**_fields(pb.FabricSystem, s)) for s in systems],
-                                            next_page_token=token)
+        return paging.listed(pb.FabricListSystemsResponse, "systems", self.m.systems(request.type), request, system_pb)
 
     @_errors
     async def ListPorts(self, request: pb.FabricListPortsRequest, context: Any) -> pb.FabricListPortsResponse:
-        ports, token = _page("ListPorts", self.m.ports(request.system, request.computer_only), request)
-        return pb.FabricListPortsResponse(ports=[port_pb(p) for p in ports], next_page_token=token)
+        return paging.listed(pb.FabricListPortsResponse, "ports", self.m.ports(request.system, request.computer_only),
+                             request, port_pb)
 
     @_errors
     async def ListLinks(self, request: pb.FabricListLinksRequest, context: Any) -> pb.FabricListLinksResponse:
-        links, token = _page("ListLinks", self.m.links(), request)
-        return pb.FabricListLinksResponse(links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in links],
-                                          next_page_token=token)
+        return paging.listed(pb.FabricListLinksResponse, "links", self.m.links(), request, link_pb)
 
     @_errors
     async def GetRoute(self, request: pb.FabricGetRouteRequest, context: Any) -> pb.FabricGetRouteResponse:
@@ -129,7 +127,7 @@ class FabricServicer(pb_grpc.FabricServicer):
         return pb.FabricAnalyzeResponse(
             leaves=[pb.FabricLeafCapacity(**c) for c in a["leaves"]], non_blocking=a["non_blocking"], balance=balance,
             degraded_servers=[pb.FabricDegradedServer(**d) for d in a["degraded_servers"]],
-            down_links=[pb.FabricLink(**_fields(pb.FabricLink, lk)) for lk in a["down_links"]],
+            down_links=[link_pb(lk) for lk in a["down_links"]],
             degraded_paths=a["degraded_paths"])
 
     @_errors
@@ -147,20 +145,18 @@ class FabricServicer(pb_grpc.FabricServicer):
     @_errors
     async def ListUnhealthyPorts(self, request: pb.FabricListUnhealthyPortsRequest,
                                  context: Any) -> pb.FabricListUnhealthyPortsResponse:
-        ports, token = _page("ListUnhealthyPorts", self.m.unhealthy_ports(), request)
-        return pb.FabricListUnhealthyPortsResponse(ports=[unhealthy_pb(u) for u in ports], next_page_token=token)
+        return paging.listed(pb.FabricListUnhealthyPortsResponse, "ports", self.m.unhealthy_ports(), request,
+                             unhealthy_pb)
 
     @_errors
     async def ListAlarms(self, request: pb.FabricListAlarmsRequest, context: Any) -> pb.FabricListAlarmsResponse:
-        alarms, token = _page("ListAlarms", self.m.alarms.list(), request, key=lambda a: a.id)
-        return pb.FabricListAlarmsResponse(alarms=[pb.FabricAlarm(**a.to_dict()) for a in alarms],
-                                           next_page_token=token)
+        return paging.listed(pb.FabricListAlarmsResponse, "alarms", self.m.alarms.list(), request,
+                             lambda a: pb.FabricAlarm(**a.to_dict()), key=lambda a: a.id)
 
     @_errors
     async def ListPartitions(self, request: pb.FabricListPartitionsRequest,
                              context: Any) -> pb.FabricListPartitionsResponse:
-        parts, token = _page("ListPartitions", self.m.partitions(), request)
-        return pb.FabricListPartitionsResponse(partitions=[partition_pb(p) for p in parts], next_page_token=token)
+        return paging.listed(pb.FabricListPartitionsResponse, "partitions", self.m.partitions(), request, partition_pb)
 
     @_errors
     async def SetPartition(self, request: pb.FabricSetPartitionRequest,
@@ -206,10 +202,9 @@ class FabricServicer(pb_grpc.FabricServicer):
     async def ListSharpJobs(self, request: pb.FabricListSharpJobsRequest,
                             context: Any) -> pb.FabricListSharpJobsResponse:
         am = self.m.sharp
-        jobs, token = _page("ListSharpJobs", am.jobs(), request)
-        return pb.FabricListSharpJobsResponse(jobs=[sharp_job_pb(j) for j in jobs], trees_in_use=am.in_use(),
-                                              max_trees=am.max_trees, streaming_in_use=am.in_use(True),
-                                              max_streaming_trees=am.max_streaming_trees, next_page_token=token)
+        return paging.listed(pb.FabricListSharpJobsResponse, "jobs", am.jobs(), request, sharp_job_pb,
+                             trees_in_use=am.in_use(), max_trees=am.max_trees, streaming_in_use=am.in_use(True),
+                             max_streaming_trees=am.max_streaming_trees)
 
     @_errors
     async def EstimateCollective(self, request: pb.FabricEstimateCollectiveRequest,

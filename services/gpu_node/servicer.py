@@ -117,9 +117,8 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
 
     @_rpc(mutating=False)
     def ListGpus(self, request: pb.GpuListGpusRequest, now: float) -> pb.GpuListGpusResponse:
-        views, token = paging.page("ListGpus", self._model.list_gpus(), request.page_size, request.page_token,
-                                   key=lambda g: g.index)
-        return pb.GpuListGpusResponse(gpus=[convert.gpu(v) for v in views], next_page_token=token)
+        return paging.listed(pb.GpuListGpusResponse, "gpus", self._model.list_gpus(), request, convert.gpu,
+                             key=lambda g: g.index)
 
     @_rpc(mutating=False)
     def GetGpu(self, request: pb.GpuGetGpuRequest, now: float) -> pb.GpuGetGpuResponse:
@@ -131,28 +130,23 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
 
     @_rpc(mutating=False)
     def ListMigProfiles(self, request: pb.GpuListMigProfilesRequest, now: float) -> pb.GpuListMigProfilesResponse:
-        views, token = paging.page("ListMigProfiles", self._model.mig_profiles(request.gpu), request.page_size,
-                                   request.page_token)
-        return pb.GpuListMigProfilesResponse(profiles=[convert.mig_profile(v) for v in views], next_page_token=token)
+        return paging.listed(pb.GpuListMigProfilesResponse, "profiles", self._model.mig_profiles(request.gpu), request,
+                             convert.mig_profile)
 
     @_rpc(mutating=False)
     def ListGpuInstances(self, request: pb.GpuListGpuInstancesRequest, now: float) -> pb.GpuListGpuInstancesResponse:
-        views, token = paging.page("ListGpuInstances", self._model.gpu_instances(request.gpu), request.page_size,
-                                   request.page_token)
-        return pb.GpuListGpuInstancesResponse(instances=[convert.gpu_instance(v) for v in views],
-                                              next_page_token=token)
+        return paging.listed(pb.GpuListGpuInstancesResponse, "instances", self._model.gpu_instances(request.gpu),
+                             request, convert.gpu_instance)
 
     @_rpc(mutating=False)
     def ListLeases(self, request: pb.GpuListLeasesRequest, now: float) -> pb.GpuListLeasesResponse:
-        leases, token = paging.page("ListLeases", self._model.leases(request.include_ended), request.page_size,
-                                    request.page_token, key=_serial)
-        return pb.GpuListLeasesResponse(leases=[convert.lease(x) for x in leases], next_page_token=token)
+        return paging.listed(pb.GpuListLeasesResponse, "leases", self._model.leases(request.include_ended), request,
+                             convert.lease, key=_serial)
 
     @_rpc(mutating=False)
     def ListFaults(self, request: pb.GpuListFaultsRequest, now: float) -> pb.GpuListFaultsResponse:
-        faults, token = paging.page("ListFaults", self._model.faults(request.include_cleared), request.page_size,
-                                    request.page_token, key=_serial)
-        return pb.GpuListFaultsResponse(faults=[convert.fault(f) for f in faults], next_page_token=token)
+        return paging.listed(pb.GpuListFaultsResponse, "faults", self._model.faults(request.include_cleared), request,
+                             convert.fault, key=_serial)
 
     @_rpc(mutating=False)
     def KernelLog(self, request: pb.GpuKernelLogRequest, now: float) -> pb.GpuKernelLogResponse:
