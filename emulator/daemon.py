@@ -57,6 +57,11 @@ class TwinDaemon:
         self._services: list[str] = []
         self._tasks: list[asyncio.Task] = []
 
+    @classmethod
+    def run(cls, cfg: DaemonConfig) -> None:
+        """The daemon kind's entry point (the "module:run" its service names; the supervisor forks and calls it)."""
+        asyncio.run(cls(cfg).serve())
+
     async def start(self) -> None:
         raise NotImplementedError
 

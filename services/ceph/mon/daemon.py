@@ -157,8 +157,7 @@ class MonDaemon(TwinDaemon):
         self.store.close()
 
 
-def run(cfg: DaemonConfig) -> None:
-    asyncio.run(MonDaemon(cfg).serve())
+run = MonDaemon.run
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
+from services.lustre.mds import ldlm
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.mds.servicer import MdsServicer, inode_time
 from services.lustre.ost import MdtState, OstState
@@ -192,7 +193,8 @@ class MdsDaemon(LustreDaemon):
                 await self.poll(self.ns)
 
     async def start(self) -> None:
-        await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, MdsServicer(self), SERVICE_NAME,
+        servicer = ldlm.attach(MdsServicer(self), ldlm.LockManager())   # the clients' cache locks
+        await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, servicer, SERVICE_NAME,
                                  serving=False)
         for work in (self.take_over(), self.poller(), self.destroyer()):
             self.background(work, work.__name__)
@@ -204,8 +206,7 @@ class MdsDaemon(LustreDaemon):
         self.events.close()
 
 
-def run(cfg: DaemonConfig) -> None:
-    asyncio.run(MdsDaemon(cfg).serve())
+run = MdsDaemon.run
 
 
 if __name__ == "__main__":

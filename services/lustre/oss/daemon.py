@@ -213,8 +213,7 @@ class OssDaemon(LustreDaemon):
         self.events.close()
 
 
-def run(cfg: DaemonConfig) -> None:
-    asyncio.run(OssDaemon(cfg).serve())
+run = OssDaemon.run
 
 
 if __name__ == "__main__":
