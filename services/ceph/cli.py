@@ -136,21 +136,25 @@ def osd_down(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
 # kill, stop, start and slow are shortcuts onto the fault API (CephAdmin.inject_fault/clear_fault):
 # each fault is logged with its id (`twin fault list`) and published on the bus.
 
+def _inject(run_dir: Path, osd: int, kind: str) -> tuple[CephAdmin, pb.CephFault]:
+    """The shortcut onto the fault API: fault KIND injected on osd.N (a refusal is a one-line error)."""
+    a = admin(run_dir)
+    with user_errors():
+        return a, a.inject_fault(osd, kind)
+
+
 @osd_app.command("kill")
 def osd_kill(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """kill -9 the OSD daemon. The supervisor restarts it; it keeps its data directory."""
-    a = admin(run_dir)
-    with user_errors():
-        f = a.inject_fault(osd, "kill")
+    _, f = _inject(run_dir, osd, "kill")
     console.print(f"osd.{osd} {f.effect} (fault {f.id})", highlight=False)
 
 
 @osd_app.command("stop")
 def osd_stop(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """Stop an OSD: marked down at once, refuses I/O, no heartbeats, stays so across restarts."""
-    a = admin(run_dir)
+    a, f = _inject(run_dir, osd, "stop")
     with user_errors():
-        f = a.inject_fault(osd, "stop")
         st = a.osd(osd, "Stat", pb.CephOsdStatRequest()).stat
     console.print(f"osd.{st.osd} {st.state} (fault {f.id})", highlight=False)
 
