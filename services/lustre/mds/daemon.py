@@ -41,7 +41,6 @@ from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
-from services.lustre.mds import ldlm
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.mds.servicer import MdsServicer, inode_time
 from services.lustre.ost import MdtState, OstState
@@ -193,8 +192,7 @@ class MdsDaemon(LustreDaemon):
                 await self.poll(self.ns)
 
     async def start(self) -> None:
-        servicer = ldlm.attach(MdsServicer(self), ldlm.LockManager())   # the clients' cache locks
-        await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, servicer, SERVICE_NAME,
+        await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, MdsServicer(self), SERVICE_NAME,
                                  serving=False)
         for work in (self.take_over(), self.poller(), self.destroyer()):
             self.background(work, work.__name__)
