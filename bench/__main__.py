@@ -192,7 +192,7 @@ def loopback_rows(repeats: int) -> list[tuple[str, str, str, bool]]:
     ]
     settle()   # the su-1024 runs leave the kernel busy for a while; latency is measured on a quiet machine
     with tempfile.TemporaryDirectory() as tmp, Twin.up("mini", run_dir=Path(tmp) / "mini") as twin:
-        lat = measure_latency(twin.daemon("gpu001")["grpc"], rate=500, seconds=10.0, repeats=repeats)
+        lat = measure_latency(twin.daemon("gpu001").grpc, rate=500, seconds=10.0, repeats=repeats)
     rows.append(("GetGpu p99 at 500 req/s, one daemon", f"{lat['p99_ms']:.2f} ms (p50 {lat['p50_ms']:.2f} ms, "
                  f"{lat['achieved_rps']:.0f} req/s)", "<= 5 ms", lat["p99_ms"] <= 5))
     return rows

@@ -18,6 +18,7 @@ from pathlib import Path
 from bench.options import parse_options, print_figures
 from clustertwin.v1 import fabric_pb2 as pb
 from emulator.client import Twin
+from services.fabric.manifest import fabric_manager
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -29,9 +30,9 @@ def measure(requests: int = 200, faults: int = 3) -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, Twin.up("su-1024", run_dir=Path(tmp) / "su", fabric=True,
                                                        timeout=180) as twin:
-        (entry,) = twin.daemons("fabric")
-        token = base64.b64encode(f"{entry['ufm_user']}:{entry['ufm_password']}".encode()).decode()
-        req = urllib.request.Request(entry["ufm"] + "/resources/ports?sys_type=Computer",
+        entry = fabric_manager(twin.manifest)
+        token = base64.b64encode(f"{entry.ufm_user}:{entry.ufm_password}".encode()).decode()
+        req = urllib.request.Request(entry.ufm + "/resources/ports?sys_type=Computer",
                                      headers={"Authorization": f"Basic {token}"})
         times = []
         for _ in range(requests + 1):

@@ -28,6 +28,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from emulator.rundir import RunDir
+from services.ceph.manifest import gateway
+
 ROOT = Path(__file__).resolve().parent.parent
 TWIN = str(ROOT / ".venv" / "bin" / "twin")
 MiB = 1024 * 1024
@@ -100,8 +103,7 @@ def stage_figures(work: Path, objects: int, total_mib: int, workers: int = 8) ->
         twin("lustre", "mount", str(mnt), run=run)
         twin("ceph", "user", "create", "--uid", "bench", "--display-name", "Bench", "--access-key", AK,
              "--secret", SK, run=run)
-        manifest = json.loads((run / "manifest.json").read_text())
-        endpoint = next(d["s3"] for d in manifest["daemons"] if d["kind"] == "ceph_rgw")
+        endpoint = gateway(RunDir(run).load_manifest()).s3
         s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=AK, aws_secret_access_key=SK,
                           region_name="us-east-1", config=Config(s3={"addressing_style": "path"},
                                                                  max_pool_connections=16))

@@ -147,7 +147,7 @@ def netns_rows(repeats: int) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp, \
             Twin.up("rack", run_dir=Path(tmp) / "t", network="netns", fabric=True, timeout=120) as twin:
         (entry,) = twin.daemons("fabric")
-        with grpc.insecure_channel(entry["grpc"]) as channel:
+        with grpc.insecure_channel(entry.grpc) as channel:
             stub = pb_grpc.FabricStub(channel)
             for _ in range(repeats):
                 t0 = time.monotonic()

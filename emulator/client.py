@@ -24,7 +24,7 @@ accessors come from its registration (emulator/service.py, `Service.sdk`), so `T
 
 Calls return the generated protobuf messages (`clustertwin.v1.*_pb2`); failures raise `TwinRpcError`
 with the gRPC status code and the daemon's message. A service the twin does not run is a
-`RunDirError` (or `KeyError` for an unknown daemon name) that says how to start it.
+`RunDirError` (or `NotFound` for an unknown daemon name) that says how to start it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from typing import Any
 
 from emulator import bus, lifecycle
 from emulator.bus import Subscription as EventSubscription
-from emulator.errors import NotFound, TwinRpcError
+from emulator.errors import TwinRpcError
+from emulator.manifest import DaemonEntry, Manifest
 from emulator.rundir import RunDir
 from emulator.sdk.faults import FaultsClient
 from emulator.sdk.gpu_node import FAULT_KINDS, GpuNodeClient
@@ -48,14 +49,14 @@ __all__ = ["FAULT_KINDS", "EventSubscription", "FaultsClient", "GpuNodeClient", 
 class Twin:
     """A running twin, found through its run directory's manifest."""
 
-    def __init__(self, run: RunDir, manifest: dict[str, Any], owned: bool = False) -> None:
+    def __init__(self, run: RunDir, manifest: Manifest, owned: bool = False) -> None:
         self.run, self.manifest, self._owned = run, manifest, owned
         self._clients: dict[str, Any] = {}
 
     @classmethod
     def connect(cls, run_dir: str | Path | None = None) -> Twin:
         run = RunDir(run_dir)
-        return cls(run, run.read(run.manifest))
+        return cls(run, run.load_manifest())
 
     @classmethod
     def up(cls, topology: str = "mini", run_dir: str | Path | None = None, **options: Any) -> Twin:
@@ -78,17 +79,14 @@ class Twin:
 
     @property
     def name(self) -> str:
-        return self.manifest["twin"]
+        return self.manifest.twin
 
-    def daemons(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return [d for d in self.manifest["daemons"] if kind is None or d["kind"] == kind]
+    def daemons(self, kind: str | None = None) -> list[DaemonEntry]:
+        return list(self.manifest.daemons) if kind is None else self.manifest.daemons_of(kind)
 
-    def daemon(self, name: str) -> dict[str, Any]:
-        for d in self.manifest["daemons"]:
-            if d["name"] == name:
-                return d
-        known = ", ".join(d["name"] for d in self.manifest["daemons"][:6])
-        raise NotFound(f"no daemon named {name!r} in twin {self.name!r} (daemons: {known}, ...)")
+    def daemon(self, name: str) -> DaemonEntry:
+        """NotFound for a name the twin does not run."""
+        return self.manifest.daemon(name)
 
     def cached(self, key: str, make: Callable[[], Any]) -> Any:
         """A client kept for the Twin's life (closed by `down()`), made on first use."""
@@ -120,9 +118,9 @@ class Twin:
 
     def events(self, *patterns: str) -> bus.Subscription:
         """Subscribe to bus topics under this twin's prefix (default: every event and fault)."""
-        b = self.manifest["broker"]
-        topics = [f"{b['topic_prefix']}/{p}" for p in (patterns or ("events/#", "faults/#"))]
-        return bus.Subscription(b["host"], b["port"], topics)
+        b = self.manifest.broker
+        topics = [f"{b.topic_prefix}/{p}" for p in (patterns or ("events/#", "faults/#"))]
+        return bus.Subscription(b.host, b.port, topics)
 
     def topic(self, *parts: str) -> str:
         return "/".join([bus.prefix(self.name), *parts])

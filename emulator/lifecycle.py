@@ -34,7 +34,7 @@ Progress = Callable[[int, int, str], None]  # (healthy, total, phase)
 
 
 def up(topology: str, run: RunDir, *, timeout: float = 120.0, progress: Progress | None = None,
-       **options: Any) -> dict[str, Any]:
+       **options: Any) -> Manifest:
     """Start a twin in `run` and wait until every daemon answers its health check.
 
     `options` are emulator.plan.Options' fields (network, name, store_url, clock_scale, ...) and one
@@ -56,8 +56,8 @@ def up(topology: str, run: RunDir, *, timeout: float = 120.0, progress: Progress
             down(run)
             raise TwinError(f"supervisor wrote no manifest within {timeout:.0f}s; see {run.logs / 'supervisor.log'}")
         time.sleep(0.05)
-    manifest = run.read(run.manifest)
-    wait_healthy(run, Manifest.model_validate(manifest).daemons, deadline, progress, proc)
+    manifest = run.load_manifest()
+    wait_healthy(run, manifest.daemons, deadline, progress, proc)
     return manifest
 
 
@@ -208,7 +208,7 @@ def down(run: RunDir, timeout: float = DOWN_TIMEOUT_S) -> list[str]:
 
 def status(run: RunDir) -> dict[str, Any]:
     """What runs in `run` and its health, in one document."""
-    manifest = Manifest.model_validate(run.read(run.manifest))   # RunDirError says there is no twin
+    manifest = run.load_manifest()   # RunDirError says there is no twin
     supervisor = run.running_supervisor()
     try:
         live = run.read(run.daemons).get("daemons", {})

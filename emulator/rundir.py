@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.errors import UserError
+from emulator.manifest import Manifest
 from emulator.process import same_process, start_time
 
 DEFAULT_RUN_DIR = Path(os.environ.get("TWIN_RUN_DIR", ".twin"))
@@ -64,6 +65,10 @@ class RunDir:
             raise RunDirError(f"{file} not found: is a twin running with --run-dir {self.path}?") from None
         except (OSError, json.JSONDecodeError) as e:
             raise RunDirError(f"{file}: unreadable ({e})") from None
+
+    def load_manifest(self) -> Manifest:
+        """The twin's manifest; RunDirError when there is none, ManifestError naming a bad field."""
+        return Manifest.of(self.read(self.manifest))
 
     def running_supervisor(self) -> int | None:
         """The pid of this run directory's live supervisor, or None (also when the kernel has given

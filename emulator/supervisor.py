@@ -30,7 +30,7 @@ from emulator import broker, bus
 from emulator.addressing import acquire_slot
 from emulator.control import ControlServer
 from emulator.daemon_config import DaemonConfig
-from emulator.manifest import DaemonEntry, Manifest
+from emulator.manifest import DaemonEntry, Manifest, NetworkBackendInfo
 from emulator.network.operator import OPERATOR_ADDRESS
 from emulator.options import Options
 from emulator.plan import NamespaceAddressing, make_plan
@@ -180,8 +180,8 @@ class Supervisor:
             hosts = self.build_network(topo, opts.bandwidth_scale or None)
         plan = make_plan(topo, self.slot.slot, self.run.path, opts, hosts)
         if self.network is not None:
-            plan.manifest.network_backend = self.network.show() | {
-                "operator_address": OPERATOR_ADDRESS, "state_dir": str(self.network.state_dir)}
+            plan.manifest.network_backend = NetworkBackendInfo.model_validate(self.network.show() | {
+                "operator_address": OPERATOR_ADDRESS, "state_dir": str(self.network.state_dir)})
         self.manifest = plan.manifest
         write_json_atomic(self.run.manifest, self.manifest.dump())
         if plan.start_broker:

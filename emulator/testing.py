@@ -40,6 +40,7 @@ from testcontainers.core.container import DockerContainer  # noqa: E402
 
 from emulator.addressing import SlotLease, acquire_slot  # noqa: E402
 from emulator.client import Twin  # noqa: E402
+from emulator.manifest import Manifest  # noqa: E402
 from emulator.rundir import RunDir  # noqa: E402
 
 if os.environ["TESTCONTAINERS_RYUK_DISABLED"].lower() in ("1", "true", "yes"):
@@ -64,7 +65,7 @@ class TwinContainer(DockerContainer):
         self._twin_args = list(twin_args or [])
         self._slot: SlotLease | None = None
         self._local_run: Path | None = None
-        self.manifest: dict[str, Any] = {}
+        self.manifest: Manifest | None = None
         self.twin: Twin | None = None
         self.started_in: float | None = None
 
@@ -81,7 +82,7 @@ class TwinContainer(DockerContainer):
             self._wait_ready(t0 + self.start_timeout)
             self.manifest = self._read_manifest()
             self._local_run = Path(tempfile.mkdtemp(prefix="twin-container-"))
-            (self._local_run / "manifest.json").write_text(json.dumps(self.manifest, indent=2))
+            (self._local_run / "manifest.json").write_text(json.dumps(self.manifest.dump(), indent=2))
             self.twin = Twin(RunDir(self._local_run), self.manifest)
             self._wait_reachable(t0 + self.start_timeout)
         except BaseException:
@@ -151,11 +152,11 @@ class TwinContainer(DockerContainer):
                                  f"`twin up {self.topology}` in container {self._container.short_id}")
             time.sleep(0.2)
 
-    def _read_manifest(self) -> dict[str, Any]:
+    def _read_manifest(self) -> Manifest:
         result = self.exec(["cat", f"{CONTAINER_RUN_DIR}/manifest.json"])
         if result.exit_code != 0:
             raise self._fail(f"could not read {CONTAINER_RUN_DIR}/manifest.json: {result.output!r}")
-        return json.loads(result.output)
+        return Manifest.of(json.loads(result.output))
 
     def _wait_reachable(self, deadline: float) -> None:
         """Until every GPU server answers NodeInfo from this side (host network reaches 127.x)."""
@@ -167,7 +168,7 @@ class TwinContainer(DockerContainer):
                 except Exception as e:  # noqa: BLE001
                     if time.monotonic() > deadline:
                         raise self._fail(f"timed out waiting for {name} at "
-                                         f"{self.twin.daemon(name)['grpc']} to answer from the host: {e}") from e
+                                         f"{self.twin.daemon(name).grpc} to answer from the host: {e}") from e
                     time.sleep(0.2)
 
     # -- what a test uses --------------------------------------------------------------------
@@ -175,11 +176,11 @@ class TwinContainer(DockerContainer):
     def endpoints(self) -> dict[str, Any]:
         """gRPC and metrics address of every daemon and the MQTT broker URL (S3 and Prometheus
         endpoints appear here when those services land in the twin)."""
-        return {
-            "mqtt": self.manifest["broker"]["url"],
-            "grpc": {d["name"]: d["grpc"] for d in self.manifest["daemons"]},
-            "metrics": {d["name"]: d["metrics"] for d in self.manifest["daemons"] if d.get("metrics")},
-        }
+        m = self.manifest
+        if m is None:
+            raise RuntimeError("the container is not started")
+        return {"mqtt": m.broker.url, "grpc": {d.name: d.grpc for d in m.daemons},
+                "metrics": {d.name: d.metrics for d in m.daemons if d.metrics}}
 
     def image_size(self) -> int:
         return int(self.get_docker_client().client.images.get(self.image).attrs["Size"])

@@ -58,10 +58,10 @@ def up(
                                     timeout=timeout, progress=progress, ceph_users=ceph_users,
                                     rgw_lc_debug_interval=rgw_lc_debug_interval, storage_timing=storage_timing,
                                     **services)
-    n = len(manifest["daemons"])
-    console.print(f"twin [bold]{manifest['twin']}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
-                  f"(network {manifest['network']}, broker {manifest['broker']['url']})")
-    console.print(f"run directory {manifest['run_dir']}; `twin endpoints` lists every address, `twin down` stops it")
+    n = len(manifest.daemons)
+    console.print(f"twin [bold]{manifest.twin}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
+                  f"(network {manifest.network}, broker {manifest.broker.url})")
+    console.print(f"run directory {manifest.run_dir}; `twin endpoints` lists every address, `twin down` stops it")
 
 
 def _with_service_flags(command: Callable[..., None]) -> Callable[..., None]:
@@ -124,14 +124,14 @@ def endpoints(run_dir: RunDirOption = DEFAULT,
     if as_json:
         print(json.dumps(doc, indent=2))
         return
-    manifest = Manifest.model_validate(doc)
+    manifest = Manifest.of(doc)
     b = manifest.broker
     console.print(f"twin {manifest.twin} ({manifest.topology}), network {manifest.network}")
     console.print(f"broker  {b.url}  topics {b.topic_prefix}/#")
-    table = Table("daemon", "kind", "grpc", "http (metrics, UFM)", "oob", "compute", "storage")
+    table = Table("daemon", "kind", "grpc", "http (metrics, UFM, S3)", "oob", "compute", "storage")
     for d in manifest.daemons:
         a = d.addresses
-        table.add_row(d.name, d.kind, d.grpc, d.get("metrics") or d.get("ufm", ""), a.get("oob", ""),
+        table.add_row(d.name, d.kind, d.grpc, (d.urls() or [""])[0], a.get("oob", ""),
                       a.get("compute", ""), a.get("storage", ""))
     console.print(table)
     if not manifest.daemons:

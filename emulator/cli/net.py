@@ -13,7 +13,6 @@ import typer
 from rich.table import Table
 
 from emulator.cli.common import DEFAULT, RunDirOption, console, err_console, fail
-from emulator.clock import Clock
 from emulator.network import Network, NetworkError, clean_network
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -126,21 +125,21 @@ class _Target:
 
         run = RunDir(run_dir)
         try:
-            manifest = run.read(run.manifest)
+            manifest = run.load_manifest()
         except RunDirError as e:
             fail(f"no twin running in {run.path}: {e}")
         if run.running_supervisor() is None:
             fail(f"no twin running in {run.path} (its supervisor is not alive; `twin up` first)")
-        backend = manifest.get("network_backend")
-        if not backend:
-            fail(f"twin {manifest.get('twin')!r} in {run.path} runs with the {manifest.get('network', 'loopback')} "
+        backend = manifest.network_backend
+        if backend is None:
+            fail(f"twin {manifest.twin!r} in {run.path} runs with the {manifest.network} "
                  "network: network faults need `twin up --network netns`")
         if os.geteuid() != 0:
             fail("network faults change namespaces' interfaces and need root")
-        self.twin = manifest["twin"]
-        self.broker = manifest["broker"]
-        self.clock = Clock(**manifest.get("clock", {}))   # the twin's: its events' times
-        self.state_dir = Path(backend["state_dir"])
+        self.twin = manifest.twin
+        self.broker = manifest.broker
+        self.clock = manifest.clock.to_clock()   # the twin's: its events' times
+        self.state_dir = Path(backend.state_dir)
         self._lock = open(self.state_dir / ".faults.lock", "w")  # noqa: SIM115  (held for the command)
         import fcntl
 
@@ -169,7 +168,7 @@ class _Target:
             events.publish(self.broker, self.twin, raised, cleared, clock=self.clock)
         except (OSError, TimeoutError) as e:
             err_console.print(f"[yellow]warning:[/] the fault is applied and logged, but not published on the bus "
-                              f"({self.broker['host']}:{self.broker['port']}: {e})", highlight=False)
+                              f"({self.broker.host}:{self.broker.port}: {e})", highlight=False)
 
 
 def _report(raised: list[Any], cleared: list[Any], nothing: str) -> None:
@@ -196,7 +195,7 @@ def _fabric_cables(run_dir: Path, links: list[tuple[str, str, int | None]]) -> t
         twin = Twin.connect(run_dir)
     except (OSError, ValueError, KeyError):
         return None
-    if not twin.daemons("fabric") or not twin.manifest.get("network_backend"):
+    if not twin.daemons("fabric") or twin.manifest.network_backend is None:
         return None
     per_switch: dict[str, list[int]] = {}
     for a, b, index in links:
@@ -383,13 +382,13 @@ def faults(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
 
         run = RunDir(run_dir)
         try:
-            manifest = run.read(run.manifest)
+            manifest = run.load_manifest()
         except RunDirError as e:
             fail(f"no twin in {run.path}: {e}")
-        if not manifest.get("network_backend"):
-            fail(f"twin {manifest.get('twin')!r} in {run.path} runs with the loopback network: it has no "
+        if manifest.network_backend is None:
+            fail(f"twin {manifest.twin!r} in {run.path} runs with the loopback network: it has no "
                  "network faults (`twin up --network netns`)")
-        state_dir = Path(manifest["network_backend"]["state_dir"])
+        state_dir = Path(manifest.network_backend.state_dir)
     found = _attach(run_dir, state_dir).faults(include_cleared=include_cleared)
     if as_json:
         console.print_json(json.dumps([f.to_dict() for f in found]))

@@ -43,7 +43,7 @@ class CephFaults(Backend):
 
     def check(self, target: str, kind: str, params: dict[str, Any]) -> dict[str, Any]:
         out = super().check(target, kind, params)
-        osds = sorted(d["osd"] for d in self.twin.daemons("ceph_osd"))
+        osds = sorted(i for d in self.twin.daemons("ceph_osd") if (i := osd_id(d.name)) is not None)
         if osd_id(target) not in osds:
             raise FaultError(f"no OSD {target!r} in this twin (osd.{osds[0]}..osd.{osds[-1]})")
         if kind == "slow" and not out.get("factor", 0) > 1:

@@ -27,11 +27,11 @@ class LustreFaults(Backend):
     oneshot = frozenset({"mds-kill"})
 
     def present(self) -> str:
-        return "" if self.twin.manifest.get("lustre") else \
+        return "" if self.twin.manifest.section("lustre") is not None else \
             "this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`"
 
     def _names(self, kind: str) -> list[str]:
-        return sorted(d["name"] for d in self.twin.daemons(kind))
+        return sorted(d.name for d in self.twin.daemons(kind))
 
     def _ost(self, target: str) -> int | None:
         m = _OST.match(target)
@@ -40,7 +40,8 @@ class LustreFaults(Backend):
     def check(self, target: str, kind: str, params: dict[str, Any]) -> dict[str, Any]:
         out = super().check(target, kind, params)
         if kind == "ost-full":
-            known = sorted(o["index"] for o in self.twin.manifest["lustre"]["osts"])
+            with self.twin.lustre() as lu:
+                known = sorted(lu.osts)
             if self._ost(target) not in known:
                 raise FaultError(f"no OST {target!r} in this filesystem (OST{known[0]:04x}..OST{known[-1]:04x})")
             return out

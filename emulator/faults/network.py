@@ -44,7 +44,7 @@ class NetworkFaults(Backend):
     params = {"percent": float}
 
     def present(self) -> str:
-        return "" if self.twin.manifest.get("network_backend") else \
+        return "" if self.twin.manifest.network_backend is not None else \
             "this twin runs no emulated network: network faults need `twin up --network netns`"
 
     def check(self, target: str, kind: str, params: dict[str, Any]) -> dict[str, Any]:

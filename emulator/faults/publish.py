@@ -10,10 +10,9 @@ publish_fault).
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator import bus
 from emulator.events import FaultPayload
+from emulator.manifest import BrokerInfo
 
 NODE = "twin"
 
@@ -23,7 +22,7 @@ def describe(f: FaultPayload) -> str:
     return f"{f.id} {f.subsystem} {f.kind} {f.target}: {state}"
 
 
-def publish(broker: dict[str, Any], twin: str, fault: FaultPayload, now: float, timeout: float = 5.0) -> None:
+def publish(broker: BrokerInfo, twin: str, fault: FaultPayload, now: float, timeout: float = 5.0) -> None:
     """Raises OSError or TimeoutError when the broker cannot be reached or does not acknowledge."""
-    bus.publish_fault(broker, twin, fault.model_dump(), now=now, message=describe(fault), source="faults",
+    bus.publish_fault(broker.model_dump(), twin, fault.model_dump(), now=now, message=describe(fault), source="faults",
                       node=NODE, timeout=timeout)

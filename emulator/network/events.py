@@ -18,6 +18,7 @@ from typing import Any
 
 from emulator import bus
 from emulator.clock import Clock
+from emulator.manifest import BrokerInfo
 from emulator.network.faults import NetFault
 
 NODE = "network"
@@ -42,7 +43,7 @@ def fault_record(fault: NetFault) -> dict[str, Any]:
             "cleared_at": fault.cleared, "effect": describe(fault)}
 
 
-def publish(broker: dict[str, Any], twin: str, raised: Iterable[NetFault] = (), cleared: Iterable[NetFault] = (),
+def publish(broker: BrokerInfo, twin: str, raised: Iterable[NetFault] = (), cleared: Iterable[NetFault] = (),
             timeout: float = 5.0, clock: Clock | None = None) -> int:
     """Publish on the twin's broker (manifest `broker`: host, port) over one short-lived connection,
     QoS 1, waiting for every PUBACK; event times from `clock` (the twin's). Returns the number of
@@ -51,7 +52,7 @@ def publish(broker: dict[str, Any], twin: str, raised: Iterable[NetFault] = (), 
     if not faults:
         return 0
     now = (clock or Clock()).now
-    with bus.SyncPublisher(broker["host"], int(broker["port"]), twin, NODE, wait=True) as pub:
+    with bus.SyncPublisher(broker.host, broker.port, twin, NODE, wait=True) as pub:
         for f in faults:
             record = fault_record(f)
             pub.event(NODE, f.kind if f.active else f"{f.kind}-clear", {"node": NODE, "fault": record}, time=now(),

@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from emulator.clock import Clock
 from emulator.errors import TwinRpcError
 from emulator.events import FaultPayload
 from emulator.faults import publish
@@ -69,7 +68,7 @@ class TwinFault:
 class FaultsClient:
     def __init__(self, twin: Any) -> None:
         self.twin = twin
-        self.clock = Clock(**{k: v for k, v in twin.manifest.get("clock", {}).items() if k in ("epoch", "scale")})
+        self.clock = twin.manifest.clock.to_clock()
         self.log = FaultLog(twin.run, self.clock.now)
 
     def backend(self, subsystem: str) -> Backend:
@@ -90,7 +89,7 @@ class FaultsClient:
 
     def _publish(self, fault: Fault) -> Fault:
         try:
-            publish.publish(self.twin.manifest["broker"], self.twin.name, fault, self.clock.now())
+            publish.publish(self.twin.manifest.broker, self.twin.name, fault, self.clock.now())
         except (OSError, TimeoutError) as e:   # the log holds it; the bus is the feed
             log.warning("fault %s is logged but not published on the bus: %s", fault.id, e)
         return fault
@@ -193,14 +192,14 @@ class FaultsClient:
                     for f in ceph.list_faults(include_cleared)]
 
     def network(self, include_cleared: bool = False) -> list[TwinFault]:
-        if not self.twin.manifest.get("network_backend"):
+        if self.twin.manifest.network_backend is None:
             return []
         return [TwinFault("network", f.target, f.id, f.kind, f.active,
                           ", ".join(f"{k}={v}" for k, v in f.detail.items()))
                 for f in self.twin.network().faults(include_cleared)]
 
     def lustre(self) -> list[TwinFault]:
-        if not self.twin.manifest.get("lustre"):
+        if self.twin.manifest.section("lustre") is None:
             return []
         with self.twin.lustre() as lu:
             return [TwinFault("lustre", f["target"], f["id"], f["kind"], True, f["effect"]) for f in lu.faults()]

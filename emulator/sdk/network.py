@@ -20,22 +20,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from emulator.clock import Clock
+from emulator.manifest import Manifest
 from emulator.rundir import RunDir, RunDirError
 
 
 class NetworkClient:
-    def __init__(self, run: RunDir, manifest: dict[str, Any],
+    def __init__(self, run: RunDir, manifest: Manifest,
                  cable_ports: Callable[[str, str, int | None], dict[str, list[int]] | None] | None = None) -> None:
         from emulator.network.remote import RemoteNetwork
 
-        backend = manifest.get("network_backend")
-        if not backend:
-            raise RunDirError(f"twin {manifest.get('twin')!r} in {run.path} runs with the "
-                              f"{manifest.get('network', 'loopback')} network: network faults need "
-                              "`twin up --network netns`")
-        self.twin, self.broker = manifest["twin"], manifest["broker"]
-        self.state_dir = Path(backend["state_dir"])
+        backend = manifest.network_backend
+        if backend is None:
+            raise RunDirError(f"twin {manifest.twin!r} in {run.path} runs with the {manifest.network} network: "
+                              "network faults need `twin up --network netns`")
+        self.twin, self.broker = manifest.twin, manifest.broker
+        self.state_dir = Path(backend.state_dir)
         self.remote = RemoteNetwork(run.control_socket)
         self.run, self.manifest = run, manifest
         self._cable_ports = cable_ports   # the fabric service's lookup (Twin.fabric_cable_ports), if installed
@@ -54,7 +53,7 @@ class NetworkClient:
         raised = [f for f in now if f.active and f.id not in before]
         cleared = [f for f in now if not f.active and f.id in before]
         self.raised, self.cleared = raised, cleared
-        events.publish(self.broker, self.twin, raised, cleared, clock=Clock(**self.manifest.get("clock", {})))
+        events.publish(self.broker, self.twin, raised, cleared, clock=self.manifest.clock.to_clock())
         return result
 
     def change(self, op: Callable[[], Any]) -> Any:
@@ -66,7 +65,7 @@ class NetworkClient:
         """On a twin whose fabric manager drives the compute plane: per switch, the ports of the
         compute cable(s) between a and b (index None: every parallel one) on that switch. None when
         this twin has no fabric manager or these are not compute cables."""
-        if self._cable_ports is None or not any(d["kind"] == "fabric" for d in self.manifest["daemons"]):
+        if self._cable_ports is None or not self.manifest.daemons_of("fabric"):
             return None
         return self._cable_ports(a, b, index)   # services/fabric/cables.py
 

@@ -26,8 +26,10 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import paging
 from emulator.errors import BadInput, NotFound, TwinRpcError
+from emulator.manifest import Manifest
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
+from services.ceph.manifest import OsdEntry, gateway, osds
 
 OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
 IO_PIECE = 16 << 20   # RBD reads and writes go in calls of at most this many bytes
@@ -128,14 +130,15 @@ class RbdClient:
 class CephAdmin:
     """The twin's Ceph from outside: the monitor's CephMon service and the OSD daemons, by the manifest."""
 
-    def __init__(self, run_dir: Path | str, timeout: float = 60.0, manifest: dict[str, Any] | None = None) -> None:
+    def __init__(self, run_dir: Path | str, timeout: float = 60.0, manifest: Manifest | None = None) -> None:
         self.run = RunDir(run_dir)
-        self.manifest = manifest if manifest is not None else self.run.read(self.run.manifest)
-        self.daemons = {d["name"]: d for d in self.manifest["daemons"]}
-        mons = [d for d in self.manifest["daemons"] if d["kind"] == "ceph_mon"]
+        self.manifest = manifest if manifest is not None else self.run.load_manifest()
+        self.daemons = {d.name: d for d in self.manifest.daemons}
+        self.osds = {d.osd: d for d in osds(self.manifest)}
+        mons = self.manifest.daemons_of("ceph_mon")
         if not mons:
             raise RunDirError(f"the twin in {self.run.path} runs no Ceph: start it with `twin up --ceph`")
-        self.mon_address = mons[0]["grpc"]
+        self.mon_address = mons[0].grpc
         self.timeout = timeout
         self.channel = grpc.insecure_channel(self.mon_address, options=OPTIONS)
         self.mon = pb_grpc.CephMonStub(self.channel)
@@ -151,7 +154,10 @@ class CephAdmin:
         return RbdClient(self.mon_address)
 
     def s3_endpoint(self) -> str:
-        return next(d["s3"] for d in self.manifest["daemons"] if d["kind"] == "ceph_rgw")
+        rgw = gateway(self.manifest)
+        if rgw is None:
+            raise RunDirError(f"the twin in {self.run.path} runs no S3 gateway: start it with `twin up --ceph`")
+        return rgw.s3
 
     # cluster state
     def status(self) -> pb.CephMonStatusResponse:
@@ -174,10 +180,10 @@ class CephAdmin:
     def osd_events(self, osd: int, since_seq: int = 0, timeout: float | None = None) -> Iterator[pb.CephEvent]:
         """One OSD daemon's own events (osd_stop, osd_start, osd_slow, chunk_corrupt), as events()."""
         d = self.osd_entry(osd)
-        ch = grpc.insecure_channel(d["grpc"], options=OPTIONS)
+        ch = grpc.insecure_channel(d.grpc, options=OPTIONS)
         try:
             req = pb.CephOsdWatchEventsRequest(since_seq=since_seq)
-            yield from _events(pb_grpc.CephOsdStub(ch).WatchEvents(req, timeout=timeout), d["name"])
+            yield from _events(pb_grpc.CephOsdStub(ch).WatchEvents(req, timeout=timeout), d.name)
         finally:
             ch.close()
 
@@ -192,18 +198,18 @@ class CephAdmin:
         return self.call("Scrub", pb.CephMonScrubRequest(pg=pgid, repair=repair))
 
     # OSDs
-    def osd_entry(self, osd: int) -> dict[str, Any]:
-        d = self.daemons.get(f"osd.{osd}")
+    def osd_entry(self, osd: int) -> OsdEntry:
+        d = self.osds.get(osd)
         if d is None:
-            ids = sorted(x["osd"] for x in self.daemons.values() if x["kind"] == "ceph_osd")
+            ids = sorted(self.osds)
             raise NotFound(f"there is no osd.{osd} in this twin (OSDs {ids[0]}..{ids[-1]})")
         return d
 
     def osd(self, osd: int, method: str, request: Any) -> Any:
         """A CephOsd method on one OSD daemon."""
         d = self.osd_entry(osd)
-        with grpc.insecure_channel(d["grpc"], options=OPTIONS) as ch:
-            return self.call(method, request, d["name"], pb_grpc.CephOsdStub(ch))
+        with grpc.insecure_channel(d.grpc, options=OPTIONS) as ch:
+            return self.call(method, request, d.name, pb_grpc.CephOsdStub(ch))
 
     def osd_command(self, osd: int, command: str) -> str:
         """`ceph osd out|in|down ID`; returns the monitor's message."""
@@ -265,7 +271,7 @@ class CephAdmin:
         if kind == "corrupt" and not obj:
             raise BadInput("--kind corrupt needs --object NAME "
                              "(a RADOS object: `twin ceph pg ls`, the gateway's names)")
-        self.osd_entry(osd)   # KeyError for an OSD this twin does not have
+        self.osd_entry(osd)   # NotFound for an OSD this twin does not have
 
     def _apply(self, osd: int, kind: str, factor: float, obj: str, pool: str) -> str:
         if kind == "stop":

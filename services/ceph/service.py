@@ -44,11 +44,12 @@ def s3(twin, access_key: str, secret_key: str, **options):  # noqa: ANN001, ANN0
     Under `--network netns` the gateway is on the storage plane: the client works only in a
     process inside one of the twin's host namespaces."""
     from emulator.rundir import RunDirError
+    from services.ceph.manifest import gateway
     from services.ceph.sdk_s3 import s3_client
-    gateways = twin.daemons("ceph_rgw")
-    if not gateways:
+    rgw = gateway(twin.manifest)
+    if rgw is None:
         raise RunDirError(f"twin {twin.name!r} runs no S3 gateway: start it with `twin up --ceph`")
-    return s3_client(gateways[0]["s3"], access_key, secret_key, **options)
+    return s3_client(rgw.s3, access_key, secret_key, **options)
 
 
 SERVICE = Service(

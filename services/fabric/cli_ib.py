@@ -25,7 +25,7 @@ def subnet_info(run_dir: Path) -> dict:
     found = twin.daemons("fabric")
     if not found:
         fail(f"twin {twin.name!r} runs no fabric manager: start it with `twin up --fabric`")
-    path = twin.run.path / "fabric" / found[0]["name"] / SUBNET_INFO
+    path = twin.run.path / "fabric" / found[0].name / SUBNET_INFO
     try:
         info = json.loads(path.read_text())
     except FileNotFoundError:

@@ -25,7 +25,7 @@ def fabric_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin -> servi
     found = twin.daemons("fabric")
     if not found:
         raise NotFound(f"twin {twin.name!r} runs no fabric manager: start it with `twin up --fabric`")
-    return FabricClient(found[0]["grpc"], found[0]["name"])
+    return FabricClient(found[0].grpc, found[0].name)
 
 
 def cable_ports(twin, a: str, b: str, index: int | None):  # noqa: ANN001, ANN201 - emulator.client.Twin

@@ -15,16 +15,16 @@ def node_client(twin: Any, name: str) -> Any:
 
     def make() -> GpuNodeClient:
         d = twin.daemon(name)
-        if d["kind"] != "gpu_node":
-            raise NotFound(f"{name!r} is a {d['kind']}, not a GPU server")
-        return GpuNodeClient(name, d["grpc"])
+        if d.kind != "gpu_node":
+            raise NotFound(f"{name!r} is a {d.kind}, not a GPU server")
+        return GpuNodeClient(name, d.grpc)
     return twin.cached(f"gpu_node/{name}", make)
 
 
 def node_names(twin: Any) -> Any:
     """`twin.gpu_nodes`: the servers' names; called, their clients."""
     from emulator.sdk.gpu_node import NodeNames
-    return NodeNames((d["name"] for d in twin.daemons("gpu_node")), lambda name: node_client(twin, name))
+    return NodeNames((d.name for d in twin.daemons("gpu_node")), lambda name: node_client(twin, name))
 
 
 SERVICE = Service(

@@ -12,6 +12,7 @@ import typer
 from emulator.cli.common import DEFAULT, RunDirOption, fail
 from emulator.rundir import RunDir, RunDirError
 from services.lustre.lctl_cli import app as lctl_app
+from services.lustre.manifest import LustreSection
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 lfs_app = typer.Typer(no_args_is_help=True, help="`lfs` against the twin (paths under a `twin lustre mount`).")
@@ -30,12 +31,13 @@ def _client(run_dir: Path, path: str | None = None, admin: bool = False):  # noq
 
     run = RunDir(run_dir)
     try:
-        manifest = run.read(run.manifest)
+        manifest = run.load_manifest()
     except RunDirError as e:
         fail(str(e))
-    if not manifest.get("lustre"):
+    lustre = LustreSection.of(manifest)
+    if lustre is None:
         fail("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
-    if not admin and manifest.get("network") == "netns":
+    if not admin and manifest.network == "netns":
         from emulator.procutil import enter_netns
 
         recs = sorted(records(run.path), key=lambda r: -len(r["mountpoint"]))
@@ -47,11 +49,7 @@ def _client(run_dir: Path, path: str | None = None, admin: bool = False):  # noq
             enter_netns(netns)
         except (MountError, OSError) as e:
             fail(f"cannot run on a Lustre client node: {e}")
-    try:
-        return LustreClient.from_manifest(manifest, failover_timeout=10.0,
-                                          plane="admin" if admin else "storage"), manifest
-    except ValueError as e:
-        fail(str(e))
+    return LustreClient.from_section(lustre, failover_timeout=10.0, plane="admin" if admin else "storage"), lustre
 
 
 def _resolve(run_dir: Path, path: str, fsname: str) -> tuple[str, str]:
@@ -105,7 +103,7 @@ def setstripe(path: Annotated[str, typer.Argument()],
     from services.lustre.layout import parse_size
 
     c, m = _client(run_dir, path)
-    _, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
+    _, inner = _resolve(run_dir, path, m.fsname)
     try:
         size = parse_size(stripe_size, "stripe size")
         c.setstripe(inner, count=stripe_count, size=size, index=stripe_index)
@@ -132,7 +130,7 @@ def getstripe(paths: Annotated[list[str], typer.Argument()],
     c, m = _client(run_dir, paths[0] if paths else None)
     code = 0
     for path in paths:
-        _, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
+        _, inner = _resolve(run_dir, path, m.fsname)
         try:
             a = c.getattr(inner)
         except ClientError as e:
@@ -222,7 +220,7 @@ def find(path: Annotated[str, typer.Argument()],
     from services.lustre.client.core import ClientError
 
     c, m = _client(run_dir, path)
-    mount_point, inner = _resolve(run_dir, path, m["lustre"]["fsname"])
+    mount_point, inner = _resolve(run_dir, path, m.fsname)
     try:
         r = c.mdcall("Find", pb.LustreMdsFindRequest(start=inner, name=name or "", size=size or "",
                                                      stripe_count=stripe_count or "", ost=ost, type=type_ or ""))
@@ -245,7 +243,7 @@ def _admin(run_dir: Path):  # noqa: ANN202
 
     run = RunDir(run_dir)
     try:
-        return LustreAdmin(run, run.read(run.manifest))
+        return LustreAdmin(run, run.load_manifest())
     except RunDirError as e:
         fail(str(e))
 
@@ -271,8 +269,8 @@ def oss_kill(name: Annotated[str, typer.Argument(help="The OSS, e.g. oss01.")],
     with _admin(run_dir) as lu:
         pid = _fault_call(lu.kill_oss, name)
         d = lu.oss[name]
-    osts = ", ".join(f"OST{i:04x}" for i in d["osts"])
-    partner = d.get("partner")
+    osts = ", ".join(f"OST{i:04x}" for i in d.osts)
+    partner = d.partner
     then = (f"{partner} takes over {osts} (I/O to them blocks until it has)" if partner else
             f"no failover partner: I/O to {osts} blocks, then fails with EIO")
     print(f"killed {name} (pid {pid}); it stays down until `twin lustre fault oss-start {name}`; {then}")
@@ -296,11 +294,11 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
     from emulator.sdk import daemons
 
     with _admin(run_dir) as lu:
-        mds = [d for d in lu.manifest["daemons"] if d["kind"] == "lustre_mds"]
+        mds = list(lu.mds.values())
     active = None
     for d in mds:
         try:
-            with grpc.insecure_channel(d.get("admin") or d["grpc"]) as ch:   # its management address
+            with grpc.insecure_channel(d.health_address) as ch:   # its management address
                 if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=3.0).role == "active":
                     active = d
                     break
@@ -308,9 +306,9 @@ def mds_kill(run_dir: RunDirOption = DEFAULT) -> None:
             continue
     if active is None:
         fail("no active MDS answers (a failover may be under way)", 1)
-    standby = [d["name"] for d in mds if d is not active]
-    pid = _fault_call(daemons.kill, RunDir(run_dir), active["name"])
-    print(f"killed the active MDS {active['name']} (pid {pid}); "
+    standby = [d.name for d in mds if d is not active]
+    pid = _fault_call(daemons.kill, RunDir(run_dir), active.name)
+    print(f"killed the active MDS {active.name} (pid {pid}); "
           + (f"{standby[0]} takes over" if standby else "no standby: metadata calls block until it restarts"))
 
 
@@ -382,13 +380,13 @@ def estimate(checkpoint: Annotated[str | None, typer.Option("--checkpoint", help
     state, source = LiveState(), "no running twin: a healthy filesystem"
     run = RunDir(run_dir)
     try:
-        manifest = run.read(run.manifest)
+        lustre = LustreSection.of(run.load_manifest())
     except RunDirError:
-        manifest = None
-    if manifest and manifest.get("lustre"):
+        lustre = None
+    if lustre is not None:
         try:
             with _admin(run_dir) as lu:
-                state = live_state_from_twin(manifest, list(lu.statfs().osts), model, lu.down_oss())
+                state = live_state_from_twin(lustre, list(lu.statfs().osts), model, lu.down_oss())
             source = "the twin's current faults" if not state.healthy else "the twin: no faults"
         except OSError as e:
             source = f"the twin does not answer ({e}): a healthy filesystem"

@@ -29,10 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from emulator.errors import BadInput
 from services.lustre.ost import NvmeModel
+
+if TYPE_CHECKING:
+    from services.lustre.manifest import LustreSection
 
 Op = Literal["read", "write"]
 
@@ -221,23 +224,22 @@ def storage_model(stripe_count: int = 4, live_state: LiveState | None = None,
     return lambda nbytes: checkpoint_write_seconds(nbytes, stripe_count, live_state, model, nodes)
 
 
-def live_state_from_twin(manifest: dict[str, Any], statfs_osts: list[Any], model: ClusterModel | None = None,
+def live_state_from_twin(lu: LustreSection, statfs_osts: list[Any], model: ClusterModel | None = None,
                          down_oss: set[str] | None = None) -> LiveState:
-    """The twin's faults at the modelled scale: the twin's k-th OSS (oss01 = 0) is the model's k-th,
-    its OST index i the model's OST i. `statfs_osts` are the MDS's LustreTargetState rows; an OSS
+    """The faults of the twin whose Lustre is `lu` at the modelled scale: the twin's k-th OSS (oss01 = 0)
+    is the model's k-th, its OST index i the model's OST i. `statfs_osts` are the MDS's LustreTargetState rows; an OSS
     counts as failed when it is in `down_oss` (fault markers) or serves none of its own OSTs."""
     m = model or ClusterModel()
-    lu = manifest["lustre"]
-    names = sorted({o["oss"] for o in lu["osts"]})
+    names = sorted({o.oss for o in lu.osts})
     idx = {n: k for k, n in enumerate(names)}
     served_by = {t.index: t.server for t in statfs_osts if t.active}
     failed = set()
     for n in names:
-        own = [o["index"] for o in lu["osts"] if o["oss"] == n]
+        own = [o.index for o in lu.osts if o.oss == n]
         if (down_oss and n in down_oss) or (own and all(served_by.get(i) != n for i in own)):
             failed.add(idx[n])
     inactive = {t.index for t in statfs_osts if not t.active and t.index < m.ost_count}
     # an OST inactive only because its OSS failed is the failover's business, not its own fault
-    inactive = {i for i in inactive if (i // (len(lu["osts"]) // max(1, len(names)))) not in failed}
+    inactive = {i for i in inactive if (i // (len(lu.osts) // max(1, len(names)))) not in failed}
     full = {t.index for t in statfs_osts if t.full and t.index < m.ost_count}
     return LiveState(frozenset(k for k in failed if k < m.oss), frozenset(inactive), frozenset(full))

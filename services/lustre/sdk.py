@@ -29,24 +29,25 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator import paging
 from emulator.errors import BadInput, NotFound
-from emulator.rundir import RunDir, RunDirError
+from emulator.manifest import Manifest
+from emulator.rundir import RunDir
 from emulator.sdk import daemons
+from services.lustre.manifest import LustreSection, OstInfo, servers
 
 PAGE_SIZE = 100
 CALL_TIMEOUT = 30.0   # an OSS restarting after kill_oss answers within a few seconds
 
 
 class LustreAdmin:
-    def __init__(self, run: RunDir, manifest: dict[str, Any], failover_timeout: float = 10.0) -> None:
+    def __init__(self, run: RunDir, manifest: Manifest, failover_timeout: float = 10.0) -> None:
         from services.lustre.client.core import LustreClient
 
-        if not manifest.get("lustre"):
-            raise RunDirError(f"the twin in {run.path} runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
+        self.section = LustreSection.require(manifest, run.path)
         self.run, self.manifest = run, manifest
-        self.fsname: str = manifest["lustre"]["fsname"]
-        self.client = LustreClient.from_manifest(manifest, failover_timeout=failover_timeout, plane="admin")
-        self.oss = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_oss"}
-        self.mds = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "lustre_mds"}
+        self.fsname = self.section.fsname
+        self.osts: dict[int, OstInfo] = {o.index: o for o in self.section.osts}
+        self.client = LustreClient.from_section(self.section, failover_timeout=failover_timeout, plane="admin")
+        self.mds, self.oss = servers(manifest)
         self._channels: dict[str, grpc.Channel] = {}
 
     def close(self) -> None:
@@ -79,7 +80,7 @@ class LustreAdmin:
             stub, req = pb_grpc.LustreMdsStub, pb.LustreMdsWatchEventsRequest(since_seq=since_seq)
         else:
             stub, req = pb_grpc.LustreOssStub, pb.LustreOssWatchEventsRequest(since_seq=since_seq)
-        with grpc.insecure_channel(d.get("admin") or d["grpc"]) as ch:
+        with grpc.insecure_channel(d.health_address) as ch:
             stream = stub(ch).WatchEvents(req, timeout=timeout)
             try:
                 for r in stream:
@@ -94,7 +95,7 @@ class LustreAdmin:
             raise NotFound(f"no OSS named {oss!r}: this twin's are {', '.join(self.oss_names())}")
         d = self.oss[oss]
         if oss not in self._channels:
-            self._channels[oss] = grpc.insecure_channel(d.get("admin") or d["grpc"])
+            self._channels[oss] = grpc.insecure_channel(d.health_address)
         try:
             return getattr(pb_grpc.LustreOssStub(self._channels[oss]), method)(request, timeout=CALL_TIMEOUT,
                                                                                 wait_for_ready=True)
@@ -104,11 +105,10 @@ class LustreAdmin:
 
             raise ClientError(errno_of(e), f"{oss}: {e.details()}") from None
 
-    def _ost(self, index: int) -> dict[str, Any]:
-        known = {o["index"]: o for o in self.manifest["lustre"]["osts"]}
-        if index not in known:
-            raise NotFound(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(known))}")
-        return known[index]
+    def _ost(self, index: int) -> OstInfo:
+        if index not in self.osts:
+            raise NotFound(f"no OST index {index}: this filesystem has {', '.join(str(i) for i in sorted(self.osts))}")
+        return self.osts[index]
 
     def inject_fault(self, kind: str, target: str | int) -> pb.LustreFault:
         """kind "oss-kill", target an OSS name: it serves nothing (its partner takes its OSTs) until cleared.

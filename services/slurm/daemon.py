@@ -37,6 +37,7 @@ from typing import Any
 
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from emulator.manifest import Manifest
 from emulator.process import start_time
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.topology import load_topology
@@ -69,27 +70,27 @@ def responding(states: dict[str, str]) -> bool:
     return bool(states) and all(s in REGISTERED for s in states.values())
 
 
-def placement(manifest: dict[str, Any]) -> dict[str, Any]:
+def placement(manifest: Manifest) -> dict[str, Any]:
     """Where the daemons run: on a `--network netns` twin slurmctld in the management host's
     namespace on its OOB address (where the broker runs), each slurmd in its GPU server's namespace
     on the server's OOB address; {} (127.0.0.1, this namespace) on a loopback twin. Client commands
     in the machine's namespace reach the OOB addresses through the operator port."""
-    if manifest.get("network") != "netns":
+    if manifest.network != "netns":
         return {}
-    mgmt = manifest.get("management") or {}
-    if not mgmt.get("netns"):
+    mgmt = manifest.management
+    if not mgmt.netns:
         raise RuntimeError("this netns twin has no management host namespace (external broker?): "
                            "Slurm on a netns twin runs slurmctld in the management host")
-    servers = [d for d in manifest["daemons"] if d["kind"] == "gpu_node"]
-    return {"ctld_addr": mgmt["addresses"]["oob"], "ctld_netns": mgmt["netns"],
-            "node_addrs": {d["name"]: d["addresses"]["oob"] for d in servers},
-            "node_netns": {d["name"]: d.get("netns") for d in servers}}
+    servers = manifest.daemons_of("gpu_node")
+    return {"ctld_addr": mgmt.addresses["oob"], "ctld_netns": mgmt.netns,
+            "node_addrs": {d.name: d.addresses["oob"] for d in servers},
+            "node_netns": {d.name: d.netns for d in servers}}
 
 
 def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None = None) -> SlurmCluster:
     """The cluster for the twin in `run`; on `ports` (a restart: those of the Slurm it brings back)."""
-    manifest = run.read(run.manifest)
-    topo = load_topology(manifest["topology_file"])
+    manifest = run.load_manifest()
+    topo = load_topology(manifest.topology_file)
     gres = live_gres(manifest)
     if ports is None or len(ports) != 1 + len(topo.gpu_servers):
         ports = free_ports(1 + len(topo.gpu_servers))

@@ -22,7 +22,6 @@ every action to stderr, which the wrapper appends to `log/healthcheck-NODE.log`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -36,6 +35,7 @@ import grpc
 from clustertwin.v1 import gpu_node_pb2 as pb
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator import paging
+from emulator.manifest import Manifest
 from services.gpu_node.xid import XID_TABLE, Health
 
 REASON_PREFIX = "Xid"
@@ -122,10 +122,9 @@ def parent() -> str:
 
 
 def address_of(run_dir: Path, node: str) -> str:
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    for d in manifest["daemons"]:
-        if d["name"] == node and d["kind"] == "gpu_node":
-            return d["grpc"]
+    for d in Manifest.load(run_dir / "manifest.json").daemons_of("gpu_node"):
+        if d.name == node:
+            return d.grpc
     raise SystemExit(f"healthcheck: no GPU server {node!r} in {run_dir / 'manifest.json'}")
 
 

@@ -20,7 +20,6 @@ from emulator import control
 from emulator.control import ControlError
 from emulator.daemon_config import DaemonConfig
 from emulator.errors import UserError
-from emulator.manifest import Manifest
 from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError, log_tail
 from services.slurm.cluster import APT_PACKAGES, missing_tools
@@ -69,7 +68,7 @@ def state(run: RunDir) -> dict[str, Any]:
 def daemon_config(run: RunDir, timeout: float, health_interval: int) -> tuple[DaemonConfig, dict[str, Any]]:
     """The Slurm daemon's DaemonConfig and manifest entry: it runs on the management host (in its
     namespace on a netns twin, where slurmctld runs), its health on the host's OOB address."""
-    manifest = Manifest.model_validate(run.read(run.manifest))
+    manifest = run.load_manifest()
     mgmt = manifest.management
     grpc = f"{mgmt.addresses['oob']}:{SLURM_GRPC_PORT}"
     cfg = DaemonConfig(

@@ -10,8 +10,8 @@ instances offers nothing.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
+from emulator.manifest import DaemonEntry, Manifest
 from emulator.sdk.gpu_node import GpuNodeClient
 from services.slurm.config import GPU_TYPE, mig_type
 
@@ -31,15 +31,15 @@ def server_gres(client: GpuNodeClient) -> GresCounts:
     return list(counts.items())
 
 
-def live_gres(manifest: dict[str, Any], timeout: float = 10.0) -> dict[str, GresCounts]:
+def live_gres(manifest: Manifest, timeout: float = 10.0) -> dict[str, GresCounts]:
     """Node name → its GRES counts, for every GPU server in the twin's manifest (queried in
     parallel: su-1024 has 128). Raises `TwinRpcError` when a server does not answer."""
-    servers = [d for d in manifest["daemons"] if d["kind"] == "gpu_node"]
+    servers = manifest.daemons_of("gpu_node")
 
-    def one(d: dict[str, Any]) -> tuple[str, GresCounts]:
-        client = GpuNodeClient(d["name"], d["grpc"], timeout=timeout)
+    def one(d: DaemonEntry) -> tuple[str, GresCounts]:
+        client = GpuNodeClient(d.name, d.grpc, timeout=timeout)
         try:
-            return d["name"], server_gres(client)
+            return d.name, server_gres(client)
         finally:
             client.close()
 

@@ -67,7 +67,7 @@ def test_bad_page_tokens_and_sizes_are_refused(twin: CephAdmin) -> None:
                 pb.CephMonListObjectsRequest(pool=DATA, page_token=other),
                 pb.CephMonListObjectsRequest(pool=DATA, page_size=-1)):
         assert code_of(lambda b=bad: twin.mon.ListObjects(b)) == grpc.StatusCode.INVALID_ARGUMENT
-    with grpc.insecure_channel(twin.osd_entry(0)["grpc"]) as ch:
+    with grpc.insecure_channel(twin.osd_entry(0).grpc) as ch:
         osd = pb_grpc.CephOsdStub(ch)
         assert code_of(lambda: osd.ListChunks(pb.CephOsdListChunksRequest(page_token="x"))) == \
             grpc.StatusCode.INVALID_ARGUMENT
@@ -77,7 +77,7 @@ def test_bad_page_tokens_and_sizes_are_refused(twin: CephAdmin) -> None:
 
 def test_osd_chunks_faults_and_images_page(twin: CephAdmin) -> None:
     twin.mon.PutObject(pb.CephMonPutObjectRequest(pool=DATA, name="chunked", data=b"c" * 100_000))
-    with grpc.insecure_channel(twin.osd_entry(0)["grpc"]) as ch:
+    with grpc.insecure_channel(twin.osd_entry(0).grpc) as ch:
         osd = pb_grpc.CephOsdStub(ch)
         everything = [c.key for c in twin.call("ListChunks", pb.CephOsdListChunksRequest(page_size=1), stub=osd).chunks]
         one = osd.ListChunks(pb.CephOsdListChunksRequest(page_size=1))

@@ -75,7 +75,7 @@ def pg_of(admin: CephAdmin, name: str) -> pb.CephPg:
 
 
 def test_startup_and_status_shape(ceph_twin: CephAdmin) -> None:
-    kinds = [d["kind"] for d in ceph_twin.manifest["daemons"]]
+    kinds = [d.kind for d in ceph_twin.manifest.daemons]
     assert kinds.count("ceph_osd") == 15 and kinds.count("ceph_mon") == 1 and kinds.count("ceph_rgw") == 1
     # The 20 s heartbeat grace is 0.4 s of wall time at 50×: an OSD process stalled that long while 17
     # start on 2 cores is marked down until its next heartbeat boots it, so wait for a clean snapshot.
@@ -106,7 +106,7 @@ def test_bad_input_is_refused_and_changes_nothing(ceph_twin: CephAdmin) -> None:
 
 def test_ceph_errors_reach_clients_as_their_grpc_status(ceph_twin: CephAdmin) -> None:
     """Each CephError a daemon raises ends the call with its own status, read back by CephError.from_rpc."""
-    osd0 = pb_grpc.CephOsdStub(grpc.insecure_channel(ceph_twin.daemons["osd.0"]["grpc"]))
+    osd0 = pb_grpc.CephOsdStub(grpc.insecure_channel(ceph_twin.daemons["osd.0"].grpc))
     rbd = pb_grpc.CephRbdStub(grpc.insecure_channel(ceph_twin.mon_address))
     calls = {
         "NOT_FOUND": lambda: ceph_twin.mon.OsdCommand(pb.CephMonOsdCommandRequest(osd=99, command="out")),
@@ -212,8 +212,8 @@ def test_kill9_osd_is_restarted_and_data_stays(ceph_twin: CephAdmin, s3: Any) ->
     assert r.exit_code == 0 and "SIGKILL" in r.output
     wait_for("the OSD restarted", lambda: ceph_twin.run.read(ceph_twin.run.daemons)["daemons"][name]["pid"]
              not in (0, old), timeout=10)
-    wait_for("the OSD serving", lambda: check_all([ceph_twin.daemons[name]["grpc"]])[
-        ceph_twin.daemons[name]["grpc"]] == SERVING)
+    wait_for("the OSD serving", lambda: check_all([ceph_twin.daemons[name].grpc])[
+        ceph_twin.daemons[name].grpc] == SERVING)
     wait_for("active+clean", lambda: all_clean(ceph_twin), timeout=20)
     assert s3.get_object(Bucket="data", Key="killed")["Body"].read() == body
     assert ceph_twin.call("Scrub", pb.CephMonScrubRequest()).errors == []
@@ -296,7 +296,7 @@ def kill9_gateway(admin: CephAdmin, then: Callable[[], None] = lambda: None) -> 
     then()
     wait_for("the gateway restarted", lambda: admin.run.read(admin.run.daemons)["daemons"]["ceph-rgw"][
         "pid"] not in (0, old), timeout=10)
-    grpc_addr = admin.daemons["ceph-rgw"]["grpc"]
+    grpc_addr = admin.daemons["ceph-rgw"].grpc
     wait_for("the gateway serving", lambda: check_all([grpc_addr])[grpc_addr] == SERVING, timeout=20)
 
 

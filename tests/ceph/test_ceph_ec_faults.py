@@ -236,7 +236,7 @@ def test_kill9_every_daemon_mid_upload(twin: CephAdmin, objects: dict[str, str])
             if name == "ceph-mon":   # let the monitor come back before the OSDs go
                 time.sleep(0.5)
                 wait_for("the monitor serving", lambda: check_all([mon])[mon] == SERVING, timeout=20)
-        rgw = twin.daemons["ceph-rgw"]["grpc"]
+        rgw = twin.daemons["ceph-rgw"].grpc
         time.sleep(0.5)
         wait_for("the gateway serving", lambda: check_all([rgw])[rgw] == SERVING, timeout=20)
         n_before = len(acked)

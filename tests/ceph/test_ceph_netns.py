@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from emulator import lifecycle
+from emulator.manifest import Manifest
 from emulator.rundir import RunDir
+from services.ceph.manifest import RgwEntry, gateway
 from tests.conftest import assert_nothing_left, netns_skip_reason, twin_pids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +58,7 @@ def _why_skip() -> str:
 
 
 @pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunDir, dict[str, Any]]]:
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunDir, Manifest]]:
     if reason := _why_skip():
         pytest.skip(reason)
     run = RunDir(tmp_path_factory.mktemp("ceph-netns"))
@@ -74,8 +76,14 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunDir, dic
         assert_nothing_left(run, pids)
 
 
-def endpoint(manifest: dict[str, Any]) -> str:
-    return str(next(d["s3"] for d in manifest["daemons"] if d["kind"] == "ceph_rgw"))
+def rgw(manifest: Manifest) -> RgwEntry:
+    found = gateway(manifest)
+    assert found is not None, "the twin runs no gateway"
+    return found
+
+
+def endpoint(manifest: Manifest) -> str:
+    return rgw(manifest).s3
 
 
 def s3_from(run: RunDir, host: str, url: str, op: str, *args: str) -> dict[str, Any]:
@@ -88,19 +96,18 @@ def s3_from(run: RunDir, host: str, url: str, op: str, *args: str) -> dict[str, 
     return dict(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
-def storage_address(manifest: dict[str, Any], host: str) -> str:
-    return str(next(d["addresses"]["storage"] for d in manifest["daemons"] if d.get("host") == host
-                    and "storage" in d.get("addresses", {})))
+def storage_address(manifest: Manifest, host: str) -> str:
+    return next(d.addresses["storage"] for d in manifest.daemons if d.host == host and "storage" in d.addresses)
 
 
 def test_s3_listens_on_the_storage_address_and_not_on_the_operator_port(
-        twin: tuple[RunDir, dict[str, Any]]) -> None:
+        twin: tuple[RunDir, Manifest]) -> None:
     run, manifest = twin
-    rgw = next(d for d in manifest["daemons"] if d["kind"] == "ceph_rgw")
-    host, _, port = endpoint(manifest).removeprefix("http://").rpartition(":")
-    assert host == rgw["addresses"]["storage"] and host.startswith(STORAGE), rgw
+    gw = rgw(manifest)
+    host, _, port = gw.s3.removeprefix("http://").rpartition(":")
+    assert host == gw.addresses["storage"] and host.startswith(STORAGE), gw
     assert port == "7480"
-    assert rgw["grpc"].startswith(rgw["addresses"]["oob"] + ":")
+    assert gw.grpc.startswith(gw.addresses["oob"] + ":")
     # The machine's namespace has no route onto the storage segment: not through the operator port
     # (only OOB), so whatever answers there (a default route may lead to a proxy) is not RGW.
     route = subprocess.run(["ip", "-4", "route", "get", host], capture_output=True, text=True).stdout
@@ -124,7 +131,7 @@ def rgw_answers(url: str) -> bool:
     except OSError:
         return False
 
-def test_boto3_in_a_gpu_server_round_trips_and_source_ip_is_per_host(twin: tuple[RunDir, dict[str, Any]]) -> None:
+def test_boto3_in_a_gpu_server_round_trips_and_source_ip_is_per_host(twin: tuple[RunDir, Manifest]) -> None:
     run, manifest = twin
     url = endpoint(manifest)
     assert s3_from(run, "gpu001", url, "mb", "lake", "") == {"ok": True}

@@ -85,7 +85,7 @@ def test_checkpoint_survives_osd_kill_and_stop(twin: CephAdmin) -> None:
     c.write("rbd", "ckpt", 0, ckpt[:16 * MIB])
     wait_for("the OSD restarted", lambda: twin.run.read(twin.run.daemons)["daemons"][name]["pid"] not in (0, old),
              timeout=10)
-    addr = twin.daemons[name]["grpc"]
+    addr = twin.daemons[name].grpc
     wait_for("the OSD serving", lambda: check_all([addr])[addr] == SERVING, timeout=10)
     wait_for("active+clean", lambda: all_clean(twin), timeout=30)
     for off, start, n in pieces:

@@ -19,7 +19,7 @@ DATA = "default.rgw.buckets.data"
 
 
 def _stats(admin: CephAdmin) -> list[pb.CephOsdStat]:
-    osds = [d["osd"] for d in admin.manifest["daemons"] if d["kind"] == "ceph_osd"]
+    osds = sorted(admin.osds)
     return [admin.osd(o, "Stat", pb.CephOsdStatRequest()).stat for o in osds]
 
 

@@ -14,7 +14,7 @@ def test_xid79_ends_a_lease_in_the_containerised_twin(twin_image: str) -> None:
         assert tc.started_in is not None   # its time against the 20 s target: python -m bench --only timings
         twin: Twin = tc.twin
         assert "gpu001" in twin.gpu_nodes
-        assert tc.endpoints()["grpc"]["gpu001"] == twin.daemon("gpu001")["grpc"]
+        assert tc.endpoints()["grpc"]["gpu001"] == twin.daemon("gpu001").grpc
 
         node = twin.gpu_node("gpu001")
         lease = node.lease("job-in-container", count=8)

@@ -38,7 +38,7 @@ def test_switch_down_and_host_cut_reach_the_fabric(tmp_path: Path) -> None:
         net, plane = twin.network(), Network.attach(twin.run.network)
         leaf01, leaf02 = (plane.plan.namespaces[n].router_id or "" for n in ("ib-leaf01", "ib-leaf02"))
         (entry,) = twin.daemons("fabric")
-        with grpc.insecure_channel(entry["grpc"]) as channel, twin.events("events/fabric/#") as events:
+        with grpc.insecure_channel(entry.grpc) as channel, twin.events("events/fabric/#") as events:
             stub = pb_grpc.FabricStub(channel)
 
             def states(system: str) -> set[str]:

@@ -17,15 +17,18 @@ import pytest
 from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from emulator.client import Twin
+from emulator.manifest import DaemonEntry
+from services.fabric.manifest import FabricEntry
 from tests.conftest import assert_nothing_left, twin_pids
 from tests.fabric.conftest import REASON
 
 pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "ok")
 
 
-def ufm_get(entry: dict, path: str) -> object:
-    token = base64.b64encode(f"{entry['ufm_user']}:{entry['ufm_password']}".encode()).decode()
-    req = urllib.request.Request(entry["ufm"] + path, headers={"Authorization": f"Basic {token}"})
+def ufm_get(entry: DaemonEntry, path: str) -> object:
+    ufm = entry.typed(FabricEntry)
+    token = base64.b64encode(f"{ufm.ufm_user}:{ufm.ufm_password}".encode()).decode()
+    req = urllib.request.Request(ufm.ufm + path, headers={"Authorization": f"Basic {token}"})
     with urllib.request.urlopen(req, timeout=10) as reply:
         return json.loads(reply.read())
 
@@ -41,14 +44,14 @@ def test_fabric_manager_runs_in_the_twin_and_survives_kill(tmp_path: Path) -> No
         (entry,) = twin.daemons("fabric")
         ports = ufm_get(entry, "/resources/ports?sys_type=Computer")
         assert len(ports) == 16 and {p["logical_state"] for p in ports} == {"Active"}
-        with grpc.insecure_channel(entry["grpc"]) as channel:
+        with grpc.insecure_channel(entry.grpc) as channel:
             listed = pb_grpc.FabricStub(channel).ListPorts(pb.FabricListPortsRequest(computer_only=True), timeout=10)
         assert {p.lid for p in listed.ports} == {p["lid"] for p in ports}
 
         # An operator's change outlives the process: a port disabled before the kill is still
         # disabled (in ibsim, so OpenSM routes around it) after the restart.
         victim = next(p for p in ports if p["node_description"] == "gpu002 mlx5_3")
-        with grpc.insecure_channel(entry["grpc"]) as channel:
+        with grpc.insecure_channel(entry.grpc) as channel:
             pb_grpc.FabricStub(channel).SetPortState(pb.FabricSetPortStateRequest(system=victim["name"], enabled=False),
                                                      timeout=30)
 

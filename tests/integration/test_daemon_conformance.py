@@ -40,10 +40,11 @@ from clustertwin.v1 import (
 )
 from emulator import events
 from emulator.client import Twin
-from emulator.clock import Clock
 from emulator.manifest import DaemonEntry, Manifest
 from emulator.process import same_process
 from emulator.service import daemon_kinds
+from services.ceph.manifest import RgwEntry
+from services.lustre.manifest import LustreSection, OssEntry
 from tests.conftest import skip_reason
 
 CLOCK_SCALE = 2.0
@@ -62,12 +63,8 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Twin:
         yield t
 
 
-def manifest(twin: Twin) -> Manifest:
-    return Manifest.model_validate(twin.manifest)
-
-
 def first(twin: Twin, kind: str) -> DaemonEntry:
-    return manifest(twin).daemons_of(kind)[0]
+    return twin.manifest.daemons_of(kind)[0]
 
 
 def channel(address: str) -> grpc.Channel:
@@ -178,7 +175,7 @@ def s3(twin: Twin, d: DaemonEntry) -> Any:
         mon.UserCreate(ceph_pb2.CephMonUserCreateRequest(user=ceph_pb2.CephRgwUser(
             uid="conformance-s3", display_name="c", access_key=S3_KEYS[0], secret_key=S3_KEYS[1])),
             timeout=RPC_TIMEOUT)
-    return boto3.client("s3", endpoint_url=d.get("s3"), aws_access_key_id=S3_KEYS[0],
+    return boto3.client("s3", endpoint_url=d.typed(RgwEntry).s3, aws_access_key_id=S3_KEYS[0],
                         aws_secret_access_key=S3_KEYS[1], region_name="default",
                         config=Config(retries={"max_attempts": 1}, connect_timeout=10, read_timeout=30))
 
@@ -203,7 +200,7 @@ def mds_call(twin: Twin, method: str, request: Any) -> Any:
     """A metadata call to whichever MDS is active (after a kill -9 the standby takes the MDT over)."""
     deadline = time.monotonic() + 120
     while True:
-        for address in manifest(twin).section("lustre")["mds"]:
+        for address in LustreSection.require(twin.manifest, twin.run.path).mds:
             stub = lustre_pb2_grpc.LustreMdsStub(channel(address))
             try:
                 return getattr(stub, method)(request, timeout=RPC_TIMEOUT)
@@ -217,7 +214,7 @@ def active_mds(twin: Twin) -> DaemonEntry:
     """The MDS that holds the MDT: a standby's LustreMds health is NOT_SERVING (it refuses every call)."""
     deadline = time.monotonic() + 120
     while True:
-        for d in manifest(twin).daemons_of("lustre_mds"):
+        for d in twin.manifest.daemons_of("lustre_mds"):
             try:
                 status = lustre_pb2_grpc.LustreMdsStub(channel(d.grpc)).Status(lustre_pb2.LustreMdsStatusRequest(),
                                                                                 timeout=RPC_TIMEOUT)
@@ -248,7 +245,7 @@ OBJ = lustre_pb2.LustreObjectRef(ost=0, objid=0xC0F, seq=0x100000000)
 
 
 def ost0_servers(twin: Twin) -> list[str]:
-    return next(o["servers"] for o in manifest(twin).section("lustre")["osts"] if o["index"] == 0)
+    return next(o.servers for o in LustreSection.require(twin.manifest, twin.run.path).osts if o.index == 0)
 
 
 def oss_call(twin: Twin, method: str, request: Any) -> Any:
@@ -265,7 +262,7 @@ def oss_call(twin: Twin, method: str, request: Any) -> Any:
 
 
 def oss_entry(twin: Twin) -> DaemonEntry:
-    return next(d for d in manifest(twin).daemons_of("lustre_oss") if 0 in d.get("osts", []))
+    return next(d for d in twin.manifest.daemons_of("lustre_oss") if 0 in d.typed(OssEntry).osts)
 
 
 def oss_write(twin: Twin, d: DaemonEntry) -> bytes:
@@ -392,7 +389,7 @@ def test_kill_9_then_restart_with_state_and_a_typed_start_event_on_the_twin_cloc
     d = probe.pick(twin)
     token = probe.write(twin, d)
     before = live(twin, d.name)
-    clock = Clock(manifest(twin).clock.epoch, manifest(twin).clock.scale)
+    clock = twin.manifest.clock.to_clock()
     with twin.events(f"events/{d.name}/daemon_start") as bus:
         earliest = clock.now()
         assert same_process(before["pid"], before["start"])

@@ -119,10 +119,10 @@ def test_twin_events_check_flags_what_is_not_in_the_schema(mini_twin: Twin, twin
 
     from emulator import bus
 
-    b, name = mini_twin.manifest["broker"], mini_twin.name
+    b, name = mini_twin.manifest.broker, mini_twin.name
     good, bad = bus.event_topic(name, "gpu099", "xid"), bus.event_topic(name, "gpu099", "health")
     monkeypatch.delenv(EVENT_LOG_ENV)   # the malformed message stays out of the session's log
-    with bus.SyncPublisher(b["host"], b["port"], name, "gpu099", wait=True) as pub:
+    with bus.SyncPublisher(b.host, b.port, name, "gpu099", wait=True) as pub:
         # Retained, so that `twin events` gets both whenever it has subscribed.
         doc = events.envelope(name, "gpu", "gpu099", "xid", {"seq": 1, "node": "gpu099", "gpu": 0, "xid": 79,
                                                               "lease_id": "", "health": ""}, time=1.0)

@@ -23,6 +23,8 @@ from emulator.cli.main import app
 from emulator.client import Twin
 from emulator.sdk.faults import FaultError
 from services.fabric.subnet import missing_tools as fabric_missing
+from services.lustre.manifest import LustreSection
+from services.lustre.manifest import servers as lustre_servers
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from tests.conftest import skip_reason, stopped_at_exit
 from tests.waiting import wait_for
@@ -77,12 +79,16 @@ def slurm_state(twin: Twin) -> str:
     return twin.slurm().nodes()["gpu002"]["state"]
 
 
+def configured(twin: Twin, ost: int) -> int:
+    """The OST's capacity as the twin was started with it (its manifest)."""
+    return LustreSection.require(twin.manifest, twin.run.path).osts[ost].capacity_bytes
+
+
 CASES = {   # subsystem: (target, kind, params, CLI options, "is it applied?")
     "gpu": ("gpu001", "xid", {"gpu": 2, "xid": 13}, ["--gpu", "2", "--xid", "13"], gpu_xid),
     "ceph": ("osd.2", "out", {}, [], lambda t: not osd_in(t)),
     "fabric": ("ib-leaf01/1", "port-down", {}, [], lambda t: port_state(t) == "Down"),
-    "lustre": ("OST0001", "ost-full", {}, [], lambda t: ost_capacity(t) < int(t.manifest["lustre"]["osts"][1]
-                                                                              ["capacity_bytes"])),
+    "lustre": ("OST0001", "ost-full", {}, [], lambda t: ost_capacity(t) < configured(t, 1)),
     "slurm": ("gpu002", "drain", {"reason": "bad DIMM"}, ["--reason", "bad DIMM"],
               lambda t: "drain" in slurm_state(t)),
 }
@@ -220,19 +226,19 @@ def test_legacy_shortcuts_reach_the_same_log(twin: Twin) -> None:
 def test_an_oss_kill_keeps_it_down_until_cleared(twin: Twin) -> None:
     """The fault takes Lustre's own id (the OSS keeps it across the kill -9), the partner serves the
     OSTs meanwhile, and clearing brings the OSS back to serve them again."""
-    oss = next(d for d in twin.daemons("lustre_oss") if d.get("partner"))
-    mine = set(oss.get("osts", []))
+    oss = next(d for d in lustre_servers(twin.manifest)[1].values() if d.partner)
+    mine = set(oss.osts)
 
     def servers() -> dict[int, str]:
         with twin.lustre() as lu:
             return {t.index: t.server for t in lu.statfs().osts if t.active and t.index in mine}
 
-    f = twin.faults().inject("lustre", oss["name"], "oss-kill")
+    f = twin.faults().inject("lustre", oss.name, "oss-kill")
     assert f.backend_id and "killed (pid" in f.effect
-    wait_for("failover to the partner", lambda: set(servers().values()) == {oss["partner"]}, timeout=90)
+    wait_for("failover to the partner", lambda: set(servers().values()) == {oss.partner}, timeout=90)
     assert [x.id for x in twin.faults().list(subsystem="lustre")] == [f.id]   # not adopted a second time
     with pytest.raises(FaultError, match="already kept down"):
-        twin.faults().inject("lustre", oss["name"], "oss-kill")
+        twin.faults().inject("lustre", oss.name, "oss-kill")
     twin.faults().clear(f.id)
-    wait_for("failback", lambda: set(servers().values()) == {oss["name"]}, timeout=90)
+    wait_for("failback", lambda: set(servers().values()) == {oss.name}, timeout=90)
     assert not twin.faults().list(subsystem="lustre")

@@ -32,11 +32,11 @@ def wait_until(predicate, timeout: float = 15.0, interval: float = 0.05, what: s
 
 def test_manifest_lists_every_server_on_its_own_address(mini_twin: Twin) -> None:
     daemons = mini_twin.daemons("gpu_node")
-    assert [d["name"] for d in daemons] == ["gpu001", "gpu002"]
-    oob = [d["addresses"]["oob"] for d in daemons]
+    assert [d.name for d in daemons] == ["gpu001", "gpu002"]
+    oob = [d.addresses["oob"] for d in daemons]
     assert len(set(oob)) == len(oob) and all(a.startswith("127.") for a in oob)
-    assert all(d["grpc"] == f"{d['addresses']['oob']}:50051" for d in daemons)
-    assert mini_twin.manifest["broker"]["url"].startswith("mqtt://127.")
+    assert all(d.grpc == f"{d.addresses['oob']}:50051" for d in daemons)
+    assert mini_twin.manifest.broker.url.startswith("mqtt://127.")
 
 
 def test_gpu_queries_show_an_hgx_h100(mini_twin: Twin) -> None:
@@ -65,7 +65,7 @@ def test_cli_renders_topo_from_the_structured_matrix(mini_twin: Twin, twin_exe: 
 
 
 def test_health_and_reflection_answer(mini_twin: Twin) -> None:
-    address = mini_twin.daemon("gpu002")["grpc"]
+    address = mini_twin.daemon("gpu002").grpc
     with grpc.insecure_channel(address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
@@ -132,7 +132,7 @@ def test_busy_gpu_draws_power_in_telemetry_and_metrics(mini_twin: Twin) -> None:
             sample = tel.wait_for(lambda m: m["power_w"] > 300 and m["gpu_util"] >= 90
                                   and m["temperature_c"] > idle.temperature_c + 2, timeout=30)
         assert sample["sm_clock_mhz"] > idle.sm_clock_mhz
-        url = mini_twin.daemon("gpu001")["metrics"]
+        url = mini_twin.daemon("gpu001").metrics
         text = urllib.request.urlopen(url, timeout=5).read().decode()
         families = {f.name: f for f in text_string_to_metric_families(text)}
         assert {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_XID_ERRORS",

@@ -103,7 +103,7 @@ def test_killed_supervisor_takes_its_daemons_with_it(tmp_path: Path) -> None:
 def test_two_twins_run_side_by_side(tmp_path: Path) -> None:
     with Twin.up("mini", run_dir=tmp_path / "a", timeout=60) as a, Twin.up("mini", run_dir=tmp_path / "b",
                                                                           timeout=60) as b:
-        assert a.manifest["slot"] != b.manifest["slot"]
+        assert a.manifest.slot != b.manifest.slot
         assert a.gpu_node("gpu001").gpus()[0].uuid == b.gpu_node("gpu001").gpus()[0].uuid
         a.gpu_node("gpu001").lease("only-in-a", count=1)
         assert not b.gpu_node("gpu001").leases()

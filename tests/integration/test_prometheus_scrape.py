@@ -35,7 +35,7 @@ def query(base: str, promql: str) -> list[dict]:
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="needs Debian's prometheus (make install installs it)")
 def test_prometheus_scrapes_dcgm_metrics_from_every_server(mini_twin: Twin, tmp_path: Path) -> None:
-    targets = [d["metrics"].removeprefix("http://").removesuffix("/metrics") for d in mini_twin.daemons("gpu_node")]
+    targets = [d.metrics.removeprefix("http://").removesuffix("/metrics") for d in mini_twin.daemons("gpu_node")]
     config = tmp_path / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: dcgm\n"
                       f"    static_configs:\n      - targets: {json.dumps(targets)}\n")

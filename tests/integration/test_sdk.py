@@ -21,10 +21,13 @@ from typer.testing import CliRunner
 from emulator import process
 from emulator.cli.main import app
 from emulator.client import Twin, TwinRpcError
+from emulator.manifest import Manifest
 from emulator.rundir import RunDirError
 from services.fabric.subnet import missing_tools as fabric_missing
+from services.lustre.manifest import LustreSection
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from tests.conftest import assert_nothing_left, skip_reason, twin_pids
+from tests.fake_manifest import lustre_section, write_manifest
 
 REASON = skip_reason("SDK tests (fabric manager, Lustre, Slurm as root)", fabric_missing() + missing_tools(),
                      ["ibsim-utils", "opensm", "infiniband-diags", *APT_PACKAGES])
@@ -69,14 +72,14 @@ def osd(ceph: Any, osd_id: int) -> Any:
 def without(twin: Twin, *kinds: str, **drop: Any) -> Twin:
     """The same run directory, described by a manifest without these daemons or sections: a twin
     started without the service, for the accessors' refusals."""
-    manifest = {k: v for k, v in twin.manifest.items() if k not in drop}
-    manifest["daemons"] = [d for d in twin.manifest["daemons"] if d["kind"] not in kinds]
-    return Twin(twin.run, manifest)
+    doc = {k: v for k, v in twin.manifest.dump().items() if k not in drop}
+    doc["daemons"] = [d.model_dump() for d in twin.manifest.daemons if d.kind not in kinds]
+    return Twin(twin.run, Manifest.of(doc))
 
 
 def test_gpu_nodes_are_names_and_called_their_clients(twin: Twin) -> None:
     names = twin.gpu_nodes
-    assert names == [d["name"] for d in twin.daemons("gpu_node")] and "gpu001" in names
+    assert names == [d.name for d in twin.daemons("gpu_node")] and "gpu001" in names
     clients = twin.gpu_nodes()
     assert [c.name for c in clients] == names
     assert all(len(c.gpus()) == 8 for c in clients)
@@ -146,7 +149,7 @@ def test_s3_client_on_the_gateway(twin: Twin) -> None:
 def test_lustre_admin_and_its_faults(twin: Twin) -> None:
     with twin.lustre() as lu:
         st = lu.statfs()
-        assert st.fsname == lu.fsname and len(st.osts) == len(twin.manifest["lustre"]["osts"]) >= 1
+        assert st.fsname == lu.fsname and len(st.osts) == len(LustreSection.of(twin.manifest).osts) >= 1
         oss = lu.oss_names()[0]
         with pytest.raises(KeyError, match="no OSS named 'oss99'"):
             lu.kill_oss("oss99")
@@ -200,13 +203,11 @@ def test_a_reused_pid_is_never_killed(tmp_path: Path) -> None:
     """The OSD kill and Lustre's oss-kill signal a daemon only while daemons.json's pid is still that
     daemon (its recorded start time); a refused oss-kill leaves no marker keeping the OSS down."""
     data = tmp_path / "lustre"
-    manifest = {"twin": "t", "broker": {}, "daemons": [
+    write_manifest(tmp_path, [
         {"name": "ceph-mon", "kind": "ceph_mon", "grpc": "127.0.0.1:1"},
-        {"name": "osd.3", "kind": "ceph_osd", "osd": 3, "grpc": "127.0.0.1:1"},
-        {"name": "oss01", "kind": "lustre_oss", "osts": [0], "partner": ""}],
-        "lustre": {"data_dir": str(data), "fsname": "lustre", "mds": ["127.0.0.1:1"],
-                   "osts": [{"index": 0, "servers": ["127.0.0.1:1"]}]}}
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+        {"name": "osd.3", "kind": "ceph_osd", "osd": 3, "device_class": "hdd", "grpc": "127.0.0.1:1"},
+        {"name": "oss01", "kind": "lustre_oss", "grpc": "127.0.0.1:1", "bulk": "127.0.0.1:2", "osts": [0]}],
+        lustre=lustre_section(data, {0: "oss01"}))
     other = subprocess.Popen(["sleep", "300"])   # holds the pid the daemons once had
     try:
         wrong = process.start_time(other.pid) - 1

@@ -4,17 +4,17 @@ its filesystem mounted (`lustre_mount`), torn down after the module and checked 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from emulator.manifest import Manifest
+from emulator.rundir import RunDir
 from services.lustre.client.mount import is_mounted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def pattern(n: int, seed: int) -> bytes:
 class LustreMount:
     run: Path
     mnt: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return twin_cli(*args, run=self.run, check=check)
@@ -56,7 +56,7 @@ def lustre_mount(base: Path, *up_args: str) -> Iterator[LustreMount]:
     twin_cli("up", *up_args, "--lustre", run=run)
     try:
         twin_cli("lustre", "mount", str(mnt), run=run)
-        yield LustreMount(run, mnt, json.loads((run / "manifest.json").read_text()))
+        yield LustreMount(run, mnt, RunDir(run).load_manifest())
     finally:
         twin_cli("lustre", "umount", str(mnt), run=run, check=False)
         twin_cli("down", run=run, check=False)

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from emulator.clock import Clock
 from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse
 from tests.lustre.test_lustre_events import Events
 
@@ -25,7 +24,7 @@ def scaled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LustreMount]:
 
 
 def test_events_carry_the_twin_clock_and_files_the_real_time(scaled: LustreMount) -> None:
-    clock = Clock(scaled.manifest["clock"]["epoch"], scaled.manifest["clock"]["scale"])
+    clock = scaled.manifest.clock.to_clock()
     assert clock.scale == SCALE
     events = Events(scaled.manifest)
     try:

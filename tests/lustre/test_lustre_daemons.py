@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import importlib.util
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,9 +19,12 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
+from emulator.client import Twin
+from emulator.manifest import DaemonEntry
 from emulator.rundir import RunDir, RunDirError
 from emulator.sdk import daemons
 from services.lustre.client.core import ClientError, LustreClient
+from services.lustre.manifest import LustreSection
 from services.lustre.sdk import LustreAdmin
 from services.lustre.wire import dir_cookie
 from tests.lustre.conftest import twin_cli
@@ -33,17 +35,17 @@ SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.Health
 
 
 @pytest.fixture(scope="module")
-def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
     run = tmp_path_factory.mktemp("lustre-daemons") / "run"
     twin_cli("up", "rack", "--lustre", "--clock-scale", "3600", run=run)
     try:
-        yield json.loads((run / "manifest.json").read_text()) | {"run": run}
+        yield Twin.connect(run)
     finally:
         twin_cli("down", run=run, check=False)
 
 
-def servers(m: dict[str, Any]) -> list[dict[str, Any]]:
-    return [d for d in m["daemons"] if d["kind"] in ("lustre_mds", "lustre_oss")]
+def servers(twin: Twin) -> list[DaemonEntry]:
+    return [d for d in twin.daemons() if d.kind in ("lustre_mds", "lustre_oss")]
 
 
 def health(address: str, service: str = "") -> int:
@@ -59,37 +61,37 @@ def restarted(run: RunDir, name: str, old_pid: int) -> bool:
 
 
 def role(d: dict[str, Any]) -> str:
-    with grpc.insecure_channel(d["admin"]) as ch:
+    with grpc.insecure_channel(d.admin) as ch:
         return pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=5).role
 
 
-def test_health_and_reflection_on_both_addresses(rack: dict[str, Any]) -> None:
+def test_health_and_reflection_on_both_addresses(rack: Twin) -> None:
     for d in servers(rack):
-        for address in (d["grpc"], d["admin"]):
-            assert health(address) == SERVING, (d["name"], address)
+        for address in (d.grpc, d.admin):
+            assert health(address) == SERVING, (d.name, address)
             with grpc.insecure_channel(address) as ch:
                 db = ProtoReflectionDescriptorDatabase(ch)
-                assert {d["service"], "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} \
-                    <= set(db.get_services()), (d["name"], address)
-                if d["kind"] == "lustre_oss":   # the fault API, described by the server itself
-                    methods = {m.name for m in DescriptorPool(db).FindServiceByName(d["service"]).methods}
+                assert {d.service, "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} \
+                    <= set(db.get_services()), (d.name, address)
+                if d.kind == "lustre_oss":   # the fault API, described by the server itself
+                    methods = {m.name for m in DescriptorPool(db).FindServiceByName(d.service).methods}
                     assert {"InjectFault", "ClearFault", "ListFaults"} <= methods
 
 
-def test_the_standby_mds_is_not_serving_its_service(rack: dict[str, Any]) -> None:
-    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+def test_the_standby_mds_is_not_serving_its_service(rack: Twin) -> None:
+    mds = [d for d in servers(rack) if d.kind == "lustre_mds"]
     wait_for("an active MDS", lambda: "active" in {role(d) for d in mds})
     for d in mds:
         want = SERVING if role(d) == "active" else NOT_SERVING
-        assert health(d["admin"], d["service"]) == want == health(d["grpc"], d["service"]), d["name"]
+        assert health(d.admin, d.service) == want == health(d.grpc, d.service), d.name
     standby = next(d for d in mds if role(d) == "standby")
-    with grpc.insecure_channel(standby["admin"]) as ch, pytest.raises(grpc.RpcError) as e:
+    with grpc.insecure_channel(standby.admin) as ch, pytest.raises(grpc.RpcError) as e:
         pb_grpc.LustreMdsStub(ch).Getattr(pb.LustreMdsGetattrRequest(path="/"), timeout=5)
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE and ("lustre-errno", "EAGAIN") in e.value.trailing_metadata()
 
 
-def test_the_errno_travels_as_metadata(rack: dict[str, Any]) -> None:
-    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+def test_the_errno_travels_as_metadata(rack: Twin) -> None:
+    c = LustreClient.from_manifest(rack.manifest, failover_timeout=10.0, plane="admin")
     try:
         c.mkdir("/errno")
         calls = [(lambda: c.getattr("/errno/missing"), "ENOENT"), (lambda: c.mkdir("/errno"), "EEXIST"),
@@ -108,13 +110,12 @@ def test_the_errno_travels_as_metadata(rack: dict[str, Any]) -> None:
         c.close()
 
 
-def test_fault_inject_list_clear_with_events(rack: dict[str, Any]) -> None:
-    from emulator.clock import Clock
+def test_fault_inject_list_clear_with_events(rack: Twin) -> None:
 
-    clock = Clock(rack["clock"]["epoch"], rack["clock"]["scale"])
-    events = Events(rack)
-    lu = LustreAdmin(RunDir(rack["run"]), rack)
-    oss01 = next(d for d in servers(rack) if d["name"] == "oss01")
+    clock = rack.manifest.clock.to_clock()
+    events = Events(rack.manifest)
+    lu = LustreAdmin(rack.run, rack.manifest)
+    oss01 = next(d for d in servers(rack) if d.name == "oss01")
     try:
         before = clock.now()
         f = lu.inject_fault("oss-kill", "oss01")
@@ -125,10 +126,10 @@ def test_fault_inject_list_clear_with_events(rack: dict[str, Any]) -> None:
         assert [x.id for x in lu.list_faults()] == [f.id]
         with pytest.raises(ClientError, match="already active"):
             lu.inject_fault("oss-kill", "oss01")
-        assert health(oss01["admin"], oss01["service"]) == NOT_SERVING
+        assert health(oss01.admin, oss01.service) == NOT_SERVING
         events.wait("oss_failover", to="oss02")
-        old = daemons.kill(RunDir(rack["run"]), "oss01")   # the fault is in its store: back, still down
-        wait_for("oss01 restarted", lambda: restarted(RunDir(rack["run"]), "oss01", old))
+        old = daemons.kill(rack.run, "oss01")   # the fault is in its store: back, still down
+        wait_for("oss01 restarted", lambda: restarted(rack.run, "oss01", old))
         assert [x.id for x in lu.list_faults()] == [f.id]
         cleared = lu.clear_fault(f.id)
         assert not cleared.active and cleared.cleared_at >= f.injected_at
@@ -138,21 +139,21 @@ def test_fault_inject_list_clear_with_events(rack: dict[str, Any]) -> None:
         with pytest.raises(KeyError, match="no Lustre fault"):
             lu.clear_fault("oss01-down-99")
         events.wait("oss_failback", to="oss01")
-        wait_for("oss01 serving", lambda: health(oss01["admin"], oss01["service"]) == SERVING)
+        wait_for("oss01 serving", lambda: health(oss01.admin, oss01.service) == SERVING)
     finally:
         lu.close()
         events.close()
 
 
-def test_faults_are_listed_in_pages(rack: dict[str, Any]) -> None:
-    lu = LustreAdmin(RunDir(rack["run"]), rack)
-    oss01 = next(d for d in servers(rack) if d["name"] == "oss01")
+def test_faults_are_listed_in_pages(rack: Twin) -> None:
+    lu = LustreAdmin(rack.run, rack.manifest)
+    oss01 = next(d for d in servers(rack) if d.name == "oss01")
     try:
         wait_for("oss01 serving its OSTs", lambda: {t.index: t.server for t in lu.statfs().osts if t.active}
                  .items() >= {0: "oss01", 1: "oss01"}.items())
         a, b = lu.inject_fault("ost-full", 0), lu.inject_fault("ost-full", 1)
         assert a.oss == b.oss == "oss01" and a.ost == 0 and b.ost == 1
-        with grpc.insecure_channel(oss01["admin"]) as ch:
+        with grpc.insecure_channel(oss01.admin) as ch:
             stub = pb_grpc.LustreOssStub(ch)
             first = stub.ListFaults(pb.LustreOssListFaultsRequest(page_size=1), timeout=5)
             second = stub.ListFaults(pb.LustreOssListFaultsRequest(page_size=1, page_token=first.next_page_token),
@@ -170,27 +171,28 @@ def test_faults_are_listed_in_pages(rack: dict[str, Any]) -> None:
         lu.close()
 
 
-def test_twin_lustre_and_its_commands_come_from_the_service(rack: dict[str, Any]) -> None:
+def test_twin_lustre_and_its_commands_come_from_the_service(rack: Twin) -> None:
     from emulator.client import Twin
     from emulator.service import services
 
     assert importlib.util.find_spec("emulator.cli.lustre") is None and importlib.util.find_spec("emulator.sdk.lustre") \
         is None   # moved into the service
     assert services()["lustre"].cli == {"lustre": "services.lustre.cli:app"}
-    with Twin.connect(rack["run"]).lustre() as lu:
-        assert isinstance(lu, LustreAdmin) and lu.statfs().fsname == rack["lustre"]["fsname"]
-    assert twin_cli("lustre", "fault", "list", run=rack["run"]).stdout.startswith("ID ")
+    fsname = LustreSection.require(rack.manifest, rack.run.path).fsname
+    with Twin.connect(rack.run.path).lustre() as lu:
+        assert isinstance(lu, LustreAdmin) and lu.statfs().fsname == fsname
+    assert twin_cli("lustre", "fault", "list", run=rack.run.path).stdout.startswith("ID ")
 
 
-def test_a_new_active_mds_connects_to_its_osts_before_it_serves(rack: dict[str, Any]) -> None:
+def test_a_new_active_mds_connects_to_its_osts_before_it_serves(rack: Twin) -> None:
     """Every server killed at once: the standby takes the MDT over while the OSSs restart; the first file it
     creates gets its objects (a standby that polled the OSSs once would find every OST inactive: ENOSPC)."""
-    run = RunDir(rack["run"])
-    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+    run = rack.run
+    mds = [d for d in servers(rack) if d.kind == "lustre_mds"]
     active = wait_for("an active MDS", lambda: next((d for d in mds if role(d) == "active"), None))
-    for name in ("oss01", "oss02", active["name"]):
+    for name in ("oss01", "oss02", active.name):
         daemons.kill(run, name)
-    c = LustreClient.from_manifest(rack, failover_timeout=60.0, plane="admin")
+    c = LustreClient.from_manifest(rack.manifest, failover_timeout=60.0, plane="admin")
     try:
         a = c.create("/created-after-failover")
         assert a.HasField("layout") and len(a.layout.objects) >= 1
@@ -207,10 +209,10 @@ def readdir_pages(stub: Any, path: str, size: int) -> list[list[str]]:
     return pages
 
 
-def test_readdir_goes_page_by_page_in_cookie_order_and_the_client_reads_them_all(rack: dict[str, Any]) -> None:
+def test_readdir_goes_page_by_page_in_cookie_order_and_the_client_reads_them_all(rack: Twin) -> None:
     """Lustre's readdir pages go in hash-cookie order: an entry removed or added between two pages moves
     no other across the page boundary. The client (and so the FUSE mount) follows the pages to the end."""
-    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+    c = LustreClient.from_manifest(rack.manifest, failover_timeout=10.0, plane="admin")
     try:
         c.mkdir("/big")
         names = [f"f{i:04d}" for i in range(1050)]   # more than one of the client's pages (1000)
@@ -239,8 +241,8 @@ def test_readdir_goes_page_by_page_in_cookie_order_and_the_client_reads_them_all
         c.close()
 
 
-def test_listxattr_pages(rack: dict[str, Any]) -> None:
-    c = LustreClient.from_manifest(rack, failover_timeout=10.0, plane="admin")
+def test_listxattr_pages(rack: Twin) -> None:
+    c = LustreClient.from_manifest(rack.manifest, failover_timeout=10.0, plane="admin")
     try:
         c.create("/xattrs")
         for n in ("user.c", "user.a", "user.b"):
@@ -259,11 +261,11 @@ def next_event(stream: Iterator[Any], cond: Callable[[Any], bool]) -> Any:
     return next(ev for ev in stream if cond(ev))
 
 
-def test_watch_events_streams_what_each_server_publishes(rack: dict[str, Any]) -> None:
+def test_watch_events_streams_what_each_server_publishes(rack: Twin) -> None:
     """An ost-full fault: the OSS's WatchEvents replays its fault event (with the fault record) and streams
     the fault_clear as it happens; the active MDS's shows the OST full, then not."""
-    lu = LustreAdmin(RunDir(rack["run"]), rack)
-    mds = [d for d in servers(rack) if d["kind"] == "lustre_mds"]
+    lu = LustreAdmin(rack.run, rack.manifest)
+    mds = [d for d in servers(rack) if d.kind == "lustre_mds"]
     active = wait_for("an active MDS", lambda: next((d for d in mds if role(d) == "active"), None))
     try:
         wait_for("oss01 serving OST0000", lambda: {t.index: t.server for t in lu.statfs().osts if t.active}
@@ -273,9 +275,9 @@ def test_watch_events_streams_what_each_server_publishes(rack: dict[str, Any]) -
         ev = next_event(oss, lambda e: e.kind == "fault" and e.fault.id == f.id)
         assert ev.node == "oss01" and ev.HasField("ost") is False and ev.fault.ost == 0 and ev.fault.active
         assert ev.seq > 0 and ev.time > 0 and ev.message
-        md = lu.events(active["name"], timeout=60)
+        md = lu.events(active.name, timeout=60)
         full = next_event(md, lambda e: e.kind == "ost_full" and e.ost == 0)
-        assert full.node == active["name"] and full.HasField("ost")
+        assert full.node == active.name and full.HasField("ost")
         lu.restore_ost(0)
         cleared = next_event(oss, lambda e: e.kind == "fault_clear")
         assert cleared.fault.id == f.id and not cleared.fault.active and cleared.seq > ev.seq

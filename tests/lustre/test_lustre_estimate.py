@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -15,6 +16,8 @@ from services.lustre.estimate import (
     live_state_from_twin,
     storage_model,
 )
+from services.lustre.manifest import LustreSection
+from tests.fake_manifest import lustre_section
 
 TB = 10**12
 
@@ -66,9 +69,10 @@ def test_storage_hook_and_edge_cases():
 
 
 def test_live_state_from_a_twin_statfs():
-    manifest = {"lustre": {"osts": [{"index": i, "oss": f"oss0{i // 2 + 1}"} for i in range(4)]}}
+    osts = {i: f"oss0{i // 2 + 1}" for i in range(4)}
+    lustre = LustreSection.model_validate(lustre_section(Path("/nonexistent"), osts))
     rows = [SimpleNamespace(index=i, server=s, active=a, full=f) for i, s, a, f in
             [(0, "oss02", True, False), (1, "oss02", True, False), (2, "oss02", True, True), (3, "oss02", True, False)]]
-    st = live_state_from_twin(manifest, rows)
+    st = live_state_from_twin(lustre, rows)
     assert st.failed_oss == {0} and st.full_osts == {2} and not st.inactive_osts
-    assert live_state_from_twin(manifest, rows, down_oss={"oss02"}).failed_oss == {0, 1}
+    assert live_state_from_twin(lustre, rows, down_oss={"oss02"}).failed_oss == {0, 1}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from emulator import bus
+from emulator.manifest import Manifest
 from tests.lustre.conftest import LustreMount, needs_fuse
 
 pytestmark = needs_fuse
@@ -21,10 +22,10 @@ COMMON = {"time", "node", "kind", "message"}
 
 
 class Events:
-    def __init__(self, manifest: dict[str, Any]) -> None:
-        self.prefix = f"clustertwin/{manifest['twin']}/events/lustre/"
+    def __init__(self, manifest: Manifest) -> None:
+        self.prefix = f"clustertwin/{manifest.twin}/events/lustre/"
         self.seen: list[tuple[str, dict[str, Any]]] = []
-        self.sub = bus.Subscription(manifest["broker"]["host"], manifest["broker"]["port"], [self.prefix + "#"])
+        self.sub = bus.Subscription(manifest.broker.host, manifest.broker.port, [self.prefix + "#"])
 
     def wait(self, kind: str, timeout: float = 20.0, **fields: Any) -> dict[str, Any]:
         """The first event of `kind` with these fields not yet waited for, received before this call or within
@@ -67,7 +68,7 @@ def check(payload: dict[str, Any], kind: str, node: str | set[str], **fields: An
 
 
 def test_ost_full_and_clear(rack_lustre: LustreMount, events: Events) -> None:
-    mds = {d["name"] for d in rack_lustre.manifest["daemons"] if d["kind"] == "lustre_mds"}
+    mds = {d.name for d in rack_lustre.manifest.daemons_of("lustre_mds")}
     rack_lustre.cli("lustre", "fault", "ost-full", "1")
     check(events.wait("ost_full", ost=1), "ost_full", mds, ost=1)
     rack_lustre.cli("lustre", "fault", "ost-clear", "1")

@@ -10,16 +10,15 @@ import subprocess
 from pathlib import Path
 
 from emulator import process
+from tests.fake_manifest import lustre_section, write_manifest
 from tests.lustre.conftest import twin_cli
 
 
 def test_oss_kill_leaves_a_pid_that_is_no_longer_the_oss(tmp_path: Path) -> None:
     data = tmp_path / "lustre"
-    (tmp_path / "manifest.json").write_text(json.dumps({
-        "lustre": {"data_dir": str(data), "fsname": "lustre", "mds": ["127.0.0.1:1"],
-                   "osts": [{"index": 0, "servers": ["127.0.0.1:1"]}]},
-        "daemons": [{"name": "oss01", "kind": "lustre_oss", "grpc": "127.0.0.1:1", "osts": [0, 1],
-                     "partner": "oss02"}]}))
+    write_manifest(tmp_path, [{"name": "oss01", "kind": "lustre_oss", "grpc": "127.0.0.1:1", "bulk": "127.0.0.1:2",
+                               "osts": [0, 1], "partner": "oss02"}],
+                   lustre=lustre_section(data, {0: "oss01", 1: "oss01"}))
     other = subprocess.Popen(["sleep", "300"])   # holds the pid the OSS once had
     try:
         wrong = process.start_time(other.pid) - 1

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from emulator.rundir import RunDir
 from services.lustre.client.core import ClientError, LustreClient
 from services.lustre.client.mount import is_mounted
+from services.lustre.manifest import LustreSection
 from services.lustre.oss.objects import object_path
 from services.lustre.wire import layout_from_pb, parse_lov_xattr
 
@@ -46,7 +48,7 @@ def lustre(tmp_path_factory):
     twin("up", "rack", "--lustre", run=run)
     try:
         twin("lustre", "mount", str(mnt), run=run)
-        manifest = json.loads((run / "manifest.json").read_text())
+        manifest = RunDir(run).load_manifest()
         client = LustreClient.from_manifest(manifest, failover_timeout=20.0)
         yield run, mnt, client, manifest
         client.close()
@@ -143,7 +145,7 @@ def test_getstripe_agrees_with_oss_data_dirs(lustre):
     rows = [tuple(int(x, 0) for x in line.split()) for line in out.splitlines() if re.match(r"^\t\s+\d", line)]
     assert len(rows) == 4 and len({r[0] for r in rows}) == 4
     layout = layout_from_pb(client.getattr("/striped.bin").layout)
-    dirs = {o["index"]: Path(o["dir"]) for o in manifest["lustre"]["osts"]}
+    dirs = {o.index: Path(o.dir) for o in LustreSection.require(manifest, run).osts}
     rebuilt = bytearray(len(data))
     for slot, (ost, objid, _hex, seq) in enumerate(rows):
         path = object_path(dirs[ost], seq, objid)
@@ -222,12 +224,12 @@ def test_mds_failover_keeps_namespace(lustre):
     (mnt / "ha" / "before").write_bytes(b"acknowledged")
     status = json.loads((run / "daemons.json").read_text())["daemons"]
     active = None
-    for m in [d for d in manifest["daemons"] if d["kind"] == "lustre_mds"]:
+    for m in manifest.daemons_of("lustre_mds"):
         import grpc
 
         from clustertwin.v1 import lustre_pb2 as pb
         from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
-        with grpc.insecure_channel(m["grpc"]) as ch:
+        with grpc.insecure_channel(m.grpc) as ch:
             if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=5).role == "active":
                 active = m["name"]
     assert active is not None

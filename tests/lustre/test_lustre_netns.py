@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from emulator.manifest import DaemonEntry, Manifest
+from services.ceph.manifest import gateway
 from services.lustre.client.mount import is_mounted
+from services.lustre.manifest import LustreSection, OssEntry
 from tests.conftest import netns_skip_reason
 from tests.lustre.conftest import FUSE_MISSING, TWIN, LustreMount, MiB, lustre_mount, pattern
 
@@ -36,41 +39,41 @@ def netns_lustre(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LustreMou
         pytest.skip(reason)
     gen = lustre_mount(tmp_path_factory.mktemp("lustre-netns"), "rack", "--network", "netns", "--ceph")
     m = next(gen)
-    prefix = f"ct{m.manifest['slot']}-"
+    prefix = f"ct{m.manifest.slot}-"
     yield m
     next(gen, None)   # umount, `twin down`, no mount left
     names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     assert not [n for n in names if n.startswith(prefix)], "twin down left namespaces behind"
 
 
-def lustre_daemons(doc: dict) -> list[dict]:
-    return [d for d in doc["daemons"] if d["kind"] in ("lustre_mds", "lustre_oss")]
+def lustre_daemons(manifest: Manifest) -> list[DaemonEntry]:
+    return [d for d in manifest.daemons if d.kind in ("lustre_mds", "lustre_oss")]
 
 
 def test_servers_listen_on_the_storage_network(netns_lustre: LustreMount) -> None:
-    doc = json.loads(netns_lustre.cli("endpoints", "--json").stdout)
-    assert doc["network"] == "netns"
+    doc = Manifest.of(json.loads(netns_lustre.cli("endpoints", "--json").stdout))
+    assert doc.network == "netns"
     daemons = lustre_daemons(doc)
-    assert sorted(d["name"] for d in daemons) == ["mds01", "mds02", "oss01", "oss02"]
+    assert sorted(d.name for d in daemons) == ["mds01", "mds02", "oss01", "oss02"]
     for d in daemons:
-        host, _, port = d["grpc"].rpartition(":")
-        assert host == d["addresses"]["storage"] and host.startswith(STORAGE), d
+        host, _, port = d.grpc.rpartition(":")
+        assert host == d.addresses["storage"] and host.startswith(STORAGE), d
         assert port == "50988"
-        assert d["admin"] == f"{d['addresses']['oob']}:50988" and d["admin"].startswith(OOB), d
-        if d["kind"] == "lustre_oss":
-            assert d["bulk"] == f"{host}:50989"
-    lu = doc["lustre"]
-    assert all(a.startswith(STORAGE) for a in lu["mds"])
-    assert all(s.startswith(STORAGE) for o in lu["osts"] for s in o["servers"])
-    assert lu["mgs"] == ":".join(f"{a.rpartition(':')[0]}@tcp" for a in lu["mds"]) + ":/hot"
+        assert d.admin == f"{d.addresses['oob']}:50988" and d.admin.startswith(OOB), d
+        if d.kind == "lustre_oss":
+            assert d.typed(OssEntry).bulk == f"{host}:50989"
+    lu = LustreSection.require(doc, netns_lustre.run)
+    assert all(a.startswith(STORAGE) for a in lu.mds)
+    assert all(s.startswith(STORAGE) for o in lu.osts for s in o.servers)
+    assert lu.mgs == ":".join(f"{a.rpartition(':')[0]}@tcp" for a in lu.mds) + ":/hot"
     # `twin status` checks health on the management addresses, from the operator port
     status = netns_lustre.cli("status").stdout
-    assert status.count("SERVING") == len(doc["daemons"]), status
+    assert status.count("SERVING") == len(doc.daemons), status
 
 
 def test_the_storage_network_is_not_reachable_from_the_operator_port(netns_lustre: LustreMount) -> None:
-    oss = next(d for d in lustre_daemons(netns_lustre.manifest) if d["kind"] == "lustre_oss")
-    host, _, port = oss["grpc"].rpartition(":")
+    oss = next(d for d in lustre_daemons(netns_lustre.manifest) if d.kind == "lustre_oss")
+    host, _, port = oss.grpc.rpartition(":")
     with socket.socket() as s:
         s.settimeout(2)
         err = s.connect_ex((host, int(port)))
@@ -79,13 +82,13 @@ def test_the_storage_network_is_not_reachable_from_the_operator_port(netns_lustr
 
 def test_the_client_runs_on_gpu001_over_its_storage_nic(netns_lustre: LustreMount) -> None:
     rec = json.loads(next((netns_lustre.run / "mounts").glob("lustre-*.json")).read_text())
-    gpu001 = next(d for d in netns_lustre.manifest["daemons"] if d["name"] == "gpu001")
-    assert (rec["host"], rec["netns"]) == ("gpu001", gpu001["netns"])
-    assert os.stat(f"/proc/{rec['pid']}/ns/net").st_ino == os.stat(f"/run/netns/{gpu001['netns']}").st_ino
+    gpu001 = netns_lustre.manifest.daemon("gpu001")
+    assert (rec["host"], rec["netns"]) == ("gpu001", gpu001.netns)
+    assert os.stat(f"/proc/{rec['pid']}/ns/net").st_ino == os.stat(f"/run/netns/{gpu001.netns}").st_ino
     (netns_lustre.mnt / "hello").write_bytes(b"over the storage network")
-    ss = subprocess.run(["ip", "netns", "exec", gpu001["netns"], "ss", "-tnH", "state", "established"],
+    ss = subprocess.run(["ip", "netns", "exec", str(gpu001.netns), "ss", "-tnH", "state", "established"],
                         capture_output=True, text=True, check=True).stdout
-    servers = {d["grpc"] for d in lustre_daemons(netns_lustre.manifest)}
+    servers = {d.grpc for d in lustre_daemons(netns_lustre.manifest)}
     conns = [line.split()[-2:] for line in ss.splitlines()]
     to_lustre = [(local, peer) for local, peer in conns if peer in servers or peer.endswith(":50989")]
     assert to_lustre, ss
@@ -128,9 +131,9 @@ def test_stage_runs_on_a_client_node_over_the_storage_network(netns_lustre: Lust
     (from this machine's shell) runs on gpu001 and copies into the mount, every object verified."""
     netns_lustre.cli("ceph", "user", "create", "--uid", "stager", "--display-name", "Stager",
                      "--access-key", "STAGEAK", "--secret-key", "STAGESK")
-    s3 = next(d["s3"] for d in netns_lustre.manifest["daemons"] if d["kind"] == "ceph_rgw")
+    s3 = gateway(netns_lustre.manifest).s3
     assert s3.startswith(f"http://{STORAGE}")
-    ns = next(d["netns"] for d in netns_lustre.manifest["daemons"] if d["host"] == "gpu002")
+    ns = next(d.netns for d in netns_lustre.manifest.daemons if d.host == "gpu002")
     upload = ("import boto3, sys; s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', "
               "aws_access_key_id='STAGEAK', aws_secret_access_key='STAGESK'); "
               "s3.create_bucket(Bucket='dataset'); "

@@ -166,7 +166,7 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
         rails = {h: net.rail_addresses(h) for h in ("gpu001", "gpu004")}
         leaf01, leaf02 = (net.plan.namespaces[n].router_id for n in ("ib-leaf01", "ib-leaf02"))
         target = f"{rails['gpu004'][4]}/32"   # on ib-leaf02: from ib-leaf01, over a spine
-        with grpc.insecure_channel(entry["grpc"]) as channel, twin.events("events/fabric/#") as events:
+        with grpc.insecure_channel(entry.grpc) as channel, twin.events("events/fabric/#") as events:
             stub = pb_grpc.FabricStub(channel)
 
             def leaf01_port_to_target() -> int:

@@ -40,17 +40,18 @@ def test_a_netns_twin_routes_its_planes_nowhere_but_oob_over_the_operator_port(t
     assert fence() == [], "a fence is already here: another netns twin runs, or one was left behind"
     assert not any(unreachable(a) for a in PROBES)   # before: the default route (or none) takes them
     with Twin.up("mini", run_dir=tmp_path / "t", network="netns", timeout=60) as twin:
-        backend = twin.manifest["network_backend"]
-        prefixes = sorted(p["prefix"] for p in backend["planes"].values())
+        backend = twin.manifest.network_backend
+        assert backend is not None
+        prefixes = sorted(p.prefix for p in backend.planes.values())
         assert fence() == sorted(f"unreachable {p}" + (" metric 4294967295" if p.startswith("10.103.") else "")
                                  for p in prefixes)
         for address in PROBES + ["10.103.7.7"]:   # 10.103.7.7: no host has it, yet it is on the OOB link
             if address.startswith("10.103."):
-                assert f"dev {operator_ifname(backend['prefix'])}" in route_get(address).stdout
+                assert f"dev {operator_ifname(backend.prefix)}" in route_get(address).stdout
             else:
                 assert unreachable(address), route_get(address)
-        oob = twin.daemon("gpu001")["grpc"].rsplit(":", 1)[0]
-        assert f"dev {operator_ifname(backend['prefix'])} " in route_get(oob).stdout
+        oob = twin.daemon("gpu001").grpc.rsplit(":", 1)[0]
+        assert f"dev {operator_ifname(backend.prefix)} " in route_get(oob).stdout
     assert fence() == []
     assert not any(unreachable(a) for a in PROBES)
 

@@ -76,14 +76,14 @@ def test_leaf_spine_link_down_is_an_event_and_the_fabric_still_connects(twin: Tw
 
 
 def test_cut_host_loses_its_management_api_until_reconnected(twin: Twin) -> None:
-    address = twin.daemon("gpu002")["grpc"]
+    address = twin.daemon("gpu002").grpc
     assert serving(address)
     with twin.events("events/network/#") as sub:
         done = net_cmd(twin, "fault", "cut", "gpu002")
         assert done.returncode == 0, done.stderr
         assert sub.wait_for(lambda m: m.get("kind") == "node-cut", timeout=10)["fault"]["target"] == "gpu002"
         assert poll(lambda: not serving(address)), "gpu002's gRPC still answers while it is cut off"
-        assert serving(twin.daemon("gpu001")["grpc"])
+        assert serving(twin.daemon("gpu001").grpc)
         done = net_cmd(twin, "fault", "reconnect", "gpu002")
         assert done.returncode == 0, done.stderr
         sub.wait_for(lambda m: m.get("kind") == "node-cut-clear", timeout=10)

@@ -44,7 +44,7 @@ def operator_route() -> str:
 # First, before the module's twin exists: one netns twin at a time owns the OOB prefix on this machine.
 def test_a_killed_supervisor_leaves_a_network_that_down_removes(tmp_path: Path) -> None:
     twin = Twin.up("mini", run_dir=tmp_path / "crash", network="netns", timeout=60)
-    prefix = f"ct{twin.manifest['slot']}"
+    prefix = f"ct{twin.manifest.slot}"
     pids = twin_pids(twin.run)
     assert our_namespaces(prefix)
     os.kill(twin.run.running_supervisor(), signal.SIGKILL)
@@ -57,7 +57,7 @@ def test_a_killed_supervisor_leaves_a_network_that_down_removes(tmp_path: Path) 
     # the operator port goes with it at once, so that the next netns twin can start straight away
     assert not operator_route(), "the operator port's OOB route outlived twin down"
     assert_nothing_left(twin.run, pids)
-    with grpc.insecure_channel(twin.daemon("gpu001")["grpc"]) as channel, pytest.raises(grpc.RpcError):
+    with grpc.insecure_channel(twin.daemon("gpu001").grpc) as channel, pytest.raises(grpc.RpcError):
         health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
 
 
@@ -70,32 +70,32 @@ def netns_twin(tmp_path_factory: pytest.TempPathFactory):
     finally:
         twin.down()
         assert_nothing_left(twin.run, pids)
-        assert not our_namespaces(f"ct{twin.manifest['slot']}")
+        assert not our_namespaces(f"ct{twin.manifest.slot}")
 
 
 def test_each_daemon_runs_inside_its_host(netns_twin: Twin) -> None:
     status = json.loads(netns_twin.run.daemons.read_text())["daemons"]
     for d in netns_twin.daemons("gpu_node"):
-        assert d["netns"] == f"ct{netns_twin.manifest['slot']}-{d['name']}"
-        assert os.stat(f"/proc/{status[d['name']]['pid']}/ns/net").st_ino == netns_inode(d["netns"])
-        assert d["grpc"].startswith("10.103.")       # management API on the OOB plane
+        assert d.netns == f"ct{netns_twin.manifest.slot}-{d.name}"
+        assert os.stat(f"/proc/{status[d.name]['pid']}/ns/net").st_ino == netns_inode(str(d.netns))
+        assert d.grpc.startswith("10.103.")       # management API on the OOB plane
     assert netns_twin.gpu_node("gpu001").node().hostname == "gpu001"   # through the operator port
 
 
 def test_management_api_answers_on_oob_only(netns_twin: Twin) -> None:
-    net = Network.attach(netns_twin.manifest["network_backend"]["state_dir"])
+    net = Network.attach(netns_twin.manifest.network_backend.state_dir)
     gpu002 = netns_twin.daemon("gpu002")
-    assert serving_from(net, "gpu001", gpu002["grpc"])
+    assert serving_from(net, "gpu001", gpu002.grpc)
     for plane in ("compute", "storage"):
-        assert not serving_from(net, "gpu001", f"{gpu002['addresses'][plane]}:50051"), plane
+        assert not serving_from(net, "gpu001", f"{gpu002.addresses[plane]}:50051"), plane
 
 
 def test_operator_reaches_oob_but_no_data_plane(netns_twin: Twin) -> None:
     gpu001 = netns_twin.daemon("gpu001")
-    assert subprocess.run(["ping", "-c", "1", "-W", "1", gpu001["addresses"]["oob"]],
+    assert subprocess.run(["ping", "-c", "1", "-W", "1", gpu001.addresses["oob"]],
                           capture_output=True).returncode == 0
     for plane in ("compute", "storage", "business"):
-        assert subprocess.run(["ping", "-c", "1", "-W", "1", gpu001["addresses"][plane]],
+        assert subprocess.run(["ping", "-c", "1", "-W", "1", gpu001.addresses[plane]],
                               capture_output=True).returncode != 0, plane
 
 
@@ -108,6 +108,6 @@ def test_operator_shell_runs_commands_in_hosts_and_cuts_links(netns_twin: Twin, 
     assert "hosts: gpu001 gpu002" in out
     assert "*** Results: 0% dropped (2/2 received)" in out
     assert "link-down ib-leaf01:ib-spine01" in out and "no active faults" in out
-    assert netns_twin.daemon("gpu002")["addresses"]["compute"] + "/32" in out
+    assert netns_twin.daemon("gpu002").addresses["compute"] + "/32" in out
     assert "*** unknown plane 'nowhere'" in out and "*** unknown command or host: 'bogus'" in out
     assert "*** usage: link A B up|down" in out

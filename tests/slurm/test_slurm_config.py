@@ -9,6 +9,7 @@ import pytest
 
 from emulator.topology import load_topology
 from services.slurm.config import expand_brackets, make_config, mig_type, render_gres_conf, render_slurm_conf
+from tests.fake_manifest import fake_manifest
 
 
 def _config(name: str, auth: str = "munge"):
@@ -87,11 +88,11 @@ def test_netns_placement_puts_slurmctld_and_each_slurmd_on_their_oob_addresses()
     from services.slurm.daemon import placement
     topo = load_topology("rack")
     servers = [s.name for s in topo.gpu_servers]
-    manifest = {"network": "netns",
-                "management": {"host": "k8s-cp01", "netns": "ct0-k8s-cp01", "addresses": {"oob": "10.103.0.21"}},
-                "daemons": [{"name": n, "kind": "gpu_node", "netns": f"ct0-{n}",
-                             "addresses": {"oob": f"10.103.0.{i + 1}"}} for i, n in enumerate(servers)]}
-    assert placement(manifest | {"network": "loopback"}) == {}
+    daemons = [{"name": n, "kind": "gpu_node", "grpc": f"10.103.0.{i + 1}:50051", "netns": f"ct0-{n}",
+                "addresses": {"oob": f"10.103.0.{i + 1}"}} for i, n in enumerate(servers)]
+    manifest = fake_manifest(Path("/nonexistent"), daemons, network="netns", management={
+        "host": "k8s-cp01", "netns": "ct0-k8s-cp01", "addresses": {"oob": "10.103.0.21"}})
+    assert placement(manifest.model_copy(update={"network": "loopback"})) == {}
     cfg = make_config(topo, Path("/run/twin/slurm"), hostname="host", ctld_port=6817,
                       slurmd_ports=list(range(7000, 7000 + len(servers))), **placement(manifest))
     conf = render_slurm_conf(cfg)

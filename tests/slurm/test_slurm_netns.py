@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from emulator.manifest import Manifest
 from emulator.process import Cgroup
+from emulator.rundir import RunDir
 from tests.conftest import netns_skip_reason
 from tests.slurm.conftest import REASON as SLURM_REASON
 from tests.slurm.conftest import wait_for
@@ -33,13 +35,13 @@ def slurm(run_dir: Path, *argv: str, timeout: float = 30) -> str:
 
 
 @pytest.fixture(scope="module")
-def netns_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+def netns_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Manifest]]:
     if reason := _why_skip():
         pytest.skip(reason)
     run_dir = tmp_path_factory.mktemp("slurm-netns")
     twin_cli("up", "rack", "--network", "netns", "--run-dir", str(run_dir), timeout=60)
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    prefix = f"ct{manifest['slot']}-"
+    manifest = RunDir(run_dir).load_manifest()
+    prefix = f"ct{manifest.slot}-"
     cgroup = None
     try:
         twin_cli("slurm", "up", "--run-dir", str(run_dir), timeout=60)
@@ -58,32 +60,31 @@ def _netns_inode(pid_or_name: int | str) -> int:
     return os.stat(path).st_ino
 
 
-def test_every_node_idle_from_the_machines_namespace(netns_slurm: tuple[Path, dict]) -> None:
+def test_every_node_idle_from_the_machines_namespace(netns_slurm: tuple[Path, Manifest]) -> None:
     run_dir, manifest = netns_slurm
-    servers = {d["name"]: d for d in manifest["daemons"] if d["kind"] == "gpu_node"}
+    servers = {d.name: d for d in manifest.daemons_of("gpu_node")}
     rows = slurm(run_dir, "sinfo", "-h", "-N", "-p", "regression", "-o", "%N|%T").split()
     assert dict(r.split("|") for r in rows) == {n: "idle" for n in servers}
     conf = (run_dir / "slurm" / "slurm.conf").read_text()
-    assert f"SlurmctldHost={os.uname().nodename}({manifest['management']['addresses']['oob']})" in conf
+    assert f"SlurmctldHost={os.uname().nodename}({manifest.management.addresses['oob']})" in conf
     for name, d in servers.items():
-        assert re.search(rf"^NodeName={name} NodeAddr={re.escape(d['addresses']['oob'])} ", conf, re.M)
+        assert re.search(rf"^NodeName={name} NodeAddr={re.escape(d.addresses['oob'])} ", conf, re.M)
 
 
-def test_daemons_run_in_their_hosts_namespaces(netns_slurm: tuple[Path, dict]) -> None:
+def test_daemons_run_in_their_hosts_namespaces(netns_slurm: tuple[Path, Manifest]) -> None:
     run_dir, manifest = netns_slurm
     pids = json.loads((run_dir / "slurm" / "state.json").read_text())["pids"]
-    assert _netns_inode(pids["slurmctld"]) == _netns_inode(manifest["management"]["netns"])
+    assert _netns_inode(pids["slurmctld"]) == _netns_inode(str(manifest.management.netns))
     assert _netns_inode(pids["slurmctld"]) != _netns_inode(os.getpid())
-    for d in manifest["daemons"]:
-        if d["kind"] == "gpu_node":
-            pid = pids[f"slurmd-{d['name']}"]
-            assert Path(f"/proc/{pid}/comm").read_text().strip() == "slurmd"
-            assert _netns_inode(pid) == _netns_inode(d["netns"]), f"slurmd of {d['name']} not in {d['netns']}"
+    for d in manifest.daemons_of("gpu_node"):
+        pid = pids[f"slurmd-{d.name}"]
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == "slurmd"
+        assert _netns_inode(pid) == _netns_inode(str(d.netns)), f"slurmd of {d.name} not in {d.netns}"
 
 
-def test_a_two_node_job_runs_to_completion(netns_slurm: tuple[Path, dict]) -> None:
+def test_a_two_node_job_runs_to_completion(netns_slurm: tuple[Path, Manifest]) -> None:
     run_dir, manifest = netns_slurm
-    netns = {d["name"]: d["netns"] for d in manifest["daemons"] if d["kind"] == "gpu_node"}
+    netns = {d.name: str(d.netns) for d in manifest.daemons_of("gpu_node")}
     out = slurm(run_dir, "srun", "-N2", "-p", "regression", "--gres=gpu:h100:8", "sh", "-c",
                 "echo $SLURMD_NODENAME $(stat -L -c %i /proc/self/ns/net)", timeout=60)
     ran = dict(ln.split() for ln in out.splitlines())

@@ -16,6 +16,7 @@ from typing import Any
 from emulator import lifecycle, process
 from emulator.client import Twin
 from emulator.rundir import RunDir
+from services.ceph.manifest import gateway, osds
 from workloads.chaos import schedule, verify, workload
 from workloads.chaos.faults import Injector
 
@@ -57,14 +58,14 @@ def inventory(twin: Twin) -> schedule.Inventory:
     the layout Slurm's gres.conf was made from); hosts cut off are GPU servers (the workload's among
     them) and Ceph hosts with a single OSD (so a cut is one OSD down, within the plan's OSD budget)."""
     m = twin.manifest
-    daemons = {d["name"]: d["kind"] for d in m["daemons"]}
+    daemons = {d.name: d.kind for d in m.daemons}
     mig = set()
     for name in twin.gpu_nodes:
         if any(g.mig_enabled for g in twin.gpu_node(name).gpus()):
             mig.add(name)
     links: list[tuple[str, str, int, str]] = []
     cut: dict[str, str] = {}
-    if m.get("network_backend"):
+    if m.network_backend is not None:
         from emulator.network.plan import make_network_plan
         from emulator.topology import load_topology
 
@@ -76,17 +77,17 @@ def inventory(twin: Twin) -> schedule.Inventory:
         links = sorted((a, b, n, fab) for (a, b, fab), n in counts.items())
         osd_hosts: dict[str, int] = {}
         for d in twin.daemons("ceph_osd"):
-            osd_hosts[d["host"]] = osd_hosts.get(d["host"], 0) + 1
-        mon_hosts = {d["host"] for d in m["daemons"] if d["kind"] in ("ceph_mon", "ceph_rgw")}
+            osd_hosts[d.host] = osd_hosts.get(d.host, 0) + 1
+        mon_hosts = {d.host for d in m.daemons if d.kind in ("ceph_mon", "ceph_rgw")}
         cut = {h: "osd" for h, n in osd_hosts.items() if n == 1 and h not in mon_hosts}
         cut |= {h: f"gpu:{h}" for h in CUT_GPU_HOSTS if h in daemons}
     return schedule.Inventory(
         daemons=dict(sorted(daemons.items())),
-        osds=sorted(d["osd"] for d in twin.daemons("ceph_osd")),
-        oss=sorted(d["name"] for d in twin.daemons("lustre_oss")),
+        osds=sorted(d.osd for d in osds(m)),
+        oss=sorted(d.name for d in twin.daemons("lustre_oss")),
         xid_servers=sorted(n for n in twin.gpu_nodes if n not in mig),
         links=links, cut_hosts=dict(sorted(cut.items())),
-        host_daemons={h: sorted(d["name"] for d in m["daemons"] if d.get("host") == h) for h in sorted(cut)})
+        host_daemons={h: sorted(d.name for d in m.daemons if d.host == h) for h in sorted(cut)})
 
 
 class Thrasher:
@@ -144,10 +145,13 @@ class Thrasher:
                  f"{len(self.plan)} faults over {self.duration:.0f} s")
 
     def _netns_of(self, host: str) -> str | None:
-        return next((d.get("netns") for d in self.twin.manifest["daemons"] if d.get("host") == host), None)
+        return next((d.netns for d in self.twin.manifest.daemons if d.host == host), None)
 
     def thrash(self) -> None:
-        s3_url = next(d["s3"] for d in self.twin.manifest["daemons"] if d["kind"] == "ceph_rgw")
+        rgw = gateway(self.twin.manifest)
+        if rgw is None:
+            raise RuntimeError("the chaos twin runs no S3 gateway")
+        s3_url = rgw.s3
         self.s3_args = ["--url", s3_url, "--ak", AK, "--sk", SK, "--bucket", "chaos"]
         self.procs["s3"] = workload.start(
             ["s3", "write", "--journal", str(self.work / "s3.jsonl"), "--stop", str(self.stop_file),
@@ -264,9 +268,9 @@ class Thrasher:
                 return verify.fabric(twin) if t["fabric"] == "compute" else (True, "link up")
             if f.kind == "cut":
                 host = t["host"]
-                osds = [d["osd"] for d in twin.daemons("ceph_osd") if d["host"] == host]
-                if osds:
-                    return _osd_up(twin, osds[0])
+                on_host = [d.osd for d in osds(twin.manifest) if d.host == host]
+                if on_host:
+                    return _osd_up(twin, on_host[0])
                 return verify.daemon_serving(twin, host)
             return True, ""
 

@@ -57,10 +57,11 @@ def ceph(twin: Twin) -> Check:
 def lustre(twin: Twin) -> Check:
     """Every OST active and served by its own OSS (failback done), the MDS answering."""
     from services.lustre.client.core import LustreClient
+    from services.lustre.manifest import servers
 
     client = LustreClient.from_manifest(twin.manifest, failover_timeout=5.0, plane="admin")
     osts = {t.index: (t.server, t.active) for t in client.statfs().osts}
-    owner = {i: d["name"] for d in twin.daemons("lustre_oss") for i in d.get("osts", [])}
+    owner = {i: d.name for d in servers(twin.manifest)[1].values() for i in d.osts}
     wrong = {f"OST{i:04x}": f"{s} ({'active' if a else 'inactive'})" for i, (s, a) in osts.items()
              if not a or s != owner.get(i)}
     return not wrong, wrong or f"{len(osts)} OSTs active on their own OSS"
@@ -84,7 +85,7 @@ def slurm(twin: Twin) -> Check:
 # --- faults left active -----------------------------------------------------------------------
 def active_faults(twin: Twin) -> Check:
     found: dict[str, Any] = {}
-    if twin.manifest.get("network_backend"):
+    if twin.manifest.network_backend is not None:
         from emulator.network.remote import RemoteNetwork
 
         net = [f"{f.kind} {f.target}" for f in RemoteNetwork(twin.run.control_socket).faults()]
@@ -97,7 +98,7 @@ def active_faults(twin: Twin) -> Check:
         cf = [f"{f.id} {f.kind} osd.{f.osd}" for f in twin.ceph().list_faults()]
         if cf:
             found["ceph"] = cf
-    if twin.manifest.get("lustre"):
+    if twin.manifest.section("lustre") is not None:
         with twin.lustre() as lustre:
             lu = sorted(lustre.down_oss())
         if lu:

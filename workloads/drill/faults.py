@@ -16,6 +16,7 @@ from typing import Any
 from emulator.errors import BadInput
 from emulator.sdk import daemons
 from emulator.sdk.faults import FaultError
+from services.lustre.manifest import servers
 from workloads.drill.spec import Fault
 from workloads.train.runner import Touched
 
@@ -71,7 +72,7 @@ def _kill(twin: Any, fault: Fault) -> tuple[str, Touched]:
     if not present:
         return (f"{fault.kind.upper()} fault not available in this twin yet: it runs no {kind} daemons "
                 f"(start it with `twin up {flag}`); skipped"), Touched()
-    victim = fault.args.get("daemon") or present[0]["name"]
+    victim = fault.args.get("daemon") or present[0].name
     if fault.kind == "mds":
         f = twin.faults().inject("lustre", victim, "mds-kill")
         return f"{f.effect} ({f.id})", Touched()
@@ -86,7 +87,7 @@ def _oss_failover(twin: Any, fault: Fault) -> tuple[str, Touched]:
     """An OSS that stays down (`twin fault inject lustre ossNN oss-kill`): its failover partner takes its
     OSTs over; `restore: true` clears the fault (it comes back, fails back)."""
     a = fault.args
-    oss = {d["name"]: d for d in twin.daemons("lustre_oss")}
+    oss = servers(twin.manifest)[1]
     if not oss:
         return "OSS fault not available in this twin: it runs no lustre_oss daemons (`twin up --lustre`); " \
                "skipped", Touched()
@@ -95,8 +96,8 @@ def _oss_failover(twin: Any, fault: Fault) -> tuple[str, Touched]:
         raise BadInput(f"{fault.name}: no OSS named {name!r}; this twin's are {', '.join(sorted(oss))}")
     if a.get("restore"):
         what = _restore(twin, "lustre", name, "oss-kill")
-        back = _wait_served(twin, name, oss[name].get("osts", []))
-        return (f"{what}: {name} takes its OSTs back from {oss[name].get('partner')} (failback"
+        back = _wait_served(twin, name, oss[name].osts)
+        return (f"{what}: {name} takes its OSTs back from {oss[name].partner} (failback"
                 f"{'' if back else ', not complete within ' + str(int(FAILBACK_WAIT_S)) + ' s wall'})"), Touched()
     f = twin.faults().inject("lustre", name, "oss-kill")
     return f"{name} {f.effect} ({f.id})", Touched()

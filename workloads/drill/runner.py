@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from emulator.manifest import Manifest
+from services.ceph.manifest import gateway
 from workloads.drill import expectations, faults
 from workloads.drill.spec import Drill
 from workloads.drill.study import run_study
@@ -116,7 +116,7 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
         return
     from services.lustre.client.mount import MountError, mount_background, unmount
 
-    if not Manifest.model_validate(twin.manifest).section("lustre"):
+    if twin.manifest.section("lustre") is None:
         raise MountError("the drill keeps its data on Lustre: the twin runs none (`twin: {lustre: true}`)")
     mp = out / "lustre"
     if mp.is_dir() and not any(mp.iterdir()):
@@ -152,8 +152,8 @@ def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[
     from workloads.stage.job import StageJob
 
     ds = drill.storage["dataset"]
-    rgw = Manifest.model_validate(twin.manifest).daemons_of("ceph_rgw")
-    if not rgw:
+    rgw = gateway(twin.manifest)
+    if rgw is None:
         raise RuntimeError("the drill stages from the S3 gateway: the twin runs no Ceph (`twin: {ceph: true}`)")
     key, secret = "DRILLSTAGE" + hashlib.sha1(drill.name.encode()).hexdigest()[:10].upper(), "drill-stage-secret"
     exe = Path(sys.executable).with_name("twin")
@@ -162,7 +162,7 @@ def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[
                         "--run-dir", str(twin.run.path)], capture_output=True, text=True, timeout=30)
     if r.returncode != 0 and "exist" not in (r.stdout + r.stderr).lower():
         raise RuntimeError(f"twin ceph user create: {(r.stderr or r.stdout).strip()[:300]}")
-    s3 = boto3.client("s3", endpoint_url=rgw[0].get("s3"), aws_access_key_id=key, aws_secret_access_key=secret,
+    s3 = boto3.client("s3", endpoint_url=rgw.s3, aws_access_key_id=key, aws_secret_access_key=secret,
                       region_name="us-east-1",
                       config=Config(retries={"max_attempts": 2, "mode": "standard"}, s3={"addressing_style": "path"},
                                     max_pool_connections=max(10, 2 * ds["workers"]), connect_timeout=5,
@@ -253,7 +253,7 @@ class _DrillRun:
         self.targets = _targets(self.drill, _job_servers(self.drill, self.twin), random.Random(self.seed))
         self.sub = self.twin.events("events/#")
         self.run_wall0 = time.monotonic()
-        daemons = Manifest.model_validate(self.twin.manifest).daemons
+        daemons = self.twin.manifest.daemons
         lustre = {d.name for d in daemons if d.kind.startswith("lustre_")}
         ceph = {"ceph"} | {d.name for d in daemons if d.kind.startswith("ceph_")}
         self.storage_nodes = {"oss": lustre, "mds": lustre, "osd": ceph}

@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from emulator.cli.common import DEFAULT, RunDirOption, fail
+from emulator.manifest import Manifest
 from emulator.rundir import RunDir, RunDirError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def stage(
         fail("S3 credentials: give --access-key and --secret-key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); "
              "`twin ceph user create` makes a user")
 
-    if manifest is not None and manifest.get("network") == "netns":
+    if manifest is not None and manifest.network == "netns":
         # the gateway and Lustre are on the storage segment, which the operator port does not reach:
         # run where a data-preparation job runs, on a client node (before any socket is opened)
         from emulator.procutil import enter_netns
@@ -101,20 +102,21 @@ def stage(
         raise typer.Exit(1)
 
 
-def _endpoint(run_dir: Path, endpoint: str | None) -> tuple[dict | None, str]:
+def _endpoint(run_dir: Path, endpoint: str | None) -> tuple[Manifest | None, str]:
     """The twin's manifest (None without a twin) and the S3 endpoint: the one given, else the twin's gateway."""
+    from services.ceph.manifest import gateway
+
     manifest = None
     try:
-        run = RunDir(run_dir)
-        manifest = run.read(run.manifest)
+        manifest = RunDir(run_dir).load_manifest()
     except RunDirError as e:
         if endpoint is None:
             fail(f"{e} (or give --endpoint)")
     if endpoint is None:
-        rgw = [d for d in manifest.get("daemons", []) if d.get("kind") == "ceph_rgw"]
-        if not rgw:
+        rgw = gateway(manifest) if manifest is not None else None
+        if rgw is None:
             fail("this twin runs no Ceph gateway: start it with `twin up TOPOLOGY --ceph`, or give --endpoint")
-        endpoint = rgw[0]["s3"]
+        endpoint = rgw.s3
     return manifest, endpoint
 
 
@@ -132,18 +134,20 @@ def _print_report(report: StageReport, src: str, dest: str) -> None:
         print(f"FAILED {key}: {err}", file=sys.stderr)
 
 
-def _layout_setter(run_dir: Path, manifest: dict | None, dest: str, count: int, size_text: str):  # noqa: ANN202
+def _layout_setter(run_dir: Path, manifest: Manifest | None, dest: str, count: int, size_text: str):  # noqa: ANN202
     """`lfs setstripe -c COUNT -S SIZE DIR` for the destination and the directories staging makes."""
     from services.lustre.client.core import ClientError, LustreClient
     from services.lustre.client.mount import records
     from services.lustre.errors import LustreError
     from services.lustre.layout import StripeSpec, parse_size
+    from services.lustre.manifest import LustreSection
 
-    if not manifest or not manifest.get("lustre"):
+    lustre = LustreSection.of(manifest) if manifest is not None else None
+    if lustre is None:
         fail("--stripe-count/--stripe-size need the twin's Lustre (`twin up TOPOLOGY --lustre`)")
     try:
         size = parse_size(size_text, "stripe size")
-        StripeSpec(count, size, -1).validate(len(manifest["lustre"]["osts"]))
+        StripeSpec(count, size, -1).validate(len(lustre.osts))
     except LustreError as e:
         fail(f"lfs setstripe: {e.message}: {e.strerror}", e.errno)
     p = os.path.abspath(dest)
@@ -151,7 +155,7 @@ def _layout_setter(run_dir: Path, manifest: dict | None, dest: str, count: int, 
                   if p == r["mountpoint"] or p.startswith(r["mountpoint"].rstrip("/") + "/")), None)
     if mount is None:
         fail(f"{dest} is not under a Lustre mount of this twin (`twin lustre mount MOUNTPOINT` first)", 22)
-    client = LustreClient.from_manifest(manifest, failover_timeout=60.0)
+    client = LustreClient.from_section(lustre, failover_timeout=60.0)
 
     def set_layout(d: Path) -> None:
         inner = "/" + str(d)[len(mount):].strip("/")

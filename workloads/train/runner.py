@@ -164,7 +164,7 @@ class TrainJob:
                  exclude: tuple[str, ...] = (), take_mig: bool = False, log: Log | None = None,
                  reclaim: bool = False) -> None:
         self.cfg, self.twin = cfg, twin
-        self.manifest = Manifest.model_validate(twin.manifest) if twin is not None else None
+        self.manifest: Manifest | None = twin.manifest if twin is not None else None
         self.ckdir = Path(checkpoint_dir) if checkpoint_dir else None
         if cfg.checkpoint_every and self.ckdir is None:
             raise TrainError("--checkpoint-every needs --checkpoint-dir")
@@ -516,8 +516,10 @@ class TrainJob:
 
     def _lustre_state(self) -> Any:
         """The twin's Lustre faults at the modelled scale (None: no Lustre in this twin, a healthy model)."""
-        lustre = self.manifest.section("lustre") if self.manifest is not None else None
-        if not lustre:
+        from services.lustre.manifest import LustreSection
+
+        lustre = LustreSection.of(self.manifest) if self.manifest is not None else None
+        if lustre is None:
             return None
         from services.lustre.estimate import live_state_from_twin
 
@@ -525,12 +527,12 @@ class TrainJob:
         try:
             with self.twin.lustre() as lu:
                 down = lu.down_oss()   # the OSSs an oss-kill fault keeps down (their ListFaults)
-                return live_state_from_twin(self.twin.manifest, list(lu.statfs().osts), None, down)
+                return live_state_from_twin(lustre, list(lu.statfs().osts), None, down)
         except Exception as e:  # noqa: BLE001 - the MDS is failing over: the OSS faults still say which OSS is down
             self.log(f"Lustre statfs failed ({e}); modelling from the OSS faults only")
             from services.lustre.estimate import LiveState
 
-            names = sorted({o["oss"] for o in lustre["osts"]})
+            names = sorted({o.oss for o in lustre.osts})
             return LiveState(frozenset(k for k, n in enumerate(names) if n in down))
 
     def _checkpoint(self, res: JobResult, bus: _Bus, t: float, step: int, loss: float) -> float:

@@ -25,9 +25,11 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator import paging
 from emulator.errors import BadInput
+from emulator.manifest import Manifest
 from services.lustre.bulk import BulkClient
 from services.lustre.errors import errno_of
 from services.lustre.layout import Layout
+from services.lustre.manifest import LustreSection
 from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT
 
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -125,18 +127,22 @@ class LustreClient:
         self.mdc_gate: Gate | None = None   # mdc max_rpcs_in_flight, set by the mount (client/fuse.py)
 
     @classmethod
-    def from_manifest(cls, manifest: dict[str, Any], failover_timeout: float = 30.0,
+    def from_manifest(cls, manifest: Manifest, failover_timeout: float = 30.0,
                       plane: str = "storage") -> LustreClient:
         """A client of the twin's filesystem. plane="storage": the servers' storage-network addresses, what
         a client node uses (under `--network netns` reachable only from a host on the storage segment);
         plane="admin": their management (OOB) addresses, what `twin` uses from the operator port."""
-        lu = manifest.get("lustre")
-        if not lu:
+        lu = LustreSection.of(manifest)
+        if lu is None:
             raise BadInput("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
         if plane == "admin":
-            servers = {o["index"]: o.get("admin") or o["servers"] for o in lu["osts"]}
-            return cls(lu.get("mds_admin") or lu["mds"], servers, lu["fsname"], failover_timeout)
-        return cls(lu["mds"], {o["index"]: o["servers"] for o in lu["osts"]}, lu["fsname"], failover_timeout)
+        return cls.from_section(lu, failover_timeout, plane)
+
+    @classmethod
+    def from_section(cls, lu: LustreSection, failover_timeout: float = 30.0, plane: str = "storage") -> LustreClient:
+            servers = {o.index: o.admin or o.servers for o in lu.osts}
+            return cls(lu.mds_admin or lu.mds, servers, lu.fsname, failover_timeout)
+        return cls(lu.mds, {o.index: o.servers for o in lu.osts}, lu.fsname, failover_timeout)
 
     def close(self) -> None:
         self.mds.close()

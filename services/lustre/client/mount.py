@@ -30,7 +30,10 @@ import sys
 import time
 from pathlib import Path
 
+from emulator.manifest import Manifest
 from emulator.process import same_process, start_time, stop_process
+from emulator.rundir import RunDir
+from services.lustre.manifest import LustreSection
 
 READ_AHEAD_KB = 16384
 FUSE_TYPE = "fuse.lustre"
@@ -98,22 +101,22 @@ def tune_readahead(mountpoint: str) -> None:
             pass
 
 
-def client_host(manifest: dict, host: str | None = None) -> tuple[str | None, str | None]:
+def client_host(manifest: Manifest, host: str | None = None) -> tuple[str | None, str | None]:
     """(the client node, its network namespace) for a mount of the twin in `manifest`: under `--network
     netns` `host` (default: the first GPU server) with an address on the storage network; on the
     loopback network (no namespaces) `host` as given and no namespace. Raises MountError."""
-    if manifest.get("network") != "netns":
+    if manifest.network != "netns":
         return host, None
-    on_storage = {d["host"]: d for d in manifest["daemons"] if d.get("netns") and "storage" in d.get("addresses", {})}
+    on_storage = {d.host: d for d in manifest.daemons if d.netns and "storage" in d.addresses}
     if host is None:
-        gpus = [d["host"] for d in manifest["daemons"] if d["kind"] == "gpu_node" and d["host"] in on_storage]
+        gpus = [d.host for d in manifest.daemons_of("gpu_node") if d.host in on_storage]
         if not gpus:
             raise MountError("no GPU server of this twin is on the storage network: name a client with --host")
         host = gpus[0]
     if host not in on_storage:
         raise MountError(f"{host} is not a host of this twin on the storage network (Lustre clients need one): "
                          f"choose one of {', '.join(sorted(on_storage)[:8])}{' ...' if len(on_storage) > 8 else ''}")
-    return host, on_storage[host]["netns"]
+    return host, on_storage[host].netns
 
 
 def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, host: str | None = None) -> dict:
@@ -121,8 +124,9 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, hos
     mp = Path(mountpoint).resolve()
     if not (run_path / "manifest.json").exists():
         raise MountError(f"no twin in {run_path}: start one with `twin up TOPOLOGY --lustre`")
-    manifest = json.loads((run_path / "manifest.json").read_text())
-    if not manifest.get("lustre"):
+    manifest = RunDir(run_path).load_manifest()
+    lustre = LustreSection.of(manifest)
+    if lustre is None:
         raise MountError(f"the twin in {run_path} runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
     if not Path("/dev/fuse").exists():
         raise MountError("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
@@ -147,7 +151,7 @@ def mount_background(run_path: Path, mountpoint: str, timeout: float = 20.0, hos
         time.sleep(0.02)
     tune_readahead(str(mp))
     rec = {"mountpoint": str(mp), "pid": proc.pid, "start": start_time(proc.pid),
-           "fsname": manifest["lustre"]["fsname"], "mgs": manifest["lustre"]["mgs"],
+           "fsname": lustre.fsname, "mgs": lustre.mgs,
            "log": log.name, "host": host, "netns": netns}
     record_path(run_path, str(mp)).write_text(json.dumps(rec, indent=1))
     return rec
@@ -230,9 +234,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3:   # the client node's namespace: its storage NIC (before any gRPC thread starts)
         from emulator.procutil import enter_netns
         enter_netns(argv[2])
-    manifest = json.loads((Path(argv[0]) / "manifest.json").read_text())
-    client = LustreClient.from_manifest(manifest)
-    logging.getLogger("lustre.client").info("mounting %s on %s", manifest["lustre"]["mgs"], argv[1])
+    lustre = LustreSection.require(RunDir(argv[0]).load_manifest(), argv[0])
+    client = LustreClient.from_section(lustre)
+    logging.getLogger("lustre.client").info("mounting %s on %s", lustre.mgs, argv[1])
     from services.lustre.client.control import socket_path
     mount(client, argv[1], control=socket_path(record_path(Path(argv[0]).resolve(), argv[1])))
     return 0
