@@ -104,7 +104,8 @@ def allows(owner: str, grants: Sequence[Sequence[str]], requester: str, authenti
 
 
 def is_public(grants: Sequence[Sequence[str]]) -> bool:
-    return any(g == ALL_USERS for g, _ in grants)
+    """RGW's RGWAccessControlList::is_public: a grant to AllUsers or AuthenticatedUsers."""
+    return any(g in (ALL_USERS, AUTHENTICATED_USERS) for g, _ in grants)
 
 
 def to_xml(owner: s3_xml.Owner, grants: Sequence[Sequence[str]], display: dict[str, str]) -> bytes:

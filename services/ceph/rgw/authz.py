@@ -21,7 +21,7 @@ import json
 import threading
 from datetime import UTC, datetime
 
-from services.ceph.rgw import acl, policy, s3_xml
+from services.ceph.rgw import acl, policy, public_access, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
@@ -43,6 +43,10 @@ OBJECT_PERMISSION = {
     "s3:GetObjectTagging": "READ", "s3:GetObjectVersionTagging": "READ",
 }
 _LIST_ACTIONS = ("s3:ListBucket", "s3:ListBucketVersions")
+# Actions on an existing object version: a missing one is a 404 or a 403 as the bucket's listing
+# permission says, and its tags are s3:ExistingObjectTag/<key> for the policy.
+_OBJECT_READS = frozenset({*OBJECT_PERMISSION, "s3:PutObjectTagging", "s3:PutObjectVersionTagging",
+                           "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging"})
 _current = threading.local()  # the request this thread serves, and its query: what policy conditions read
 
 
@@ -72,16 +76,50 @@ def authorize(store: Store, user: User, action: str, name: str, key: str | None 
             raise denied(where) from None
         raise
     owner = not anonymous and b.owner.id == user.id
+    obj = None
+    if key is not None and action in _OBJECT_READS:
+        with store.lock:
+            obj = b.latest(key) if version_id is None else b.version(key, version_id)
+        if obj is None or obj.delete_marker:
+            _may_learn_missing(store, user, b, owner, action, where)
+            return b  # the operation answers 404
     if b.policy is not None:
         who = policy.Requester("" if anonymous else user.uid, user.tenant)
-        verdict = b.policy.evaluate(who, action, policy.resource(b.name, key), context(store, user, action))
+        verdict = b.policy.evaluate(who, action, policy.resource(b.name, key), context(store, user, action, obj))
         if verdict == "Deny" and not (owner and action in OWNER_ALWAYS):
             raise denied(where)
-        if verdict == "Allow":
+        if verdict == "Allow" and not _restricted(b, user):
             return b
     if _acl_allows(store, user, b, action, key, version_id):
         return b
     raise denied(where)
+
+
+def _restricted(b: Bucket, user: User) -> bool:
+    """RestrictPublicBuckets: a public policy gives nothing to anyone outside the owner's account (tenant)."""
+    if not public_access.setting(b, "RestrictPublicBuckets") or b.policy is None or not b.policy.is_public():
+        return False
+    return user is ANONYMOUS or user.tenant != b.owner.tenant
+
+
+def _may_learn_missing(store: Store, user: User, b: Bucket, owner: bool, action: str, where: str) -> None:
+    """RGW's read_obj_policy for an object (or version) that does not exist: who may list the bucket
+    learns that (404), anyone else gets 403. The bucket policy's s3:ListBucket on the bucket decides
+    first, whatever it says of the object's own action; then the bucket ACL's READ."""
+    if owner:
+        return
+    anonymous = user is ANONYMOUS
+    if b.policy is not None:
+        who = policy.Requester("" if anonymous else user.uid, user.tenant)
+        verdict = b.policy.evaluate(who, "s3:ListBucket", policy.resource(b.name, None),
+                                    context(store, user, action))
+        if verdict == "Deny":
+            raise denied(where)
+        if verdict == "Allow" and not _restricted(b, user):
+            return
+    grants = public_access.effective_grants(b, b.acl)
+    if not acl.allows(b.owner.id, grants, "" if anonymous else user.id, not anonymous, "READ"):
+        raise denied(where)
 
 
 def _acl_allows(store: Store, user: User, b: Bucket, action: str, key: str | None, version_id: str | None) -> bool:
@@ -92,17 +130,17 @@ def _acl_allows(store: Store, user: User, b: Bucket, action: str, key: str | Non
         with store.lock:
             e = b.latest(key) if version_id is None else b.version(key, version_id)
         if e is not None and not e.delete_marker:
-            return acl.allows(e.owner, e.acl, requester, not anonymous, perm)
-        # nothing to read: whoever may list the bucket learns that (404), anyone else gets 403
-        return acl.allows(b.owner.id, b.acl, requester, not anonymous, "READ")
+            return acl.allows(e.owner, public_access.effective_grants(b, e.acl), requester, not anonymous, perm)
+        return False  # gone since authorize looked: refused, as a policy would not have said otherwise
     perm = BUCKET_PERMISSION.get(action)
     if perm is not None:
-        return acl.allows(b.owner.id, b.acl, requester, not anonymous, perm)
+        return acl.allows(b.owner.id, public_access.effective_grants(b, b.acl), requester, not anonymous, perm)
     return not anonymous and b.owner.id == user.id
 
 
-def context(store: Store, user: User, action: str) -> dict[str, list[str]]:
-    """The condition keys of the request being served (lower-case names)."""
+def context(store: Store, user: User, action: str, obj: ObjectEntry | None = None) -> dict[str, list[str]]:
+    """The condition keys of the request being served (lower-case names); with the object version it
+    acts on, that version's tags as s3:ExistingObjectTag/<key> (as RGW's rgw_iam_add_objtags)."""
     req: Request | None = getattr(_current, "request", None)
     now = store.wall()
     ctx: dict[str, list[str]] = {
@@ -113,6 +151,8 @@ def context(store: Store, user: User, action: str) -> dict[str, list[str]]:
     if user is not ANONYMOUS:
         ctx["aws:username"] = [user.uid]
         ctx["aws:userid"] = [user.id]
+    if obj is not None:
+        ctx.update({f"s3:existingobjecttag/{k.lower()}": [v] for k, v in obj.tags.items()})
     if req is None:
         return ctx
     h, q = req.headers, _current.query
@@ -151,6 +191,9 @@ def context(store: Store, user: User, action: str) -> dict[str, list[str]]:
 def bucket_policy(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         doc = policy.parse(req.body, b.name, b.tenant)  # MalformedPolicy before anything changes
+        if public_access.setting(b, "BlockPublicPolicy") and doc.is_public():
+            raise S3Error("AccessDenied", "Access Denied: the bucket's PublicAccessBlock blocks public policies",
+                          f"/{b.name}")
         store.configure(b, "policy", doc, doc.text.encode())
         return Response(204)
     if req.method == "GET":
@@ -173,6 +216,7 @@ def _display(store: Store, ids: list[str]) -> dict[str, str]:
 def bucket_acl(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, b.owner.id, b.owner.id, for_object=False)
+        public_access.check_acl(b, grants)
         store.configure(b, "acl", grants, json.dumps(grants).encode())
         return Response(200)
     if req.method == "GET":
@@ -187,6 +231,7 @@ def object_acl(store: Store, req: Request, b: Bucket, key: str, version_id: str 
     vh = [("x-amz-version-id", e.version_id)] if b.versioning else []
     if req.method == "PUT":
         grants = acl.from_request(req.headers, req.body, e.owner, b.owner.id, for_object=True)
+        public_access.check_acl(b, grants)
         store.update(b, e, acl=grants)  # the index entry first: a refused write changes nothing
         return Response(200, vh)
     if req.method == "GET":

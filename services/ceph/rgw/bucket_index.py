@@ -54,6 +54,18 @@ class ObjectEntry:
 
 
 @dataclass
+class CorsRule:
+    """A bucket CORS rule (cors.py parses it and matches requests against it)."""
+
+    methods: list[str]
+    origins: list[str]
+    headers: list[str] = field(default_factory=list)  # AllowedHeader
+    expose: list[str] = field(default_factory=list)  # ExposeHeader
+    max_age: int | None = None
+    id: str = ""
+
+
+@dataclass
 class Rule:
     """A bucket lifecycle rule: its filter and actions (lifecycle.py parses and applies them)."""
 
@@ -125,6 +137,8 @@ class Bucket:
     acl: list[list[str]] = field(default_factory=list)  # grants besides the owner's (acl.py)
     tags: dict[str, str] = field(default_factory=dict)  # the bucket's tag set (tagging.py)
     lifecycle: list[Rule] = field(default_factory=list)  # its lifecycle rules (lifecycle.py)
+    public_access: dict[str, bool] | None = None  # its PublicAccessBlock (public_access.py), None: none set
+    cors: list[CorsRule] = field(default_factory=list)  # its CORS rules (cors.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

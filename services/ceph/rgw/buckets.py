@@ -1,7 +1,8 @@
 """Buckets: create, delete, list them, and list a bucket's objects (ListObjects and ListObjectsV2).
 
 A bucket is a record in the index pool (`.bucket.meta.<tenant>:<name>`) and one attribute object
-beside it for each configuration it has (`#versioning`, `#acl`, `#policy`, `#tagging`, `#lifecycle`);
+beside it for each configuration it has (`#versioning`, `#acl`, `#policy`, `#tagging`, `#lifecycle`,
+`#cors`, `#public_access`);
 listings are served from the in-memory index (bucket_index.py), a page at a time.
 """
 
@@ -20,7 +21,7 @@ from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Response
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle")  # a bucket's attribute objects
+ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle", "cors", "public_access")  # a bucket's attribute objects
 
 
 def owner(u: User) -> s3_xml.Owner:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from services.ceph.rgw import acl, authz, conditional, s3_xml, tagging
+from services.ceph.rgw import acl, authz, conditional, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -96,6 +96,7 @@ def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str
                       "encryption attributes.")
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
     grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
+    public_access.check_acl(dst, grants)
     data = store.read_data(e.pieces, 0, e.size)
     tag = store.new_tag()
     pieces = store.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)

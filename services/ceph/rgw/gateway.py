@@ -30,11 +30,13 @@ from services.ceph.rgw import (
     buckets,
     conditional,
     copy_object,
+    cors,
     delete_multi,
     lifecycle,
     multipart,
     objects,
     policy,
+    public_access,
     routes,
     s3_xml,
     tagging,
@@ -93,11 +95,17 @@ class Gateway:
     def handle(self, req: Request) -> Response:
         rid = f"tx{secrets.token_hex(10)}-{int(self.wall()):x}-{self.store.instance_id:x}-{self.store.zone}"
         path = unquote(req.raw_path)
+        user = ANONYMOUS
         try:
+            if req.method == "OPTIONS":  # the CORS preflight: never signed, so never authenticated
+                resp = self._preflight(req, path, rid)
+                resp.headers += [("x-amz-request-id", rid), ("Date", s3_xml.http_date(self.wall()))]
+                return resp
             who = auth.authenticate(req.method, req.raw_path, req.raw_query, req.headers, req.body, self.users,
                                     datetime.fromtimestamp(self.wall(), UTC))
-            user = self.users.by_key(who.access_key) if who.access_key else ANONYMOUS
-            assert user is not None
+            found = self.users.by_key(who.access_key) if who.access_key else ANONYMOUS
+            assert found is not None
+            user = found
             req = dataclasses.replace(req, body=who.body, checksums=who.checksums)
             resp = self._dispatch(req, user, path)
             if req.method in ("PUT", "POST") and resp.status == 200:
@@ -106,8 +114,27 @@ class Gateway:
             resp = Response(304, list(getattr(nm, "headers", [])))
         except Exception as exc:  # noqa: BLE001 - every failure is an S3 error to the client
             resp = S3Error.of(exc).response(rid, path, head=req.method == "HEAD")
+        if "origin" in req.headers:  # CORS headers on every answer, errors included, as RGW sends them
+            resp.headers += self._cors_headers(req, path, user)
         resp.headers += [("x-amz-request-id", rid), ("Date", s3_xml.http_date(self.wall()))]
         return resp
+
+    def _preflight(self, req: Request, path: str, rid: str) -> Response:
+        name = path.lstrip("/").partition("/")[0]
+        try:
+            if not name:
+                raise S3Error("InvalidArgument", "a CORS preflight names a bucket")
+            return cors.preflight(self.store.bucket(ANONYMOUS, name), req.headers)
+        except S3Error as e:
+            return e.response(rid, path)
+
+    def _cors_headers(self, req: Request, path: str, user: User) -> list[tuple[str, str]]:
+        name = path.lstrip("/").partition("/")[0]
+        try:
+            b = self.store.bucket(user, name) if name else None
+        except S3Error:
+            return []
+        return cors.response_headers(b, req.method, req.headers) if b is not None else []
 
     def _dispatch(self, req: Request, user: User, path: str) -> Response:
         query = dict(parse_qsl(req.raw_query, keep_blank_values=True))
@@ -164,5 +191,6 @@ class Gateway:
 # A bucket's configurations (sub-resource → its handler): each reads and writes one bucket attribute.
 _BUCKET_CONFIG: dict[str, Callable[[Store, Request, Bucket], Response]] = {
     "policy": authz.bucket_policy, "acl": authz.bucket_acl, "tagging": tagging.bucket_tagging,
-    "lifecycle": lifecycle.bucket_lifecycle, "versioning": versioning.bucket_versioning,
+    "lifecycle": lifecycle.bucket_lifecycle, "versioning": versioning.bucket_versioning, "cors": cors.bucket_cors,
+    "publicAccessBlock": public_access.bucket_public_access, "policyStatus": public_access.policy_status,
 }

@@ -21,7 +21,7 @@ import hashlib
 import json
 import secrets
 
-from services.ceph.rgw import acl, checksums, copy_object, s3_xml, tagging
+from services.ceph.rgw import acl, checksums, copy_object, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -118,9 +118,11 @@ class Multipart:
     def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
         check_key(key)
         algorithm = _checksum_algorithm(headers)
+        grants = acl.from_headers(headers, b.owner.id) or []
+        public_access.check_acl(b, grants)
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
-                    acl=acl.from_headers(headers, b.owner.id) or [], checksum_algorithm=algorithm,
+                    acl=grants, checksum_algorithm=algorithm,
                     tags=tagging.from_header(headers.get("x-amz-tagging", "")))
         self._save(b, up)
         with self.store.lock:

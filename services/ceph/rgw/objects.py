@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import chain
 
-from services.ceph.rgw import acl, conditional, multipart, s3_xml, tagging
+from services.ceph.rgw import acl, conditional, multipart, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -24,6 +24,7 @@ def put_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
     attrs = object_attrs(headers)
     grants = acl.from_headers(headers, b.owner.id) or []
+    public_access.check_acl(b, grants)
     tags = tagging.from_header(headers.get("x-amz-tagging", ""))
     tag = store.new_tag()
     etag, pieces = store.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)

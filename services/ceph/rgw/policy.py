@@ -25,7 +25,8 @@ Keys the gateway fills: aws:SourceIp (the client socket's address), aws:SecureTr
 aws:CurrentTime, aws:EpochTime, aws:username, aws:userid, aws:PrincipalType, aws:UserAgent,
 aws:Referer, s3:prefix, s3:delimiter, s3:max-keys (ListBucket), s3:x-amz-acl, s3:VersionId,
 s3:x-amz-content-sha256, s3:authType, s3:signatureversion, s3:x-amz-copy-source,
-s3:x-amz-metadata-directive.
+s3:x-amz-metadata-directive, and s3:ExistingObjectTag/<tag key> (the tags of the object version
+an object request acts on).
 
 A document that is not valid JSON, misses Effect/Principal/Action/Resource, names an unknown
 action, operator or field, or a resource outside the bucket is refused with 400 MalformedPolicy.
@@ -349,6 +350,19 @@ class Policy:
     version: str
     statements: tuple[Statement, ...]
 
+    def is_public(self) -> bool:
+        """RGW's rgw::IAM::is_public: an Allow statement for any principal ("*", its conditions true for
+        a request that carries no condition keys at all), or for everyone but some (NotPrincipal)."""
+        for s in self.statements:
+            if s.effect != "Allow":
+                continue
+            if s.not_principal:
+                if "*" not in s.principals:
+                    return True
+            elif "*" in s.principals and all(_condition(c, {}) for c in s.conditions):
+                return True
+        return False
+
     def evaluate(self, who: Requester, action: str, resource: str, ctx: Context) -> Verdict:
         """Deny if a Deny statement applies, else Allow if an Allow statement does, else None."""
         allowed = False
@@ -434,6 +448,12 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
             return "s3:GetLifecycleConfiguration" if m == "GET" else "s3:PutLifecycleConfiguration"
         if "tagging" in query:  # S3 has no DeleteBucketTagging action: it is a PutBucketTagging
             return "s3:GetBucketTagging" if m == "GET" else "s3:PutBucketTagging"
+        if "cors" in query:  # DeleteBucketCors is a PutBucketCORS, as in RGW
+            return "s3:GetBucketCORS" if m == "GET" else "s3:PutBucketCORS"
+        if "publicAccessBlock" in query:
+            return "s3:GetBucketPublicAccessBlock" if m == "GET" else "s3:PutBucketPublicAccessBlock"
+        if "policyStatus" in query:
+            return "s3:GetBucketPolicyStatus"
         if "versions" in query:
             return "s3:ListBucketVersions"
         if "uploads" in query:

@@ -8,7 +8,8 @@ signature, ...) are `MODIFIERS`. Every other query parameter is taken as a sub-r
 not. A request is served when its scope (service, bucket or object), its one sub-resource (or
 none) and its method are in `SERVED`; any other request answers 501 NotImplemented before anything
 is read or written. So `DELETE /bucket?publicAccessBlock` is never a DeleteBucket, `PUT
-/bucket?encryption` never a CreateBucket, `GET /bucket/key?attributes` never a GetObject.
+/bucket?encryption` never a CreateBucket, `GET /bucket/key?attributes` never a GetObject. OPTIONS
+(the CORS preflight, cors.py) is answered before routing, unauthenticated.
 
 Real RGW decides the other way round: `RGWHandler_REST_Bucket_S3::op_get/op_put/op_delete/op_post`
 and the `RGWHandler_REST_Obj_S3` ones (src/rgw/rgw_rest_s3.cc) test the sub-resources RGW knows one
@@ -18,10 +19,10 @@ has no handler for (`?analytics`, `?inventory`, `?metrics`, `?intelligent-tierin
 `?metadataTable`, ...) is therefore the plain operation: DELETE on an empty bucket deletes it. The
 twin refuses those with 501 instead (issue 13): a request never changes what it does not name.
 
-Where RGW (Squid, 19.2) has a handler and the twin does not (`?cors`, `?website`, `?location`,
+Where RGW (Squid, 19.2) has a handler and the twin does not (`?website`, `?location`,
 `?logging`, `?notification`, `?requestPayment`, `?object-lock`, `?retention`, `?legal-hold`,
-`?replication`, `?policyStatus`, `?publicAccessBlock`, `?encryption`, `?torrent`, `?select`, RGW's
-own `?append`), the twin's 501 differs from RGW's answer until it implements them (issue 15).
+`?replication`, `?encryption`, `?torrent`, `?select`, RGW's own `?append`), the twin's 501
+differs from RGW's answer until it implements them (issue 15).
 GetObjectAttributes (`?attributes`) has a handler from Tentacle (20.2) on; Squid serves it as a
 GetObject. tests/integration/test_ceph_rgw_not_implemented.py keeps the table, operation by operation.
 """
@@ -45,6 +46,9 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {
         "versions": frozenset({"GET"}),  # ListObjectVersions
         "uploads": frozenset({"GET"}),  # ListMultipartUploads
         "delete": frozenset({"POST"}),  # DeleteObjects
+        "cors": frozenset({"GET", "PUT", "DELETE"}),
+        "publicAccessBlock": frozenset({"GET", "PUT", "DELETE"}),
+        "policyStatus": frozenset({"GET"}),
     },
     "object": {
         "": frozenset({"GET", "HEAD", "PUT", "DELETE"}),  # GetObject, HeadObject, PutObject/CopyObject, DeleteObject

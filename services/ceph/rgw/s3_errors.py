@@ -41,6 +41,7 @@ STATUS: dict[str, int] = {
     "MissingSecurityHeader": 400,
     "NoSuchBucket": 404,
     "NoSuchBucketPolicy": 404,
+    "NoSuchCORSConfiguration": 404,
     "NoSuchKey": 404,
     "NoSuchLifecycleConfiguration": 404,
     "NoSuchTagSet": 404,
