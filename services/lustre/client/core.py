@@ -76,13 +76,13 @@ class Target:
         self.current = 0
         self.failover_timeout = failover_timeout
 
-    def call(self, method: str, request: Any, timeout: float = 60.0) -> Any:
+    def call(self, method: str, request: Any, timeout: float = 60.0, metadata: Any = None) -> Any:
         deadline = time.monotonic() + self.failover_timeout
         tries = 0
         while True:
             i = self.current
             try:
-                return getattr(self.stubs[i], method)(request, timeout=timeout)
+                return getattr(self.stubs[i], method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as e:
                 retry = e.code() in RETRY_CODES and (errno_of(e) in (errno.EIO, errno.EAGAIN, errno.ENODEV))
                 if not retry:
@@ -125,6 +125,7 @@ class LustreClient:
         self.bulk: dict[str, BulkClient] = {}
         self._pool: ThreadPoolExecutor | None = None
         self.mdc_gate: Gate | None = None   # mdc max_rpcs_in_flight, set by the mount (client/fuse.py)
+        self.md_metadata: tuple | None = None   # the mount's client uuid, for the MDS's locks (mds/ldlm.py)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, failover_timeout: float = 30.0,
@@ -135,11 +136,11 @@ class LustreClient:
         lu = LustreSection.of(manifest)
         if lu is None:
             raise BadInput("this twin runs no Lustre: start it with `twin up TOPOLOGY --lustre`")
-        if plane == "admin":
         return cls.from_section(lu, failover_timeout, plane)
 
     @classmethod
     def from_section(cls, lu: LustreSection, failover_timeout: float = 30.0, plane: str = "storage") -> LustreClient:
+        if plane == "admin":
             servers = {o.index: o.admin or o.servers for o in lu.osts}
             return cls(lu.mds_admin or lu.mds, servers, lu.fsname, failover_timeout)
         return cls(lu.mds, {o.index: o.servers for o in lu.osts}, lu.fsname, failover_timeout)
@@ -181,9 +182,9 @@ class LustreClient:
     # ---- metadata ----------------------------------------------------------------------------
     def mdcall(self, method: str, request: Any) -> Any:
         if self.mdc_gate is None:
-            return self.mds.call(method, request)
+            return self.mds.call(method, request, metadata=self.md_metadata)
         with self.mdc_gate:
-            return self.mds.call(method, request)
+            return self.mds.call(method, request, metadata=self.md_metadata)
 
     def getattr(self, path: str, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
         return self.mdcall("Getattr", pb.LustreMdsGetattrRequest(path=path, cred=cred or self.cred)).attr

@@ -39,11 +39,13 @@ import mfusepy  # noqa: E402
 
 from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import ClientError, Gate, LustreClient, ReadAhead
+from services.lustre.client.locks import KernelCache, Locks
 from services.lustre.client.tunables import Tunables
 from services.lustre.client.writeback import Osc, WriteBack
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
+from services.lustre.mds.ldlm import UUID_KEY
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 
 log = logging.getLogger("lustre.client")
@@ -67,6 +69,8 @@ class OpenFile:
     lock: threading.Lock = field(default_factory=threading.Lock)
     ra: ReadAhead | None = None
     wb: WriteBack | None = None   # its dirty data (client/writeback.py)
+    written: bool = False         # written since the last close: the MDS gets its size and mtime
+    stale: bool = False           # another client changed it (a blocking callback): ask its size again
 
 
 def _err(e: LustreError | ClientError) -> mfusepy.FuseOSError:
@@ -83,11 +87,17 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
 class LustreFuse(mfusepy.Operations):
     use_ns = True
 
-    def __init__(self, client: LustreClient, tunables: Tunables | None = None) -> None:
+    def __init__(self, client: LustreClient, tunables: Tunables | None = None, uuid: str | None = None) -> None:
         self.c = client
         self.t = tunables or Tunables()
         self.osc = Osc(client, self.t)
         client.mdc_gate = Gate(lambda: self.t.mdc_max_rpcs_in_flight)
+        self.kernel = KernelCache()
+        self.known: set[str] = set()   # paths whose attributes the kernel was given (a callback drops them there)
+        self.locks: Locks | None = None
+        if uuid:   # coherent caching under the MDS's locks (client/locks.py)
+            client.md_metadata = ((UUID_KEY, uuid),)
+            self.locks = Locks(client, uuid, self._drop, self._drop_all)
         self._mu = threading.Lock()
         self.files: dict[str, OpenFile] = {}
         self.handles: dict[int, OpenFile] = {}
@@ -101,11 +111,40 @@ class LustreFuse(mfusepy.Operations):
         return pb.LustreCred(uid=uid, gid=gid)
 
     def _attr(self, path: str, fresh: bool = False) -> pb.LustreAttr:
-        if not fresh:
+        if not fresh and (self.locks is None or self.locks.held):   # no lock, no cache
             hit = self.attrs.get(path)
             if hit and hit[0] > time.monotonic():
                 return hit[1]
         return self.c.getattr(path, self.cred())
+
+    def _drop(self, path: str, subtree: bool = False) -> None:
+        """A blocking callback: what this mount cached of `path` (and under it) is gone, the kernel's too."""
+        paths = {path}
+        if subtree:
+            prefix = path.rstrip("/") + "/"
+            paths |= {p for p in list(self.attrs) + list(self.known) if p.startswith(prefix)}
+        for p in paths:
+            self.attrs.pop(p, None)
+            _Fuse._listings.pop(p, None)
+            of = self.files.get(p)
+            if of is not None:
+                of.stale = True
+                if of.ra is not None:
+                    of.ra.invalidate()
+            self.known.discard(p)
+            self.kernel.invalidate(p)
+
+    def _refresh(self, of: OpenFile) -> None:
+        """An open file another client changed since (a blocking callback): its size now."""
+        if of.stale:
+            of.stale = False
+            a = self.c.getattr(of.path, self.cred())
+            with of.lock:
+                of.size = max(of.size, a.size) if of.dirty else a.size
+
+    def _drop_all(self) -> None:
+        for p in list(self.known) + list(self.attrs) + list(self.files):
+            self._drop(p)
 
     def _forget(self, *paths: str) -> None:
         for p in paths:
@@ -138,13 +177,14 @@ class LustreFuse(mfusepy.Operations):
             of.wb.flush()
 
     def _push_size(self, of: OpenFile) -> None:
-        if not of.dirty:
+        """The size and mtime a writer made, to the MDS (which revokes the other clients' locks on it)."""
+        if not (of.dirty or of.written):
             return
         with of.lock:
-            if not of.dirty:
+            if not (of.dirty or of.written):
                 return
-            self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True)
-            of.dirty = False
+            self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True, mtime=time.time())
+            of.dirty = of.written = False
         self._forget(of.path)
 
     def _ensure_layout(self, of: OpenFile) -> Layout:
@@ -158,7 +198,10 @@ class LustreFuse(mfusepy.Operations):
     # ---- attributes --------------------------------------------------------------------------
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
         a = self._attr(path)
+        self.known.add(path)
         of = self._of(path, fh) if not stat.S_ISDIR(a.mode) else None
+        if of is not None and of.stale:
+            self._refresh(of)
         return attr_dict(a, of.size if of is not None else None)
 
     def chmod(self, path: str, mode: int) -> int:
@@ -176,6 +219,10 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+        of = self.files.get(path)
+        if of is not None:   # the writes before it are older than the times it sets (cp -p, tar)
+            self._flush_data(of)
+            self._push_size(of)
         now = time.time()   # UTIME_NOW is the caller's now: this client's clock (mds/servicer.py: inode times)
         kw = {}
         if times is None:
@@ -249,6 +296,7 @@ class LustreFuse(mfusepy.Operations):
         for e in entries:
             p = f"{base}/{e.name}"
             self.attrs[p] = (expiry, e.attr)
+            self.known.add(p)
             of = self.files.get(p)
             out.append((e.name, attr_dict(e.attr, of.size if of is not None and not stat.S_ISDIR(e.attr.mode)
                                           else None)))
@@ -305,6 +353,7 @@ class LustreFuse(mfusepy.Operations):
             return b""
         if of.wb is not None and of.wb.dirty():
             self._flush_data(of)
+        self._refresh(of)
         ra_bytes = self.t.max_read_ahead_mb * MiB
         ra = of.ra
         if ra is None or ra.max_bytes != ra_bytes:
@@ -326,6 +375,7 @@ class LustreFuse(mfusepy.Operations):
                     of.wb = WriteBack(self.osc, layout)
                 wb = of.wb
         wb.write(offset, data)
+        of.written = True
         n = len(data)
         end = offset + n
         if end > of.size:
@@ -419,6 +469,9 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def init_with_config(self, conn_info: Any, config_3: Any) -> None:
+        self.kernel.capture()   # in a FUSE thread: its context names the mount's struct fuse
+        if self.locks is not None:
+            self.locks.start()
         if conn_info is not None:
             conn_info.max_write = MiB
             conn_info.max_read = MiB
@@ -488,12 +541,14 @@ class _Fuse(mfusepy.FUSE):
 
 def mount(client: LustreClient, mountpoint: str, foreground: bool = True, control: Path | None = None) -> None:
     """Mount (blocks until unmounted); `control`: the socket `twin lustre lctl` reaches its tunables on."""
-    fs = LustreFuse(client)
+    from services.lustre.client.tunables import Registry, instance_id
+
+    instance = instance_id(mountpoint, os.getpid())
+    fs = LustreFuse(client, uuid=f"{client.fsname}-{instance}")
     if control is not None:
         from services.lustre.client import control as ctl
-        from services.lustre.client.tunables import Registry, instance_id
 
-        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance_id(mountpoint, os.getpid())))
+        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance))
     _Fuse(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
                  subtype="lustre", max_read=MiB, default_permissions=False, allow_other=True)
 

@@ -479,6 +479,26 @@ class LustreMdsWatchEventsResponse(_message.Message):
     event: LustreEvent
     def __init__(self, event: _Optional[_Union[LustreEvent, _Mapping]] = ...) -> None: ...
 
+class LustreMdsLdlmRequest(_message.Message):
+    __slots__ = ("client_uuid", "cancel")
+    CLIENT_UUID_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    client_uuid: str
+    cancel: int
+    def __init__(self, client_uuid: _Optional[str] = ..., cancel: _Optional[int] = ...) -> None: ...
+
+class LustreMdsLdlmResponse(_message.Message):
+    __slots__ = ("path", "subtree", "ready", "seq")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SUBTREE_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    subtree: bool
+    ready: bool
+    seq: int
+    def __init__(self, path: _Optional[str] = ..., subtree: _Optional[bool] = ..., ready: _Optional[bool] = ..., seq: _Optional[int] = ...) -> None: ...
+
 class LustreOssReadRequest(_message.Message):
     __slots__ = ("obj", "offset", "length")
     OBJ_FIELD_NUMBER: _ClassVar[int]

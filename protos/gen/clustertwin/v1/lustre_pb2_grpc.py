@@ -124,6 +124,11 @@ class LustreMdsStub:
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.FromString,
                 _registered_method=True)
+        self.Ldlm = channel.stream_stream(
+                '/clustertwin.v1.LustreMds/Ldlm',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmResponse.FromString,
+                _registered_method=True)
 
 
 class LustreMdsServicer:
@@ -237,6 +242,12 @@ class LustreMdsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Ldlm(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LustreMdsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -329,6 +340,11 @@ def add_LustreMdsServicer_to_server(servicer, server):
                     servicer.WatchEvents,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.SerializeToString,
+            ),
+            'Ldlm': grpc.stream_stream_rpc_method_handler(
+                    servicer.Ldlm,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -817,6 +833,33 @@ class LustreMds:
             '/clustertwin.v1.LustreMds/WatchEvents',
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.SerializeToString,
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Ldlm(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/clustertwin.v1.LustreMds/Ldlm',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLdlmResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,97 @@
+"""The client's side of LDLM (services/lustre/mds/ldlm.py): the callback stream to the MDS, kept open
+(across an MDS failover: it follows the client's MDS target), and what a blocking callback drops: the
+mount's cached attributes and listings, the kernel's attributes and pages of the path (libfuse's
+fuse_invalidate_path: FUSE's notify_inval_inode), and the size an open file took at open.
+
+Each callback is answered (cancel=seq) once the caches are dropped: the MDS completes the change that
+caused it only then. While the stream is down the client holds no locks, so it trusts no cache of its
+own (`held` is False); once it is up again everything it cached before is dropped, as the MDS forgot
+its locks."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+import grpc
+
+from clustertwin.v1 import lustre_pb2 as pb
+from services.lustre.client.core import LustreClient
+
+log = logging.getLogger("lustre.client")
+
+
+class Locks:
+    def __init__(self, client: LustreClient, uuid: str, drop: Callable[[str, bool], None],
+                 drop_all: Callable[[], None]) -> None:
+        self.c = client
+        self.uuid = uuid
+        self.drop = drop
+        self.drop_all = drop_all
+        self.held = False
+        self.callbacks = 0
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="lustre-ldlm", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        target = self.c.mds
+        while not self._stop.is_set():
+            i = target.current
+            answers: queue.SimpleQueue = queue.SimpleQueue()
+            answers.put(pb.LustreMdsLdlmRequest(client_uuid=self.uuid))
+            try:
+                for cb in target.stubs[i].Ldlm(iter(answers.get, None)):
+                    if cb.ready:
+                        self.drop_all()   # what was cached before this stream has no lock behind it
+                        self.held = True
+                        continue
+                    self.callbacks += 1
+                    try:
+                        self.drop(cb.path, cb.subtree)
+                    finally:
+                        answers.put(pb.LustreMdsLdlmRequest(cancel=cb.seq))   # the lock cancelled
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.CANCELLED:
+                    log.info("ldlm stream to %s: %s", target.addresses[i], e.code())
+            self.held = False
+            answers.put(None)
+            if len(target.stubs) > 1 and target.current == i:
+                target.current = (i + 1) % len(target.stubs)
+            self._stop.wait(0.1)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class KernelCache:
+    """libfuse's fuse_invalidate_path on the mount's `struct fuse` (taken from a FUSE thread's context)."""
+
+    def __init__(self) -> None:
+        self.fuse: int | None = None
+        self.lib = None
+
+    def capture(self) -> None:
+        import mfusepy
+        self.lib = mfusepy._libfuse
+        self.lib.fuse_invalidate_path.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        self.lib.fuse_invalidate_path.restype = ctypes.c_int
+        self.fuse = mfusepy._libfuse.fuse_get_context().contents.fuse
+
+    def invalidate(self, path: str) -> None:
+        """The kernel's attributes and cached pages of `path` dropped (a no-op if it knows no such path)."""
+        if self.fuse and self.lib is not None:
+            self.lib.fuse_invalidate_path(self.fuse, path.encode())
+
+
+def wait_held(locks: Locks, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not locks.held and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return locks.held

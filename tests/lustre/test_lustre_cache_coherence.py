@@ -1,0 +1,80 @@
+"""Two mounts of one filesystem (two clients, `twin lustre mount` twice) cache attributes, dentries and
+pages under the MDS's locks (services/lustre/mds/ldlm.py) and stay coherent as Lustre's do: what one
+changes, the other sees at once, well inside the 5 s its kernel and its client keep attributes."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from services.lustre.client.mount import is_mounted
+from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse
+
+pytestmark = needs_fuse
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LustreMount, object, object]]:
+    for m in lustre_mount(tmp_path_factory.mktemp("lustre-coherence"), "rack"):
+        mnt2 = m.mnt.parent / "mnt2"
+        m.cli("lustre", "mount", str(mnt2))
+        try:
+            yield m, m.mnt, mnt2
+        finally:
+            m.cli("lustre", "umount", str(mnt2), check=False)
+            assert not is_mounted(str(mnt2))
+
+
+def test_write_close_then_open_read_on_the_other_client(two):
+    m, a, b = two
+    (a / "shared.txt").write_bytes(b"first version\n")
+    assert (b / "shared.txt").read_bytes() == b"first version\n"
+    (a / "shared.txt").write_bytes(b"second version, same size?\n")   # the other client cached the first
+    assert (b / "shared.txt").read_bytes() == b"second version, same size?\n"
+    with open(a / "shared.txt", "r+b") as f:   # an overwrite that keeps the size
+        f.write(b"SECOND")
+    assert (b / "shared.txt").read_bytes() == b"SECOND version, same size?\n"
+
+
+def test_stat_after_the_other_clients_write_sees_the_new_size(two):
+    m, a, b = two
+    (a / "grow.log").write_bytes(b"x" * 10)
+    assert os.stat(b / "grow.log").st_size == 10   # cached by b's kernel and client now
+    for n in (1000, 5000, 123_456):
+        with open(a / "grow.log", "ab") as f:
+            f.write(b"y" * (n - os.stat(a / "grow.log").st_size))
+        assert os.stat(b / "grow.log").st_size == n
+        assert os.stat(b / "grow.log").st_mtime_ns == os.stat(a / "grow.log").st_mtime_ns
+
+
+def test_an_open_file_sees_what_the_other_client_appended(two):
+    m, a, b = two
+    (a / "tail.log").write_bytes(b"one\n")
+    with open(b / "tail.log", "rb") as reader:
+        assert reader.read() == b"one\n"
+        with open(a / "tail.log", "ab") as f:
+            f.write(b"two\n")
+        assert reader.read() == b"two\n"   # like `tail -f` on another node
+
+
+def test_namespace_changes_are_seen_at_once(two):
+    m, a, b = two
+    (a / "ns").mkdir()
+    (a / "ns" / "keep").write_bytes(b"k")
+    assert sorted(os.listdir(b / "ns")) == ["keep"]
+    assert os.stat(b / "ns" / "keep").st_size == 1
+    (a / "ns" / "new").write_bytes(b"n")
+    os.unlink(a / "ns" / "keep")
+    assert sorted(os.listdir(b / "ns")) == ["new"]
+    with pytest.raises(FileNotFoundError):
+        os.stat(b / "ns" / "keep")
+    os.rename(a / "ns", a / "moved")
+    with pytest.raises(OSError) as e:
+        os.stat(b / "ns" / "new")
+    assert e.value.errno == errno.ENOENT
+    assert (b / "moved" / "new").read_bytes() == b"n"
+    os.chmod(a / "moved" / "new", 0o600)
+    assert os.stat(b / "moved" / "new").st_mode & 0o777 == 0o600
