@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2
 from emulator import bus
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import Registration, start_server
+from emulator.service import typed
 
 log = logging.getLogger("daemon")
 
@@ -119,4 +120,4 @@ def main(module: str, run: Callable[[DaemonConfig], None]) -> None:
     if len(sys.argv) != 2:
         sys.exit(f"usage: python -m {module} CONFIG.json")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))
+    run(typed(DaemonConfig.from_file(Path(sys.argv[1]))))   # its spec parsed by its kind's model

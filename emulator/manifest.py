@@ -102,8 +102,9 @@ class DaemonEntry(BaseModel):
 
     def urls(self) -> list[str]:
         """Its HTTP endpoints for people (metrics, a REST API), as its service wrote them."""
+        own = {k: v for k, v in self.model_dump().items() if k not in DaemonEntry.model_fields}   # the service's
         found = [self.metrics] if self.metrics else []
-        return found + [v for v in (self.model_extra or {}).values() if isinstance(v, str) and v.startswith("http")]
+        return found + [v for v in own.values() if isinstance(v, str) and v.startswith("http")]
 
 
 class Manifest(BaseModel):

@@ -4,7 +4,9 @@ itself in one object, and the emulator core finds them without importing any.
 A service registers `SERVICE = Service(...)` in its own package and names it in the entry-point
 group `clustertwin.services` (pyproject.toml), as pytest finds its plugins. The core then plans,
 starts, checks and stops a service through that object alone: the daemon code is loaded by its
-"module:function" name in the child that runs it, so `twin --help` imports no daemon.
+"module:function" name in the child that runs it, so `twin --help` imports no daemon. Each daemon
+kind names its spec model (a DaemonSpec: the kind's own configuration, typed), which the daemon's
+config is parsed with before it runs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from emulator.daemon_config import DaemonConfig
+from emulator.daemon_config import DaemonConfig, DaemonSpec
 from emulator.errors import UserError
 from emulator.store import store_url
 
@@ -44,17 +46,16 @@ class PlanContext:
     broker_host: str
     broker_port: int
 
-    def config(self, name: str, kind: str, host: str, grpc: str, *, spec: dict[str, Any] | None = None,
-               metrics: str | None = None, store: str | None = None, extra: dict[str, Any] | None = None,
-               ) -> DaemonConfig:
-        """A daemon's configuration with the twin-wide fields filled in one place."""
+    def config(self, name: str, kind: str, host: str, grpc: str, *, spec: DaemonSpec,
+               metrics: str | None = None, store: str | None = None) -> DaemonConfig:
+        """A daemon's configuration with the twin-wide fields filled in one place; `spec` is its kind's."""
         return DaemonConfig(
-            name=name, kind=kind, twin=self.opts.twin, spec=spec or {}, grpc=grpc, metrics=metrics,
+            name=name, kind=kind, twin=self.opts.twin, spec=spec, grpc=grpc, metrics=metrics,
             store_url=store_url(self.opts.store_url, self.run_dir / "state", store or name),
             broker_host=self.broker_host, broker_port=self.broker_port,
             log_file=str(self.run_dir / "logs" / f"{name}.log"), netns=self.hosts.netns(host),
             clock_epoch=self.opts.clock_epoch, clock_scale=self.opts.clock_scale,
-            telemetry_interval=self.opts.telemetry_interval, run_dir=str(self.run_dir), extra=extra or {})
+            telemetry_interval=self.opts.telemetry_interval, run_dir=str(self.run_dir))
 
 
 @dataclass
@@ -67,12 +68,20 @@ class ServicePlan:
 
 
 @dataclass(frozen=True)
+class DaemonKind:
+    """A kind of daemon a service runs: the function that serves it and the model of its spec."""
+
+    run: str                      # "module:function", loaded in the process that runs it
+    spec: type[DaemonSpec]        # DaemonConfig.spec, parsed before `run` is called
+
+
+@dataclass(frozen=True)
 class Service:
     name: str                                        # `twin up --NAME` turns it on, unless always_on
     summary: str                                     # one line, for `twin --help` and docs
     order: int = 50                                  # plan order (manifest order); lower first
     always_on: bool = False                          # part of every twin (the GPU servers)
-    daemons: Mapping[str, str] = field(default_factory=dict)    # daemon kind -> "module:run"
+    daemons: Mapping[str, DaemonKind] = field(default_factory=dict)    # by kind name
     plan: Callable[[PlanContext], ServicePlan] | None = None
     check: Callable[[Options, Topology], None] | None = None    # raise ServiceError to refuse `twin up`
     # Stop what the service's clients started before the daemons go (returns what it stopped); lower first.
@@ -104,16 +113,28 @@ def services() -> dict[str, Service]:
     return {s.name: s for s in sorted(found, key=lambda s: (s.order, s.name))}
 
 
-def daemon_kinds() -> dict[str, str]:
-    """Every daemon kind of every service, and the "module:run" that serves it."""
-    return {kind: ref for s in services().values() for kind, ref in s.daemons.items()}
+def daemon_kinds() -> dict[str, DaemonKind]:
+    """Every daemon kind of every service."""
+    return {name: kind for s in services().values() for name, kind in s.daemons.items()}
+
+
+def daemon_kind(kind: str) -> DaemonKind:
+    try:
+        return daemon_kinds()[kind]
+    except KeyError:
+        raise ServiceError(f"no installed service runs daemons of kind {kind!r}") from None
+
+
+def typed(cfg: DaemonConfig) -> DaemonConfig:
+    """The config with its spec parsed by its kind's model (SpecError naming each bad field)."""
+    return cfg.typed(daemon_kind(cfg.kind).spec)
 
 
 def runner(kind: str) -> Callable[[DaemonConfig], None]:
-    try:
-        return load(daemon_kinds()[kind])
-    except KeyError:
-        raise ServiceError(f"no installed service runs daemons of kind {kind!r}") from None
+    """What runs a daemon of `kind`: its spec parsed by the kind's model first, then its `run`
+    (importing the kind's code now, e.g. in the supervisor before it forks)."""
+    run = load(daemon_kind(kind).run)
+    return lambda cfg: run(typed(cfg))
 
 
 def optional_services() -> list[str]:

@@ -37,7 +37,7 @@ from emulator.plan import NamespaceAddressing, make_plan
 from emulator.process import Backoff, start_time, stop_process, stop_processes
 from emulator.procutil import die_with_parent, enter_netns, set_process_name
 from emulator.rundir import RunDir, write_json_atomic
-from emulator.service import runner
+from emulator.service import runner, typed
 from emulator.topology import load_topology
 
 log = logging.getLogger("supervisor")
@@ -218,8 +218,8 @@ class Supervisor:
         """`daemon.start`: add a daemon from its DaemonConfig (a dict), forked at once by the loop and
         kept running like the planned ones (its pid is in daemons.json); `entry` is its manifest entry
         (how `twin status` and clients find it), `grace` its SIGTERM-to-SIGKILL time when stopped.
-        Refused, with nothing changed, if the config is not one, its kind is not installed or its
-        name is taken."""
+        Refused, with nothing changed, if the config is not one, its kind is not installed, its spec
+        is not its kind's or its name is taken."""
         try:
             cfg = DaemonConfig.from_dict(config)
         except TypeError as e:
@@ -228,6 +228,7 @@ class Supervisor:
             c = self.children[cfg.name]
             raise ValueError(f"a daemon named {cfg.name!r} is already in this twin ({c.state}, pid {c.pid})")
         runner(cfg.kind)   # ServiceError for a kind no service runs; imports its code before the fork
+        cfg = typed(cfg)   # SpecError naming each field its kind's model refuses
         daemon_entry = DaemonEntry.model_validate(entry) if entry is not None else None
         if daemon_entry is not None and (daemon_entry.name, daemon_entry.kind) != (cfg.name, cfg.kind):
             raise ValueError(f"the manifest entry ({daemon_entry.name}, {daemon_entry.kind}) is not the daemon's "

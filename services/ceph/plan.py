@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.service import PlanContext, ServicePlan
 from emulator.topology import naming
+from services.ceph.daemon_spec import (
+    ErasureProfile,
+    MonSpec,
+    MonTimingSpec,
+    OsdPlacement,
+    OsdSpec,
+    ReplicatedProfile,
+    RgwSpec,
+)
+from services.ceph.manifest import OsdEntry, RgwEntry
 
 CEPH_MON_GRPC_PORT = 3300    # the monitor's msgr2 port; here its gRPC CephMon service
 CEPH_OSD_GRPC_PORT = 6800    # first of Ceph's OSD port range; OSD n of a host listens on 6800 + n
 RGW_S3_PORT = 7480           # RGW's default
 RGW_GRPC_PORT = 7481         # the gateway's gRPC health endpoint
 CEPH_HOST_BASE = 1000
-TIMING = {"heartbeat_interval": 6.0, "heartbeat_grace": 20.0, "down_out_interval": 600.0}
+TIMING = MonTimingSpec(heartbeat_interval=6.0, heartbeat_grace=20.0, down_out_interval=600.0)
 
 
 def plan(ctx: PlanContext) -> ServicePlan:
@@ -26,7 +34,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
     mon_host = names[0]
     mon = f"{addrs[mon_host]['oob']}:{CEPH_MON_GRPC_PORT}"
     out = ServicePlan()
-    osds: list[dict[str, Any]] = []
+    osds: list[OsdPlacement] = []
     for i, host in enumerate(names):
         disks = [("hdd", ce.hdd_size_tb)] * ce.hdd_per_host
         if i < ce.ssd_hosts:
@@ -34,27 +42,26 @@ def plan(ctx: PlanContext) -> ServicePlan:
         for n, (cls, tb) in enumerate(disks):
             osd = len(osds)
             grpc = f"{addrs[host]['oob']}:{CEPH_OSD_GRPC_PORT + n}"
-            osds.append({"id": osd, "host": host, "device_class": cls, "capacity_bytes": int(tb * 1e12),
-                         "grpc": grpc})
-            c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, extra={
-                "osd": osd, "host": host, "device_class": cls, "capacity_bytes": int(tb * 1e12),
-                "data_dir": str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), "mon": mon,
-                "heartbeat_interval": TIMING["heartbeat_interval"], "storage_timing": ctx.opts.storage_timing})
+            osds.append(OsdPlacement(id=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12), grpc=grpc))
+            c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, spec=OsdSpec(
+                osd=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12),
+                data_dir=str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), mon=mon,
+                heartbeat_interval=TIMING.heartbeat_interval, storage_timing=ctx.opts.storage_timing))
             out.daemons.append(c)
-            out.entries.append({"name": c.name, "kind": "ceph_osd", "host": host, "grpc": grpc,
-                                "addresses": addrs[host], "osd": osd, "device_class": cls,
-                                "service": "clustertwin.v1.CephOsd", "netns": c.netns})
-    mon_cfg = ctx.config("ceph-mon", "ceph_mon", mon_host, mon, extra={
-        "osds": osds, "ec": ce.ec.model_dump(), "replicated": (ce.rbd.model_dump() if ce.rbd else {}),
-        "timing": TIMING})
+            out.entries.append(OsdEntry(name=c.name, kind="ceph_osd", host=host, grpc=grpc, addresses=addrs[host],
+                                        osd=osd, device_class=cls, service="clustertwin.v1.CephOsd",
+                                        netns=c.netns).model_dump())
+    mon_cfg = ctx.config("ceph-mon", "ceph_mon", mon_host, mon, spec=MonSpec(
+        osds=osds, ec=ErasureProfile(**ce.ec.model_dump()),
+        replicated=ReplicatedProfile(**(ce.rbd.model_dump() if ce.rbd else {})), timing=TIMING))
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = ctx.config("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
-                         extra={"mon": mon, "s3": s3, "op_timeout": 30.0, "users_file": ctx.opts.ceph_users,
-                                "lc_debug_interval": ctx.opts.rgw_lc_debug_interval})
+                         spec=RgwSpec(mon=mon, s3=s3, op_timeout=30.0, users_file=ctx.opts.ceph_users or None,
+                                      lc_debug_interval=ctx.opts.rgw_lc_debug_interval or None))
     out.daemons = [mon_cfg, *out.daemons, rgw_cfg]
     out.entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                            "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon",
                            "netns": mon_cfg.netns})
-    out.entries.append({"name": rgw_cfg.name, "kind": "ceph_rgw", "host": mon_host, "grpc": rgw_cfg.grpc,
-                        "s3": f"http://{s3}", "addresses": addrs[mon_host], "netns": rgw_cfg.netns})
+    out.entries.append(RgwEntry(name=rgw_cfg.name, kind="ceph_rgw", host=mon_host, grpc=rgw_cfg.grpc,
+                                s3=f"http://{s3}", addresses=addrs[mon_host], netns=rgw_cfg.netns).model_dump())
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from emulator.service import Service, ServiceError
+from emulator.service import DaemonKind, Service, ServiceError
+from services.ceph.daemon_spec import MonSpec, OsdSpec, RgwSpec
 from services.ceph.plan import plan
 
 
@@ -56,8 +57,9 @@ SERVICE = Service(
     name="ceph", summary="Also run Ceph: a monitor, one daemon per OSD of the topology's ceph section, "
     "and the RGW S3 gateway.",
     order=30, plan=plan, check=check,
-    daemons={"ceph_mon": "services.ceph.mon.daemon:run", "ceph_osd": "services.ceph.osd.daemon:run",
-             "ceph_rgw": "services.ceph.rgw.daemon:run"},
+    daemons={"ceph_mon": DaemonKind("services.ceph.mon.daemon:run", MonSpec),
+             "ceph_osd": DaemonKind("services.ceph.osd.daemon:run", OsdSpec),
+             "ceph_rgw": DaemonKind("services.ceph.rgw.daemon:run", RgwSpec)},
     cli={"ceph": "services.ceph.cli:app", "rbd": "services.ceph.cli_rbd:app"},
     sdk={"ceph": lambda twin: lambda timeout=60.0: ceph_admin(twin, timeout),
          "s3": lambda twin: lambda access_key, secret_key, **options: s3(twin, access_key, secret_key, **options)},

@@ -6,23 +6,23 @@ reflection) and, when configured, a UFM-shaped REST API; port changes go out on 
 
 DaemonConfig fields read:
     name, twin                  MQTT identity; events on `events/fabric/<kind>` (docs/EVENTS.md)
-    spec["topology_file"]       the topology (a path, or a name under topologies/)
+    spec.topology_file       the topology (a path, or a name under topologies/)
     grpc                        HOST:PORT of the Fabric service
     broker_host, broker_port    the MQTT broker (the publisher retries; a missing broker never blocks)
     clock_epoch, clock_scale    event times
-    extra["ufm"]                HOST:PORT of the UFM REST API (absent: no REST server)
-    extra["ufm_user"], extra["ufm_password"]    its basic-auth credentials (default admin / 123456)
+    spec.ufm                HOST:PORT of the UFM REST API (absent: no REST server)
+    spec.ufm_user, spec.ufm_password    its basic-auth credentials (default admin / 123456)
     store_url                   the store (`FabricStore`): disabled cables, unhealthy ports,
                                 partitions and events outlive the process there
     run_dir                     the twin's run directory: the subnet's files go to
                                 `<run_dir>/fabric/<name>`, the control socket is the run dir's
-    extra["fabric_dir"]         optional: where the subnet's files go instead (ibsim net file,
+    spec.fabric_dir         optional: where the subnet's files go instead (ibsim net file,
                                 OpenSM log, ...)
-    extra["sm_node"]            optional: where OpenSM attaches (default the first spine)
-    extra["control_socket"]     optional: the supervisor's control socket (default the run dir's);
+    spec.sm_node            optional: where OpenSM attaches (default the first spine)
+    spec.control_socket     optional: the supervisor's control socket (default the run dir's);
                                 on a netns twin the daemon drives the compute plane through it
                                 (`ComputePlaneDriver`), and follows the network's own switch-down
-                                and cut faults; extra["drive_compute_plane"] = false: don't
+                                and cut faults; spec.drive_compute_plane = false: don't
 Needs root and ibsim-utils, opensm, infiniband-diags (see services/fabric/subnet.py).
 """
 
@@ -46,6 +46,7 @@ from emulator.network.plan import COMPUTE, make_network_plan
 from emulator.network.remote import RemoteNetwork
 from emulator.rundir import RunDir
 from emulator.topology import Topology, load_topology
+from services.fabric.daemon_spec import FabricSpec
 from services.fabric.lft_routes import ComputeMap
 from services.fabric.manager import FabricManager
 from services.fabric.model import FabricState
@@ -58,25 +59,23 @@ from services.fabric.ufm_rest import serve as serve_rest
 
 log = logging.getLogger("fabric")
 
-DEFAULT_UFM_USER = "admin"
-DEFAULT_UFM_PASSWORD = "123456"
 SUBNET_START_TIMEOUT_S = 120.0
 SUBNET_INFO = "subnet.json"
 
 
 def fabric_dir(cfg: DaemonConfig) -> Path:
     """Where the subnet's files live (see the module docstring)."""
-    if cfg.extra.get("fabric_dir"):
-        return Path(cfg.extra["fabric_dir"])
+    if d := FabricSpec.of(cfg).fabric_dir:
+        return Path(d)
     if cfg.run_dir:
         return Path(cfg.run_dir) / "fabric" / cfg.name
-    raise ValueError("the fabric manager's config names no run directory: set run_dir (or extra['fabric_dir'])")
+    raise ValueError("the fabric manager's config names no run directory: set run_dir (or spec.fabric_dir)")
 
 
 def control_socket(cfg: DaemonConfig) -> Path | None:
     """The supervisor's control socket (None: no run directory given, so no supervisor to drive)."""
-    if cfg.extra.get("control_socket"):
-        return Path(cfg.extra["control_socket"])
+    if sock := FabricSpec.of(cfg).control_socket:
+        return Path(sock)
     if cfg.run_dir:
         return RunDir(cfg.run_dir).control_socket
     return None
@@ -166,11 +165,9 @@ class ComputePlaneDriver:
 class FabricDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
-        topo_ref = cfg.spec.get("topology_file") or cfg.spec.get("topology")
-        if not topo_ref:
-            raise ValueError("spec needs 'topology_file'")
-        self.topology = load_topology(topo_ref)
-        self.plan = make_fabric_plan(self.topology, cfg.extra.get("sm_node"))
+        self.spec = FabricSpec.of(cfg)
+        self.topology = load_topology(self.spec.topology_file)
+        self.plan = make_fabric_plan(self.topology, self.spec.sm_node)
         self.subnet = Subnet(self.plan, fabric_dir(cfg))
         self.store = FabricStore(cfg.store_url, cfg.name)
         self.manager = FabricManager(self.plan, self.subnet, cfg.clock.now, self.store)
@@ -209,7 +206,7 @@ class FabricDaemon:
             self.manager.watch_subnet()
             self.write_subnet_info()
             sock = control_socket(self.cfg)
-            if self.cfg.extra.get("drive_compute_plane", True) and sock is not None and sock.exists():
+            if self.spec.drive_compute_plane and sock is not None and sock.exists():
                 driver = ComputePlaneDriver(self.plan, self.topology, sock)
                 if await asyncio.to_thread(driver.attach, self.manager.state):
                     self.manager.compute_plane = driver
@@ -219,11 +216,10 @@ class FabricDaemon:
                      self.manager.last_sweep_seconds, self.subnet.run_dir)
             server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_FabricServicer_to_server,
                                                                  FabricServicer(self.manager), SERVICE_NAME)])
-            ufm = self.cfg.extra.get("ufm")
+            ufm = self.spec.ufm
             if ufm:
                 host, port = split_hostport(ufm)
-                rest = await serve_rest(UfmRest(self.manager, self.cfg.extra.get("ufm_user", DEFAULT_UFM_USER),
-                                                self.cfg.extra.get("ufm_password", DEFAULT_UFM_PASSWORD)), host, port)
+                rest = await serve_rest(UfmRest(self.manager, self.spec.ufm_user, self.spec.ufm_password), host, port)
             log.info("%s serving gRPC on %s, UFM REST on %s", self.cfg.name, self.cfg.grpc, ufm or "(off)")
             await stop.wait()
             log.info("%s stopping", self.cfg.name)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from emulator.plan import MANAGEMENT_HOST_BASE
 from emulator.service import PlanContext, ServicePlan
 from emulator.topology import Topology
+from services.fabric.daemon_spec import DEFAULT_UFM_PASSWORD, DEFAULT_UFM_USER, FabricSpec
+from services.fabric.manifest import FabricEntry
 
 FABRIC_GRPC_PORT = 50052
 UFM_REST_PORT = 80
@@ -26,8 +28,8 @@ def plan(ctx: PlanContext) -> ServicePlan:
     addrs = ctx.hosts.addresses(host, index)
     oob = addrs["oob"]
     cfg = ctx.config("fabric", "fabric", host, f"{oob}:{FABRIC_GRPC_PORT}",
-                     spec={"topology_file": str(ctx.topo.source)}, extra={"ufm": f"{oob}:{UFM_REST_PORT}"})
-    entry = {"name": "fabric", "kind": "fabric", "host": host, "grpc": cfg.grpc, "addresses": addrs,
-             "ufm": f"http://{oob}:{UFM_REST_PORT}/ufmRest", "ufm_user": "admin", "ufm_password": "123456",
-             "service": "clustertwin.v1.Fabric", "netns": cfg.netns}
-    return ServicePlan([cfg], [entry])
+                     spec=FabricSpec(topology_file=str(ctx.topo.source), ufm=f"{oob}:{UFM_REST_PORT}"))
+    entry = FabricEntry(name="fabric", kind="fabric", host=host, grpc=cfg.grpc, addresses=addrs,
+                        ufm=f"http://{oob}:{UFM_REST_PORT}/ufmRest", ufm_user=DEFAULT_UFM_USER,
+                        ufm_password=DEFAULT_UFM_PASSWORD, service="clustertwin.v1.Fabric", netns=cfg.netns)
+    return ServicePlan([cfg], [entry.model_dump()])

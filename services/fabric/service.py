@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from emulator.errors import NotFound
-from emulator.service import Service, ServiceError
+from emulator.service import DaemonKind, Service, ServiceError
+from services.fabric.daemon_spec import FabricSpec
 from services.fabric.plan import plan
 
 
@@ -36,7 +37,7 @@ def cable_ports(twin, a: str, b: str, index: int | None):  # noqa: ANN001, ANN20
 
 SERVICE = Service(
     name="fabric", summary="Also run the fabric manager: ibsim + OpenSM, gRPC and UFM REST (root).",
-    order=20, daemons={"fabric": "services.fabric.daemon:run"}, plan=plan, check=check,
+    order=20, daemons={"fabric": DaemonKind("services.fabric.daemon:run", FabricSpec)}, plan=plan, check=check,
     cli={"fabric": "services.fabric.cli:app", "ib": "services.fabric.cli_ib:app"},
     sdk={"fabric": lambda twin: lambda: fabric_client(twin),
          "fabric_cable_ports": lambda twin: lambda a, b, index=None: cable_ports(twin, a, b, index)},

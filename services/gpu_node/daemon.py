@@ -23,9 +23,9 @@ from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
 from emulator.http_endpoint import PROMETHEUS_TEXT, serve
 from services.gpu_node import dcgm
+from services.gpu_node.daemon_spec import GpuNodeSpec
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer
-from services.gpu_node.spec import NodeSpec
 from services.gpu_node.store import NodeStore
 from services.gpu_node.telemetry import samples
 
@@ -47,7 +47,7 @@ class GpuNodeDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
         self.clock = cfg.clock
-        self.spec = NodeSpec.from_dict(cfg.spec)
+        self.spec = GpuNodeSpec.of(cfg).node()
         self.store = NodeStore(cfg.store_url, cfg.name)
         state = self.store.load()
         now = self.clock.now()

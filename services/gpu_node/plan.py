@@ -4,6 +4,7 @@ its dcgm-exporter metrics on the server's OOB address."""
 from __future__ import annotations
 
 from emulator.service import PlanContext, ServicePlan
+from services.gpu_node.daemon_spec import GpuNodeSpec
 
 GPU_NODE_GRPC_PORT = 50051
 DCGM_EXPORTER_PORT = 9400      # dcgm-exporter's default
@@ -15,8 +16,9 @@ def plan(ctx: PlanContext) -> ServicePlan:
     for server in ctx.topo.gpu_servers:
         addrs = ctx.hosts.addresses(server.name, GPU_SERVER_HOST_BASE + server.index)
         oob = addrs["oob"]
-        cfg = ctx.config(server.name, "gpu_node", server.name, f"{oob}:{GPU_NODE_GRPC_PORT}",
-                         spec=server.to_dict() | {"twin": ctx.opts.twin}, metrics=f"{oob}:{DCGM_EXPORTER_PORT}")
+        spec = GpuNodeSpec(**server.to_dict(), twin=ctx.opts.twin)
+        cfg = ctx.config(server.name, "gpu_node", server.name, f"{oob}:{GPU_NODE_GRPC_PORT}", spec=spec,
+                         metrics=f"{oob}:{DCGM_EXPORTER_PORT}")
         out.daemons.append(cfg)
         out.entries.append({
             "name": server.name, "kind": "gpu_node", "host": server.name, "rack": server.rack,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.errors import NotFound
-from emulator.service import Service
+from emulator.service import DaemonKind, Service
+from services.gpu_node.daemon_spec import GpuNodeSpec
 from services.gpu_node.plan import plan
 
 
@@ -29,7 +30,7 @@ def node_names(twin: Any) -> Any:
 
 SERVICE = Service(
     name="gpu_node", summary="HGX H100 servers: GPUs, NVML/DCGM views, MIG, XID faults, telemetry.",
-    order=10, always_on=True, daemons={"gpu_node": "services.gpu_node.daemon:run"}, plan=plan,
+    order=10, always_on=True, daemons={"gpu_node": DaemonKind("services.gpu_node.daemon:run", GpuNodeSpec)}, plan=plan,
     cli={"gpu": "services.gpu_node.cli:app"},
     sdk={"gpu_node": lambda twin: lambda name: node_client(twin, name), "gpu_nodes": node_names},
 )

@@ -15,23 +15,28 @@ from typing import Any
 
 from emulator.service import PlanContext, ServicePlan
 from emulator.topology import naming
+from services.lustre.daemon_spec import MdsOst, MdsSpec, MdtSpec, OssOst, OssSpec
+from services.lustre.manifest import SECTION, LustreSection, MdsEntry, OssEntry, OstInfo
 
 LUSTRE_HOST_BASE = 900
 LUSTRE_GRPC_PORT = 50988     # LNet's port is 988; the MDS's and each OSS's gRPC service
-OST_FIELDS = ("index", "capacity_bytes", "dir")
 
 
-def _osts(lu: Any, oss_names: list[str], grpc: dict[str, str], admin: dict[str, str], data: Any) -> list[dict]:
+def _osts(lu: Any, oss_names: list[str], grpc: dict[str, str], admin: dict[str, str], data: Any) -> list[OstInfo]:
     osts = []
     for k, oss in enumerate(oss_names):
         partner = (oss_names[k ^ 1] if k ^ 1 < len(oss_names) else None) if lu.oss_failover_pairs else None
         for j in range(lu.osts_per_oss):
             idx = k * lu.osts_per_oss + j
-            osts.append({"index": idx, "oss": oss, "partner": partner, "capacity_bytes": int(lu.ost_size_tb * 1e12),
-                         "dir": str(data / f"OST{idx:04x}"),
-                         "servers": [grpc[oss]] + ([grpc[partner]] if partner else []),
-                         "admin": [admin[oss]] + ([admin[partner]] if partner else [])})
+            osts.append(OstInfo(index=idx, oss=oss, partner=partner, capacity_bytes=int(lu.ost_size_tb * 1e12),
+                                dir=str(data / f"OST{idx:04x}"),
+                                servers=[grpc[oss]] + ([grpc[partner]] if partner else []),
+                                admin=[admin[oss]] + ([admin[partner]] if partner else [])))
     return osts
+
+
+def _served(osts: list[OstInfo]) -> list[OssOst]:
+    return [OssOst(index=o.index, capacity_bytes=o.capacity_bytes, dir=o.dir) for o in osts]
 
 
 def plan(ctx: PlanContext) -> ServicePlan:
@@ -46,29 +51,29 @@ def plan(ctx: PlanContext) -> ServicePlan:
     data = ctx.run_dir / "lustre"
     osts = _osts(lu, oss_names, grpc, admin, data)
     out = ServicePlan()
-    mds_spec = {"fsname": lu.fsname, "mdt": {"index": 0, "capacity_bytes": int(lu.mdt_size_tb * 1e12)},
-                "osts": [{k: o[k] for k in ("index", "oss", "capacity_bytes")} for o in osts],
-                "ost_servers": {str(o["index"]): o["servers"] for o in osts},
-                "lock_file": str(data / "MDT0000.lock")}
+    mdt = MdtSpec(index=0, capacity_bytes=int(lu.mdt_size_tb * 1e12))
+    mds_osts = [MdsOst(index=o.index, oss=o.oss, capacity_bytes=o.capacity_bytes) for o in osts]
     for n in mds_names:
-        out.daemons.append(ctx.config(n, "lustre_mds", n, grpc[n], spec=mds_spec, store=f"{lu.fsname}-MDT0000",
-                                      extra={"admin": admin[n]}))
-        out.entries.append({"name": n, "kind": "lustre_mds", "host": n, "grpc": grpc[n], "admin": admin[n],
-                            "addresses": addrs[n], "service": "clustertwin.v1.LustreMds",
-                            "netns": ctx.hosts.netns(n), "fsname": lu.fsname, "mdt": 0,
-                            "failover": [grpc[m] for m in mds_names if m != n]})
+        spec = MdsSpec(fsname=lu.fsname, admin=admin[n], mdt=mdt, osts=mds_osts,
+                       ost_servers={o.index: o.servers for o in osts}, lock_file=str(data / "MDT0000.lock"))
+        out.daemons.append(ctx.config(n, "lustre_mds", n, grpc[n], spec=spec, store=f"{lu.fsname}-MDT0000"))
+        out.entries.append(MdsEntry(name=n, kind="lustre_mds", host=n, grpc=grpc[n], admin=admin[n],
+                                    addresses=addrs[n], service="clustertwin.v1.LustreMds",
+                                    netns=ctx.hosts.netns(n), fsname=lu.fsname, mdt=0,
+                                    failover=[grpc[m] for m in mds_names if m != n]).model_dump())
     for oss in oss_names:
-        mine = [o for o in osts if o["oss"] == oss]
-        partner = mine[0]["partner"] if mine else None   # failover: it takes over the partner's OSTs
-        theirs = [o for o in osts if mine and o["oss"] == partner]
-        spec = {"fsname": lu.fsname, "data_dir": str(data), "osts": [{k: o[k] for k in OST_FIELDS} for o in mine],
-                "partner": partner, "partner_osts": [{k: o[k] for k in OST_FIELDS} for o in theirs]}
-        out.daemons.append(ctx.config(oss, "lustre_oss", oss, grpc[oss], spec=spec, extra={"admin": admin[oss]}))
-        out.entries.append({"name": oss, "kind": "lustre_oss", "host": oss, "grpc": grpc[oss], "admin": admin[oss],
-                            "bulk": f"{nid[oss]}:{LUSTRE_GRPC_PORT + 1}", "addresses": addrs[oss],
-                            "service": "clustertwin.v1.LustreOss", "netns": ctx.hosts.netns(oss),
-                            "osts": [o["index"] for o in mine], "partner": partner})
+        mine = [o for o in osts if o.oss == oss]
+        partner = mine[0].partner if mine else None   # failover: it takes over the partner's OSTs
+        theirs = [o for o in osts if mine and o.oss == partner]
+        oss_spec = OssSpec(fsname=lu.fsname, admin=admin[oss], data_dir=str(data), osts=_served(mine),
+                           partner=partner, partner_osts=_served(theirs))
+        out.daemons.append(ctx.config(oss, "lustre_oss", oss, grpc[oss], spec=oss_spec))
+        out.entries.append(OssEntry(name=oss, kind="lustre_oss", host=oss, grpc=grpc[oss], admin=admin[oss],
+                                    bulk=f"{nid[oss]}:{LUSTRE_GRPC_PORT + 1}", addresses=addrs[oss],
+                                    service="clustertwin.v1.LustreOss", netns=ctx.hosts.netns(oss),
+                                    osts=[o.index for o in mine], partner=partner).model_dump())
     mgs = ":".join(f"{nid[n]}@tcp" for n in mds_names)   # the MGS NIDs, on the storage network
-    out.sections["lustre"] = {"fsname": lu.fsname, "mgs": f"{mgs}:/{lu.fsname}", "mds": [grpc[n] for n in mds_names],
-                              "mds_admin": [admin[n] for n in mds_names], "osts": osts, "data_dir": str(data)}
+    out.sections[SECTION] = LustreSection(fsname=lu.fsname, mgs=f"{mgs}:/{lu.fsname}", mds=[grpc[n] for n in mds_names],
+                                          mds_admin=[admin[n] for n in mds_names], osts=osts,
+                                          data_dir=str(data)).model_dump()
     return out

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from emulator.service import Service, ServiceError
+from emulator.service import DaemonKind, Service, ServiceError
+from services.lustre.daemon_spec import MdsSpec, OssSpec
 from services.lustre.plan import plan
 
 
@@ -27,7 +28,8 @@ def lustre_admin(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin
 SERVICE = Service(
     name="lustre", summary="Also run Lustre: the MDS (active/standby with mds_ha) and the topology's OSS daemons.",
     order=40, plan=plan, check=check, before_down=unmount, down_order=20,
-    daemons={"lustre_mds": "services.lustre.mds.daemon:run", "lustre_oss": "services.lustre.oss.daemon:run"},
+    daemons={"lustre_mds": DaemonKind("services.lustre.mds.daemon:run", MdsSpec),
+             "lustre_oss": DaemonKind("services.lustre.oss.daemon:run", OssSpec)},
     cli={"lustre": "services.lustre.cli:app"},
     sdk={"lustre": lambda twin: lambda: lustre_admin(twin)},
 )

@@ -10,8 +10,8 @@ one slurmd per GPU server as its children (they get SIGKILL if it dies: `dies_wi
                           "start" (the pid's start time), "ports", "recovered", ...}
     slurm/cgroup         the cgroup of the daemons and everything they spawn (services.slurm.cluster)
 
-    cfg.spec             {"timeout": seconds for every node to register,
-                          "health_interval": HealthCheckInterval; 0: none; <0: healthcheck.auto_interval}
+    cfg.spec             a SlurmSpec (services/slurm/daemon_spec.py): timeout, the seconds for every
+                         node to register; health_interval, HealthCheckInterval (0: none; < 0: auto)
     cfg.grpc             gRPC health and reflection: NOT_SERVING until every node has registered,
                          SERVING while Slurm runs, NOT_SERVING again once one of its daemons exited
 
@@ -44,6 +44,7 @@ from emulator.topology import load_topology
 from services.slurm import healthcheck
 from services.slurm.cluster import SlurmCluster, free_ports
 from services.slurm.config import make_config
+from services.slurm.daemon_spec import SlurmSpec
 from services.slurm.live import live_gres
 
 log = logging.getLogger("slurm-daemon")
@@ -148,7 +149,7 @@ def watch(cluster: SlurmCluster, doc: dict[str, Any], state_file: Path, health: 
         time.sleep(POLL_S)
 
 
-def serve(run: RunDir, spec: dict[str, Any], health: Health) -> int:
+def serve(run: RunDir, spec: SlurmSpec, health: Health) -> int:
     directory = slurm_dir(run)
     directory.mkdir(parents=True, exist_ok=True)
     state_file = directory / "state.json"
@@ -162,11 +163,11 @@ def serve(run: RunDir, spec: dict[str, Any], health: Health) -> int:
     code = 0
     try:
         healthcheck.enabled_flag(directory).unlink(missing_ok=True)   # again only once every node registered
-        cluster = build(run, directory, int(spec.get("health_interval", -1)), previous.get("ports"))
+        cluster = build(run, directory, spec.health_interval, previous.get("ports"))
         doc["ports"] = [cluster.config.ctld_port, *(n.port for n in cluster.config.nodes)]
         write_json_atomic(state_file, doc)
         began = time.monotonic()
-        cluster.start(timeout=float(spec.get("timeout", 120.0)), ready=responding, recover=recover)
+        cluster.start(timeout=spec.timeout, ready=responding, recover=recover)
         healthcheck.enable(directory)
         doc |= {"state": "ready", "health_check_interval": cluster.config.extra.get("HealthCheckInterval", "off"),
                 "nodes": cluster.node_states(), "startup_s": round(time.monotonic() - began, 2),
@@ -207,7 +208,7 @@ def run(cfg: DaemonConfig) -> None:
     except Stop:
         raise SystemExit(0) from None
     try:
-        code = serve(RunDir(cfg.run_dir), cfg.spec, health)
+        code = serve(RunDir(cfg.run_dir), SlurmSpec.of(cfg), health)
     finally:
         health.stop()
     raise SystemExit(code)

@@ -24,6 +24,7 @@ from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError, log_tail
 from services.slurm.cluster import APT_PACKAGES, missing_tools
 from services.slurm.daemon import slurm_dir
+from services.slurm.daemon_spec import SlurmSpec
 
 DAEMON = "slurm"          # the daemon's name and kind in the twin
 SLURM_GRPC_PORT = 50817   # slurmctld's port is 6817; here the Slurm daemon's gRPC health, on the management host
@@ -72,7 +73,7 @@ def daemon_config(run: RunDir, timeout: float, health_interval: int) -> tuple[Da
     mgmt = manifest.management
     grpc = f"{mgmt.addresses['oob']}:{SLURM_GRPC_PORT}"
     cfg = DaemonConfig(
-        name=DAEMON, kind=DAEMON, twin=manifest.twin, spec={"timeout": timeout, "health_interval": health_interval},
+        name=DAEMON, kind=DAEMON, twin=manifest.twin, spec=SlurmSpec(timeout=timeout, health_interval=health_interval),
         grpc=grpc, metrics=None,
         store_url=f"file://{slurm_dir(run) / 'state'}",   # slurmctld's StateSaveLocation: Slurm keeps its own
         broker_host=manifest.broker.host, broker_port=manifest.broker.port, log_file=str(daemon_output(run)),

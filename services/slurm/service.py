@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from emulator.service import Service
+from emulator.service import DaemonKind, Service
+from services.slurm.daemon_spec import SlurmSpec
 
 
 def stop(run) -> list[str]:  # noqa: ANN001 - emulator.rundir.RunDir
@@ -21,7 +22,7 @@ def slurm_client(twin):  # noqa: ANN001, ANN201 - emulator.client.Twin
 SERVICE = Service(
     name="slurm", summary="Slurm on the twin: slurmctld and one slurmd per GPU server.",
     order=60, always_on=True, before_down=stop, down_order=10,
-    daemons={"slurm": "services.slurm.daemon:run"},
+    daemons={"slurm": DaemonKind("services.slurm.daemon:run", SlurmSpec)},
     cli={"slurm": "services.slurm.cli:app"},
     sdk={"slurm": lambda twin: lambda: slurm_client(twin)},
 )

@@ -27,6 +27,7 @@ from emulator import bus
 from emulator.daemon_config import DaemonConfig
 from emulator.procutil import pid_alive, wait_for_port
 from emulator.topology import load_topology
+from services.fabric.daemon_spec import FabricSpec
 from services.fabric.netfile import FabricPlan, make_fabric_plan
 from services.fabric.subnet import APT_PACKAGES, Subnet, missing_tools
 from tests.conftest import skip_reason, stopped_cleanly
@@ -108,12 +109,13 @@ def fabric_config(run: Path, **extra: Any) -> DaemonConfig:
     """A fabric manager on the rack fabric with its files under `run`. The log is not under
     `<run>/logs`: the daemon takes its run directory from `run_dir`, not from the log's path."""
     (run / "state").mkdir(parents=True, exist_ok=True)
-    return DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec={"topology_file": "rack"},
+    broker_port = extra.pop("broker_port", _free_port())
+    spec = FabricSpec(topology_file="rack", ufm=f"127.0.0.1:{_free_port()}", ufm_user="admin", ufm_password="123456",
+                      **extra)
+    return DaemonConfig(name="fabric", kind="fabric", twin=TWIN, spec=spec,
                         grpc=f"127.0.0.1:{_free_port()}", metrics=None, store_url=f"sqlite:///{run}/state/fabric.db",
-                        broker_host="127.0.0.1", broker_port=extra.pop("broker_port", _free_port()),
-                        log_file=str(run / "fabric-daemon.log"), run_dir=str(run),
-                        extra={"ufm": f"127.0.0.1:{_free_port()}", "ufm_user": "admin", "ufm_password": "123456",
-                               **extra})
+                        broker_host="127.0.0.1", broker_port=broker_port,
+                        log_file=str(run / "fabric-daemon.log"), run_dir=str(run))
 
 
 def start_fabric(cfg: DaemonConfig, mqtt: queue.Queue[Any] | None = None) -> FabricUnderTest:
@@ -124,7 +126,7 @@ def start_fabric(cfg: DaemonConfig, mqtt: queue.Queue[Any] | None = None) -> Fab
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "services.fabric.daemon", str(run / "fabric.json")],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    t = FabricUnderTest(proc, cfg.grpc, cfg.extra["ufm"], mqtt or queue.Queue(), log)
+    t = FabricUnderTest(proc, cfg.grpc, str(FabricSpec.of(cfg).ufm), mqtt or queue.Queue(), log)
     health = health_pb2_grpc.HealthStub(t.channel)
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:

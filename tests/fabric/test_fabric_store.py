@@ -39,7 +39,8 @@ def test_store_round_trip_and_event_bound(tmp_path: Path) -> None:
 
 
 def _cfg(run_dir: str | None = None) -> DaemonConfig:
-    return DaemonConfig(name="fabric", kind="fabric", twin="t", spec={}, grpc="127.0.0.1:1", metrics=None,
+    return DaemonConfig(name="fabric", kind="fabric", twin="t", spec={"topology_file": "rack"}, grpc="127.0.0.1:1",
+                        metrics=None,
                         store_url="sqlite://", broker_host="127.0.0.1", broker_port=1,
                         log_file="/var/log/elsewhere/fabric.log", run_dir=run_dir)
 

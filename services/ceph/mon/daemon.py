@@ -14,11 +14,11 @@ osd_down, osd_in, osd_out, pg_state), and the OSD faults the twin's fault API re
     python -m services.ceph.mon.daemon CONFIG.json      # normally forked by the supervisor
 
 DaemonConfig fields read: name, grpc, store_url, clock_epoch/clock_scale, and
-    extra["osds"]     [{id, host, device_class, capacity_bytes, grpc}] of every OSD daemon
-    extra["ec"]       {k, m, failure_domain} of the RGW data pool (default 8, 3, host)
-    extra["replicated"]  {size, failure_domain} of the index and RBD pools (default 3, host)
-    extra["pg_num"]   PGs of the data pool (default 32)
-    extra["timing"]   {heartbeat_interval, heartbeat_grace, down_out_interval} (Ceph's 6, 20, 600)
+    spec.osds     [{id, host, device_class, capacity_bytes, grpc}] of every OSD daemon
+    spec.ec       {k, m, failure_domain} of the RGW data pool (default 8, 3, host)
+    spec.replicated  {size, failure_domain} of the index and RBD pools (default 3, host)
+    spec.pg_num   PGs of the data pool (default 32)
+    spec.timing   {heartbeat_interval, heartbeat_grace, down_out_interval} (Ceph's 6, 20, 600)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig
 from services.ceph.cluster import Cluster
 from services.ceph.crush import CrushMap
+from services.ceph.daemon_spec import MonSpec
 from services.ceph.errors import CephError
 from services.ceph.events import EventLog
 from services.ceph.mon.model import Event, MonModel
@@ -56,20 +57,18 @@ MON_THREADS = 32             # concurrent RPCs in worker threads (asyncio's defa
 
 
 def build_cluster(cfg: DaemonConfig, store: RemoteChunkStore, now: float) -> Cluster:
-    x = cfg.extra
+    x = MonSpec.of(cfg)
     crush = CrushMap()
-    for o in sorted(x["osds"], key=lambda o: o["id"]):
-        crush.add_osd(o["id"], o["host"], o["device_class"], capacity_bytes=int(o["capacity_bytes"]))
-    ec = {"k": 8, "m": 3, "failure_domain": "host"} | x.get("ec", {})
-    rep = {"size": 3, "failure_domain": "host"} | x.get("replicated", {})
+    for o in sorted(x.osds, key=lambda o: o.id):
+        crush.add_osd(o.id, o.host, o.device_class, capacity_bytes=o.capacity_bytes)
+    ec, rep = x.ec, x.replicated
     ssd = "ssd" if any(o.device_class == "ssd" for o in crush.osds.values()) else None
-    pools = [erasure_pool(1, DATA_POOL, k=ec["k"], m=ec["m"], pg_num=int(x.get("pg_num", 32)),
-                          failure_domain=ec["failure_domain"]),
-             replicated_pool(2, INDEX_POOL, size=rep["size"], pg_num=8, device_class=ssd,
-                             failure_domain=rep["failure_domain"], application="rgw"),
-             replicated_pool(3, RBD_POOL, size=rep["size"], pg_num=8, device_class=ssd,
-                             failure_domain=rep["failure_domain"], application="rbd")]
-    timing = MonTiming(**x.get("timing", {}))
+    pools = [erasure_pool(1, DATA_POOL, k=ec.k, m=ec.m, pg_num=x.pg_num, failure_domain=ec.failure_domain),
+             replicated_pool(2, INDEX_POOL, size=rep.size, pg_num=8, device_class=ssd,
+                             failure_domain=rep.failure_domain, application="rgw"),
+             replicated_pool(3, RBD_POOL, size=rep.size, pg_num=8, device_class=ssd,
+                             failure_domain=rep.failure_domain, application="rbd")]
+    timing = MonTiming(**x.timing.model_dump())
     return Cluster(crush, pools, store, name=cfg.twin, timing=timing, now=now)
 
 
@@ -80,7 +79,7 @@ class MonDaemon(TwinDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
         now = self.clock.now()
-        self.addresses = {int(o["id"]): o["grpc"] for o in cfg.extra["osds"]}
+        self.addresses = {o.id: o.grpc for o in MonSpec.of(cfg).osds}
         self.chunks = RemoteChunkStore(self.addresses)
         cluster = build_cluster(cfg, self.chunks, now)
         self.store = MonStore(cfg.store_url)
@@ -144,7 +143,7 @@ class MonDaemon(TwinDaemon):
     async def start(self) -> None:
         mon = MonServicer(self.model, self.io, self.store, self.chunks, self.addresses, self.clock.now, self.publish,
                           self.events)
-        rbd = RbdServicer(self.io, op_timeout=float(self.cfg.extra.get("op_timeout", 30.0)))
+        rbd = RbdServicer(self.io, op_timeout=MonSpec.of(self.cfg).op_timeout)
         await self.start_grpc([(pb_grpc.add_CephMonServicer_to_server, mon, SERVICE_NAME),
                                (pb_grpc.add_CephRbdServicer_to_server, rbd, RBD_SERVICE_NAME)], options=CHANNEL_OPTIONS)
         self.background(self.map_loop(), "map")

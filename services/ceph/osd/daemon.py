@@ -14,14 +14,14 @@ keep one daemon stopped; this is that way.)
     python -m services.ceph.osd.daemon CONFIG.json      # normally forked by the supervisor
 
 DaemonConfig fields read: name ("osd.N"), grpc, store_url, clock_epoch/clock_scale, and
-    extra["osd"]               the OSD id
-    extra["host"]              its Ceph host ("ceph03")
-    extra["device_class"]      "hdd" or "ssd" (device.py)
-    extra["capacity_bytes"]    nominal capacity
-    extra["data_dir"]          where its chunks live
-    extra["mon"]               HOST:PORT of the monitor's CephMon service
-    extra["heartbeat_interval"]  twin seconds between heartbeats (default 6, Ceph's osd_heartbeat_interval)
-    extra["storage_timing"]    "model" (default: chunk I/O takes the device model's time) or "fast"
+    spec.osd               the OSD id
+    spec.host              its Ceph host ("ceph03")
+    spec.device_class      "hdd" or "ssd" (device.py)
+    spec.capacity_bytes    nominal capacity
+    spec.data_dir          where its chunks live
+    spec.mon               HOST:PORT of the monitor's CephMon service
+    spec.heartbeat_interval  twin seconds between heartbeats (default 6, Ceph's osd_heartbeat_interval)
+    spec.storage_timing    "model" (default: chunk I/O takes the device model's time) or "fast"
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from services.ceph.daemon_spec import OsdSpec
 from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
-from services.ceph.osd.device import STORAGE_TIMINGS, model_for
+from services.ceph.osd.device import model_for
 from services.ceph.osd.filestore import FileChunkStore
 from services.ceph.osd.servicer import OsdServicer
 from services.ceph.osd.store import OsdStore
@@ -54,20 +55,18 @@ MAX_MESSAGE = 64 << 20
 class OsdDaemon:
     def __init__(self, cfg: DaemonConfig) -> None:
         self.cfg = cfg
-        x = cfg.extra
-        self.osd = int(x["osd"])
-        self.host = x.get("host", "")
-        self.model = model_for(x.get("device_class", "hdd"))
-        self.timing = x.get("storage_timing", "model")
-        if self.timing not in STORAGE_TIMINGS:
-            raise ValueError(f"storage_timing {self.timing!r}: choose one of {', '.join(STORAGE_TIMINGS)}")
+        x = OsdSpec.of(cfg)
+        self.osd = x.osd
+        self.host = x.host
+        self.model = model_for(x.device_class)
+        self.timing = x.storage_timing
         self.device_wait = 0.0   # wall seconds slept for the device model (Stat's device_wait_seconds)
-        self.capacity = int(x.get("capacity_bytes", 0))
-        self.chunks = FileChunkStore(Path(x["data_dir"]))
+        self.capacity = x.capacity_bytes
+        self.chunks = FileChunkStore(Path(x.data_dir))
         self.state = OsdStore(cfg.store_url, cfg.name)
         self.stopped, self.slow_factor = self.state.load()
-        self.mon = x.get("mon")
-        self.interval = float(x.get("heartbeat_interval", DEFAULT_HEARTBEAT_S))
+        self.mon = x.mon
+        self.interval = x.heartbeat_interval
         self.clock = cfg.clock
         self.boot_time = self.clock.now()
         self.device_lock = asyncio.Lock()

@@ -9,7 +9,7 @@ UNAVAILABLE, so the gateway's own loop waits up to `op_timeout` (twin seconds) a
 RGW does. An unreachable monitor is UNAVAILABLE too.
 
 Users come from the monitor (`twin ceph user create`), fetched again whenever a request names an
-access key not yet known. With `extra["users_file"]` (`twin up --ceph --ceph-users FILE`) the gateway
+access key not yet known. With `spec.users_file` (`twin up --ceph --ceph-users FILE`) the gateway
 first creates that file's users through the monitor (services/ceph/users_file.py; a user already
 there with the same access key is left as it is, so a restart is harmless).
 
@@ -23,11 +23,11 @@ part and shows no half-written object: an object's index entry is written only a
     python -m services.ceph.rgw.daemon CONFIG.json      # normally forked by the supervisor
 
 DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale, and
-    extra["mon"]          HOST:PORT of the monitor's CephMon service
+    spec.mon          HOST:PORT of the monitor's CephMon service
     extra["s3"]           HOST:PORT of the S3 endpoint (RGW's default port is 7480)
-    extra["op_timeout"]   twin seconds a RADOS op waits for an inactive PG before a 503 (default 30)
-    extra["zone"]         RGW zone name (default "default")
-    extra["users_file"]   JSON/YAML users to create at start-up (optional)
+    spec.op_timeout   twin seconds a RADOS op waits for an inactive PG before a 503 (default 30)
+    spec.zone         RGW zone name (default "default")
+    spec.users_file   JSON/YAML users to create at start-up (optional)
 
 Concurrency: the daemon's gateway makes its RADOS calls without the store's lock (the lock guards the
 pure Cluster model, which this daemon does not have; the monitor orders concurrent object I/O
@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.grpc_server import start_server
+from services.ceph.daemon_spec import RgwSpec
 from services.ceph.errors import CephError
 from services.ceph.memtune import tune_malloc
 from services.ceph.rgw import lifecycle
@@ -61,34 +62,34 @@ INDEX_POOL = "default.rgw.buckets.index"
 
 async def _serve(cfg: DaemonConfig) -> None:
     stop = stop_event()
-    x = cfg.extra
+    x = RgwSpec.of(cfg)
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
-    cluster = MonCluster(x["mon"])
+    cluster = MonCluster(x.mon)
     while True:   # the monitor may still be starting
         try:
-            made = await asyncio.to_thread(seed_users, cluster, x.get("users_file"))
+            made = await asyncio.to_thread(seed_users, cluster, x.users_file)
             if made:
-                log.info("created %d RGW users from %s", made, x["users_file"])
+                log.info("created %d RGW users from %s", made, x.users_file)
             users = await asyncio.to_thread(MonUsers, cluster)
             # RADOS calls need no store lock: MonCluster is thread-safe and the monitor serialises what must be
-            gw = Gateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.get("zone", "default"),  # type: ignore[arg-type]
-                         op_timeout=float(x.get("op_timeout", 30.0)), clock=cfg.clock.now, rados_lock=False)
+            gw = Gateway(cluster, users, DATA_POOL, INDEX_POOL, zone=x.zone,  # type: ignore[arg-type]
+                         op_timeout=x.op_timeout, clock=cfg.clock.now, rados_lock=False)
             restored, uploads = await asyncio.to_thread(restore, gw.store, cluster, users)
             break
         except CephError as e:
-            log.info("waiting for the monitor at %s: %s", x["mon"], e.message)
+            log.info("waiting for the monitor at %s: %s", x.mon, e.message)
             try:
                 await asyncio.wait_for(stop.wait(), 0.5)
                 return
             except TimeoutError:
                 continue
-    host, port = split_hostport(x["s3"])
+    host, port = split_hostport(x.s3)
     http = await serve(gw, host, port)
     server, health = await start_server(cfg.grpc, [])
     log.info("%s: S3 on http://%s, %d buckets, %d object versions and %d multipart uploads restored from the "
-             "index pool", cfg.name, x["s3"], len(gw.buckets), restored, uploads)
+             "index pool", cfg.name, x.s3, len(gw.buckets), restored, uploads)
     # Objects carry wall-clock times; a lifecycle day is a twin day (or the debug interval) in wall seconds.
-    day = float(x.get("lc_debug_interval") or lifecycle.DAY) / cfg.clock.scale
+    day = float(x.lc_debug_interval or lifecycle.DAY) / cfg.clock.scale
     passes = asyncio.create_task(_lifecycle_passes(gw, day, stop))
     await stop.wait()
     await passes

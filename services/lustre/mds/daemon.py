@@ -5,15 +5,15 @@
 
 DaemonConfig fields read:
     name, grpc, store_url       the store holds the MDT (shared by an HA pair, as its disk is)
-    spec["fsname"]              the filesystem name
-    spec["mdt"]                 {"index", "capacity_bytes"}
-    spec["osts"]                [{"index", "oss", "capacity_bytes"}]
-    spec["ost_servers"]         {"<ost index>": ["HOST:PORT of its OSS", "HOST:PORT of the partner"?]}
-    spec["lock_file"]           the MDT's multiple-mount protection: the MDS that holds this flock is
+    spec.fsname              the filesystem name
+    spec.mdt                 {"index", "capacity_bytes"}
+    spec.osts                [{"index", "oss", "capacity_bytes"}]
+    spec.ost_servers         {"<ost index>": ["HOST:PORT of its OSS", "HOST:PORT of the partner"?]}
+    spec.lock_file           the MDT's multiple-mount protection: the MDS that holds this flock is
                                 active, the other one (mds_ha) waits as standby and takes over when
                                 the active one dies (the kernel drops a dead process's flock)
-    extra["statfs_interval"]    seconds between OST statfs polls (default 1.0)
-    extra["admin"]              a second address for the same server: the host's OOB (management) one,
+    spec.statfs_interval    seconds between OST statfs polls (default 1.0)
+    spec.admin              a second address for the same server: the host's OOB (management) one,
                                 `grpc` being its storage-network address
 
 A standby's health says NOT_SERVING for `clustertwin.v1.LustreMds` (the process itself SERVING) until
@@ -39,6 +39,7 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
+from services.lustre.daemon_spec import MdsSpec
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds import ldlm
@@ -73,12 +74,13 @@ class MdsDaemon(LustreDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
         self.name = cfg.name
-        self.fsname = cfg.spec["fsname"]
+        spec = MdsSpec.of(cfg)
+        self.fsname = spec.fsname
         self.ns: DurableNamespace | None = None
         self.destroy_queue: asyncio.Queue[list[StripeObject]] = asyncio.Queue()
-        self.ost_servers: dict[int, list[str]] = {int(k): v for k, v in cfg.spec["ost_servers"].items()}
+        self.ost_servers: dict[int, list[str]] = dict(spec.ost_servers)
         self.stubs: dict[str, pb_grpc.LustreOssStub] = {}
-        self.interval = float(cfg.extra.get("statfs_interval", 1.0))
+        self.interval = spec.statfs_interval
         self.lock_fd: int | None = None
         self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port, cfg.clock.now)
 
@@ -117,11 +119,11 @@ class MdsDaemon(LustreDaemon):
 
     async def take_over(self) -> None:
         """Become active: hold the MDT (blocks while the other MDS of the pair is active), then serve it."""
-        spec = self.cfg.spec
-        if spec.get("lock_file"):
-            await self.lock_mdt(spec["lock_file"])
-        osts = [OstState(o["index"], o["oss"], o["capacity_bytes"]) for o in spec["osts"]]
-        mdt = MdtState(spec["mdt"].get("index", 0), spec["mdt"]["capacity_bytes"])
+        spec = MdsSpec.of(self.cfg)
+        if spec.lock_file:
+            await self.lock_mdt(spec.lock_file)
+        osts = [OstState(o.index, o.oss, o.capacity_bytes) for o in spec.osts]
+        mdt = MdtState(spec.mdt.index, spec.mdt.capacity_bytes)
         ns = await asyncio.to_thread(DurableNamespace, self.cfg.store_url, self.fsname, osts, mdt, inode_time())
         await self.connect_osts(ns)
         self.ns = ns

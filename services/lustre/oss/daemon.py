@@ -5,13 +5,13 @@ through services/lustre/server.py: grpc.aio, health, reflection), serving the ob
 
 DaemonConfig fields read:
     name, grpc, store_url   the store keeps the OSS's faults (services/lustre/oss/faults.py)
-    spec["fsname"]
-    spec["osts"]            [{"index", "capacity_bytes", "dir"}]: the OSTs it serves and each one's data
+    spec.fsname
+    spec.osts            [{"index", "capacity_bytes", "dir"}]: the OSTs it serves and each one's data
                             directory (the OST's "disk"; its failover partner mounts the same one)
-    spec["partner"]         the failover partner OSS (or None) and spec["partner_osts"] its OSTs
-    extra["admin"]          a second address for the same server: the host's OOB (management) one, `grpc`
+    spec.partner         the failover partner OSS (or None) and spec.partner_osts its OSTs
+    spec.admin          a second address for the same server: the host's OOB (management) one, `grpc`
                             (and the bulk port, `grpc` + 1) being its storage-network address
-    extra["nvme_scale"]     the NVMe time model (services.lustre.ost.NvmeModel) applied as call
+    spec.nvme_scale     the NVMe time model (services.lustre.ost.NvmeModel) applied as call
                             duration x this factor: 1.0 as modelled, 0 off. The environment variable
                             TWIN_LUSTRE_NVME_SCALE overrides it (tests and the bench turn it off).
 
@@ -38,6 +38,7 @@ from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator.daemon import main
 from emulator.daemon_config import DaemonConfig
 from services.lustre.bulk import BulkServer
+from services.lustre.daemon_spec import OssSpec
 from services.lustre.errors import LustreError
 from services.lustre.events import EventPublisher
 from services.lustre.oss.faults import FaultLog, OssFault
@@ -54,17 +55,17 @@ TAKEOVER_GRACE_S = 2.0   # at start-up each OSS first takes its own OSTs; only t
 
 def nvme_scale(cfg: DaemonConfig) -> float:
     env = os.environ.get("TWIN_LUSTRE_NVME_SCALE")
-    return float(env) if env not in (None, "") else float(cfg.extra.get("nvme_scale", 1.0))
+    return float(env) if env not in (None, "") else OssSpec.of(cfg).nvme_scale
 
 
 class OssDaemon(LustreDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
         self.name = cfg.name
-        spec = cfg.spec
-        self.targets = [OstTarget(o, True) for o in spec["osts"]] + \
-                       [OstTarget(o, False) for o in spec.get("partner_osts") or []]
-        self.partner = spec.get("partner")
+        spec = OssSpec.of(cfg)
+        self.targets = [OstTarget(o.model_dump(), True) for o in spec.osts] + \
+                       [OstTarget(o.model_dump(), False) for o in spec.partner_osts]
+        self.partner = spec.partner
         self.stores: dict[int, ObjectStore] = {}
         self.scale = nvme_scale(cfg)
         self.events = EventPublisher(cfg.twin, cfg.name, cfg.broker_host, cfg.broker_port, cfg.clock.now)
