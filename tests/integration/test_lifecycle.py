@@ -13,7 +13,7 @@ import pytest
 
 from emulator import lifecycle, process
 from emulator.client import Twin
-from emulator.manifest import DaemonEntry
+from emulator.manifest import DaemonEntry, Manifest
 from emulator.procutil import pid_alive
 from emulator.rundir import RunDir, RunDirError
 from emulator.topology import TopologyError
@@ -35,8 +35,8 @@ def test_rack_twin_up_status_down_from_the_command_line(twin_exe: str, tmp_path:
         assert status.returncode == 0, status.stderr
         doc = json.loads(status.stdout)
         assert [d["health"] for d in doc["daemons"]] == ["SERVING"] * 4
-        endpoints = json.loads(run_twin(twin_exe, "endpoints", "--run-dir", run_dir, "--json").stdout)
-        assert len(endpoints["daemons"]) == 4
+        endpoints = Manifest.of(json.loads(run_twin(twin_exe, "endpoints", "--run-dir", run_dir, "--json").stdout))
+        assert len(endpoints.daemons) == 4
         listing = run_twin(twin_exe, "gpu", "list", "--run-dir", run_dir, "--node", "gpu004", "--json")
         assert [g["index"] for g in json.loads(listing.stdout)] == list(range(8))
         again = run_twin(twin_exe, "up", "rack", "--run-dir", run_dir)
