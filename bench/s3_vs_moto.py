@@ -1,16 +1,19 @@
 """The twin's S3 gateway against moto's server, side by side, with the same boto3 workload.
 
-Each server runs as its own process on this machine: the twin's `python -m services.ceph.rgw.http`
-(12 hosts, EC 8+3 data pool, a users file) and `python -m moto.server`. Against each, in turn:
+The headline is the twin as users start it, `twin up mini --ceph`: the RGW daemon in front of the
+monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a gRPC call
+and a file). It runs twice, `--storage-timing fast` (no modelled device waits) and `model` (the seed's
+HDD/SSD physics, the default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
+its EC chunks in memory). And `python -m moto.server`. All run at once, each workload alternating
+over them so that all see the same machine:
 - 4 KiB PutObject, then GetObject, for `seconds` each, from 16 threads with one boto3 client apiece
-  (path-style, s3v4), counted as operations per second;
+  (path-style, s3v4), counted as operations per second; the CPU each server process spent per
+  operation (/proc/<pid>/stat deltas: gateway, monitor, OSD daemons) says where the time goes;
 - 64 MiB PutObject then GetObject of a few objects from one client, as MiB/s; the same against
   bench/s3_floor.py, a server that only moves bytes, whose ratio to moto is the most any server
   could show over this client on this machine.
-The same workload (once) against the twin as deployed, `twin up mini --ceph`, where every chunk
-is a gRPC call to an OSD daemon and a file, is reported beside them.
-Then the gateway is profiled in process (cProfile over the same request path, 4 KiB and 64 MiB) and
-its EC encode/decode throughput measured, to say where its time goes.
+Medians of `repeats` runs. Then the in-process gateway is profiled (cProfile over the same request
+path, 4 KiB and 64 MiB) and its EC encode/decode throughput measured.
 
     python -m bench --only s3          (or: python -m bench.s3_vs_moto [--seconds 5] [--repeats 3])
 """
@@ -34,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -60,6 +63,10 @@ class Endpoint:
     name: str
     url: str
     pid: int  # the server process (its CPU time per operation is reported)
+    procs: dict[str, list[int]] = field(default_factory=dict)  # a deployed twin's: role -> pids (CPU per role)
+
+    def roles(self) -> dict[str, list[int]]:
+        return self.procs or {"server": [self.pid]}
 
 
 def _free_port() -> int:
@@ -101,21 +108,23 @@ def server(name: str, tmp: Path) -> Iterator[Endpoint]:
 
 
 @contextlib.contextmanager
-def daemon_twin(tmp: Path) -> Iterator[Endpoint]:
-    """The twin as it is deployed (`twin up mini --ceph`): the RGW daemon over the monitor and 15 OSD
-    daemons, every chunk a gRPC call and a file, every object's metadata a committed row."""
+def daemon_twin(tmp: Path, timing: str = "model") -> Iterator[Endpoint]:
+    """The twin as it is deployed (`twin up mini --ceph --storage-timing TIMING`): the RGW daemon over the
+    monitor and 15 OSD daemons, every chunk a gRPC call and a file, every object's metadata a committed row."""
     from emulator import lifecycle
-    from emulator.client import Twin
     from emulator.rundir import RunDir
+    from services.ceph.sdk import CephAdmin
 
-    run = RunDir(tmp / "daemons")
-    lifecycle.up("mini", run, ceph=True, timeout=120)
+    run = RunDir(tmp / f"daemons-{timing}")
+    lifecycle.up("mini", run, ceph=True, storage_timing=timing, timeout=120)
     try:
-        admin = Twin.connect(run.path).ceph()
+        admin = CephAdmin(run.path)
         admin.mon.UserCreate(pb_ceph.CephMonUserCreateRequest(user=pb_ceph.CephRgwUser(
             uid="bench", display_name="bench", access_key=ACCESS, secret_key=SECRET)), timeout=30)
-        status = json.loads(run.daemons.read_text())
-        yield Endpoint("daemons", admin.s3_endpoint(), int(status["daemons"]["ceph-rgw"]["pid"]))
+        daemons = json.loads(run.daemons.read_text())["daemons"]
+        procs = {"rgw": [int(daemons["ceph-rgw"]["pid"])], "mon": [int(daemons["ceph-mon"]["pid"])],
+                 "osds": [int(d["pid"]) for n, d in daemons.items() if n.startswith("osd.")]}
+        yield Endpoint(f"deployed-{timing}", admin.s3_endpoint(), procs["rgw"][0], procs)
     finally:
         lifecycle.down(run)
 
@@ -207,8 +216,13 @@ class Clients:
             p.join(10)
 
 
+def _cpu(e: Endpoint) -> dict[str, float]:
+    return {role: sum(procstat.cpu_seconds(p) for p in pids) for role, pids in e.roles().items()}
+
+
 def small_ops(eps: list[Endpoint], clients: Clients, seconds: float, repeats: int) -> dict[str, dict[str, float]]:
-    """4 KiB PUT and GET windows, twin and moto alternating so both see the same machine."""
+    """4 KiB PUT and GET windows, the endpoints alternating so that all see the same machine; the CPU
+    each of an endpoint's processes spent per operation, as `{op}_cpu_{role}_ms`."""
     samples: dict[str, dict[str, list[float]]] = {e.name: {} for e in eps}
     for e in eps:
         client(e.url).create_bucket(Bucket="small")
@@ -216,33 +230,38 @@ def small_ops(eps: list[Endpoint], clients: Clients, seconds: float, repeats: in
     for _ in range(repeats):
         for op in ("put", "get"):
             for e in eps:
-                cpu0 = procstat.cpu_seconds(e.pid)
+                cpu0 = _cpu(e)
                 n = clients.run(op, e.url, "small", seconds)
-                cpu = procstat.cpu_seconds(e.pid) - cpu0
+                cpu1 = _cpu(e)
                 samples[e.name].setdefault(f"{op}_ops", []).append(n / seconds)
-                samples[e.name].setdefault(f"{op}_server_ms", []).append(cpu / max(n, 1) * 1000)
+                for role in cpu0:
+                    ms = (cpu1[role] - cpu0[role]) / max(n, 1) * 1000
+                    samples[e.name].setdefault(f"{op}_cpu_{role}_ms", []).append(ms)
     return {name: {k: statistics.median(v) for k, v in d.items()} for name, d in samples.items()}
 
 
 def big_objects(eps: list[Endpoint], repeats: int, count: int) -> dict[str, dict[str, float]]:
     big = os.urandom(BIG)
-    samples: dict[str, dict[str, list[float]]] = {e.name: {"big_put_mibs": [], "big_get_mibs": []} for e in eps}
+    samples: dict[str, dict[str, list[float]]] = {e.name: {} for e in eps}
     cs = {e.name: client(e.url) for e in eps}
     for e in eps:
         cs[e.name].create_bucket(Bucket="big")  # (the floor server answers anything with a 200)
     for r in range(repeats):
         for e in eps:
-            c = cs[e.name]
-            t0 = time.perf_counter()
-            for n in range(count):
-                c.put_object(Bucket="big", Key=f"big{n}", Body=big)
-            samples[e.name]["big_put_mibs"].append(count * BIG / MIB / (time.perf_counter() - t0))
-            t0 = time.perf_counter()
-            for n in range(count):
-                got = c.get_object(Bucket="big", Key=f"big{n}")["Body"].read()
-                if r == 0 and n == 0 and got != big:
-                    raise RuntimeError(f"{e.name}: a 64 MiB object read back differs")
-            samples[e.name]["big_get_mibs"].append(count * BIG / MIB / (time.perf_counter() - t0))
+            c, got_ = cs[e.name], samples[e.name]
+            for op in ("put", "get"):
+                cpu0, t0 = _cpu(e), time.perf_counter()
+                for n in range(count):
+                    if op == "put":
+                        c.put_object(Bucket="big", Key=f"big{n}", Body=big)
+                        continue
+                    got = c.get_object(Bucket="big", Key=f"big{n}")["Body"].read()
+                    if r == 0 and n == 0 and got != big:
+                        raise RuntimeError(f"{e.name}: a 64 MiB object read back differs")
+                got_.setdefault(f"big_{op}_mibs", []).append(count * BIG / MIB / (time.perf_counter() - t0))
+                cpu1 = _cpu(e)
+                for role in cpu0:   # CPU seconds per 64 MiB object
+                    got_.setdefault(f"big_{op}_cpu_{role}_s", []).append((cpu1[role] - cpu0[role]) / count)
     return {name: {k: statistics.median(v) for k, v in d.items()} for name, d in samples.items()}
 
 
@@ -383,55 +402,72 @@ def _breakdown(prof: cProfile.Profile, n: int) -> dict[str, float]:
     return out
 
 
+FIGURES = (("put_ops", "4 KiB PUT, 16 clients", "ops/s"), ("get_ops", "4 KiB GET, 16 clients", "ops/s"),
+           ("big_put_mibs", "64 MiB PUT", "MiB/s"), ("big_get_mibs", "64 MiB GET", "MiB/s"))
+
+
+def _line(d: dict[str, float], m: dict[str, float] | None) -> str:
+    def one(key: str, unit: str) -> str:
+        return f"{d[key]:,.0f} {unit}" + (f" ({d[key] / m[key]:.2f}x moto)" if m and m[key] else "")
+    return (f"4 KiB PUT {one('put_ops', 'ops/s')}, GET {one('get_ops', 'ops/s')}; "
+            f"64 MiB PUT {one('big_put_mibs', 'MiB/s')}, GET {one('big_get_mibs', 'MiB/s')}")
+
+
+def _where(d: dict[str, float]) -> str:
+    """CPU per operation per process of a deployed twin: what its time is spent on."""
+    def roles(prefix: str, suffix: str, scale: float, unit: str) -> str:
+        return ", ".join(f"{role} {d[f'{prefix}{role}{suffix}'] * scale:.2f}" for role in ("rgw", "mon", "osds")) + unit
+    return (f"4 KiB PUT {roles('put_cpu_', '_ms', 1, ' ms')}; GET {roles('get_cpu_', '_ms', 1, ' ms')}; "
+            f"64 MiB PUT {roles('big_put_cpu_', '_s', 1, ' s')}; GET {roles('big_get_cpu_', '_s', 1, ' s')}")
+
+
 def run(seconds: float = 5.0, repeats: int = 3, big_count: int = 3,
         client_procs: int = 4) -> list[tuple[str, str, str, bool]]:
-    print(f"S3: twin gateway vs moto server, {CLIENTS} boto3 clients ({client_procs} processes x threads), "
-          f"{seconds:g} s windows, {repeats} runs alternating (medians):", flush=True)
-    with (tempfile.TemporaryDirectory() as tmp, server("twin", Path(tmp)) as twin, server("moto", Path(tmp)) as moto,
-          server("floor", Path(tmp)) as floor):
+    print(f"S3: the deployed twin (`twin up mini --ceph`: RGW daemon -> monitor -> 15 OSD daemons, EC 8+3) vs moto's "
+          f"server; 4 KiB: {CLIENTS} boto3 clients ({client_procs} processes x threads), {seconds:g} s windows; "
+          f"64 MiB: one client, {big_count} objects; medians of {repeats} runs, all servers up, alternating:",
+          flush=True)
+    with (tempfile.TemporaryDirectory() as tmp, server("twin", Path(tmp)) as inproc,
+          server("moto", Path(tmp)) as moto, server("floor", Path(tmp)) as floor,
+          daemon_twin(Path(tmp), "fast") as fast, daemon_twin(Path(tmp), "model") as model):
+        eps = [fast, model, moto, inproc]
         clients = Clients(client_procs)
         try:
-            res = small_ops([twin, moto], clients, seconds, repeats)
+            res = small_ops(eps, clients, seconds, repeats)
         finally:
             clients.close()
-        big = big_objects([twin, moto, floor], repeats, big_count)
-        for name in ("twin", "moto"):
-            res[name].update(big[name])
-    for name, d in res.items():
-        print(f"  {name}: 4 KiB PUT {d['put_ops']:,.0f} ops/s ({d['put_server_ms']:.2f} ms server CPU/op), "
-              f"GET {d['get_ops']:,.0f} ops/s ({d['get_server_ms']:.2f} ms/op); 64 MiB PUT "
-              f"{d['big_put_mibs']:,.0f} MiB/s, GET {d['big_get_mibs']:,.0f} MiB/s", flush=True)
-    t, m, f = res["twin"], res["moto"], big["floor"]
+        big = big_objects([*eps, floor], repeats, big_count)
+    for name in res:
+        res[name].update(big[name])
+    m, f = res["moto"], big["floor"]
+    print(f"  deployed twin, --storage-timing fast:  {_line(res[fast.name], m)}", flush=True)
+    print(f"  deployed twin, --storage-timing model: {_line(res[model.name], m)}", flush=True)
+    print(f"  moto server:                           {_line(m, None)}", flush=True)
+    print(f"  in-process gateway (python -m services.ceph.rgw.http, EC chunks in its memory, no OSD daemons): "
+          f"{_line(res[inproc.name], m)}", flush=True)
     print(f"  floor (a server that only moves bytes, same boto3 client): 64 MiB PUT {f['big_put_mibs']:,.0f} MiB/s "
           f"= {f['big_put_mibs'] / m['big_put_mibs']:.2f}x moto, GET {f['big_get_mibs']:,.0f} MiB/s "
           f"= {f['big_get_mibs'] / m['big_get_mibs']:.2f}x moto: the best ratio any server could show here", flush=True)
+    for e in (fast, model):
+        print(f"  CPU per op, {e.name} (rgw, mon, the 15 OSDs together): {_where(res[e.name])}", flush=True)
+    print(f"  CPU per op, moto: 4 KiB PUT {m['put_cpu_server_ms']:.2f} ms, GET {m['get_cpu_server_ms']:.2f} ms; "
+          f"in process: PUT {res[inproc.name]['put_cpu_server_ms']:.2f} ms, "
+          f"GET {res[inproc.name]['get_cpu_server_ms']:.2f} ms", flush=True)
     rows = []
-    for key, label, unit, target in (("put_ops", "4 KiB PUT, 16 clients", "ops/s", 3.0),
-                                     ("get_ops", "4 KiB GET, 16 clients", "ops/s", 3.0),
-                                     ("big_put_mibs", "64 MiB PUT", "MiB/s", 2.0),
-                                     ("big_get_mibs", "64 MiB GET", "MiB/s", 2.0)):
-        ratio = t[key] / m[key] if m[key] else float("inf")
-        rows.append((f"{label}: twin / moto", f"{ratio:.2f}x ({t[key]:,.0f} vs {m[key]:,.0f} {unit})",
-                     f">= {target:g}x", ratio >= target))
-    with tempfile.TemporaryDirectory() as tmp, daemon_twin(Path(tmp)) as dep:
-        clients = Clients(client_procs)
-        try:
-            d = small_ops([dep], clients, seconds, 1)["daemons"]
-        finally:
-            clients.close()
-        d.update(big_objects([dep], 1, big_count)["daemons"])
-    print(f"  deployed twin (`twin up mini --ceph`: RGW daemon -> monitor -> 15 OSD daemons over gRPC, one run): "
-          f"4 KiB PUT {d['put_ops']:,.0f} ops/s ({d['put_ops'] / m['put_ops']:.2f}x moto), GET {d['get_ops']:,.0f} "
-          f"({d['get_ops'] / m['get_ops']:.2f}x); 64 MiB PUT {d['big_put_mibs']:,.0f} MiB/s "
-          f"({d['big_put_mibs'] / m['big_put_mibs']:.2f}x), GET {d['big_get_mibs']:,.0f} "
-          f"({d['big_get_mibs'] / m['big_get_mibs']:.2f}x)", flush=True)
+    for name, target in ((fast.name, 1.0), (model.name, 0.0), (inproc.name, 1.0)):
+        t = res[name]
+        for key, label, unit in FIGURES:
+            ratio = t[key] / m[key] if m[key] else float("inf")
+            goal = target
+            rows.append((f"{label}: {name} / moto", f"{ratio:.2f}x ({t[key]:,.0f} vs {m[key]:,.0f} {unit})",
+                         f">= {goal:g}x" if goal else "(device model)", ratio >= goal))
     ec = ec_throughput()
     print(f"  EC 8+3 ({ec.pop('backend_name')}, 4 MiB stripes, one core): encode {ec['encode']:,.0f} MiB/s, "
           f"decode {ec['decode']:,.0f} MiB/s (all data chunks), {ec['decode_3_lost']:,.0f} MiB/s (3 lost)")
     for label, areas in profile_gateway().items():
         ms = areas.pop("ms_per_put_get")
         parts = ", ".join(f"{a} {p:.0f}%" for a, p in sorted(areas.items(), key=lambda x: -x[1]) if p >= 1)
-        print(f"  gateway time, {label} PUT+GET ({ms:.2f} ms in gw.handle per pair): {parts}")
+        print(f"  in-process gateway time, {label} PUT+GET ({ms:.2f} ms in gw.handle per pair): {parts}")
     return rows
 
 
