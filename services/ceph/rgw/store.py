@@ -17,12 +17,14 @@ unavailable, not the client too fast (that is SlowDown).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -38,6 +40,7 @@ T = TypeVar("T")
 _FIELDS = {"tagging": "tags"}  # the `Bucket` field of a bucket attribute, where its name is not the attribute's
 HEAD_SIZE = 4 << 20  # rgw_max_chunk_size
 STRIPE_SIZE = 4 << 20  # rgw_obj_stripe_size
+STRIPES_IN_FLIGHT = 4  # RADOS objects of one upload written, or of one GET read ahead, at once
 
 
 class Store:
@@ -61,6 +64,8 @@ class Store:
         self.instance_id = secrets.randbelow(1 << 20)
         self._next_bucket = 1
         self._commit_locks = [threading.Lock() for _ in range(64)]
+        # Stripe writes and read-ahead; a request waits for its own, so one pool serves all of them.
+        self._io = ThreadPoolExecutor(32, thread_name_prefix="rgw-rados")
 
     # -- RADOS with RGW's blocking semantics -------------------------------------------------
 
@@ -96,15 +101,21 @@ class Store:
             return False if e.code == "NOT_FOUND" else None
 
     def remove_later(self, objs: list[tuple[str, str]]) -> None:
-        """RGW's garbage collector: remove now what can be, keep the rest for the next pass."""
+        """RGW's garbage collector: remove now what can be, keep the rest for the next pass. The removals
+        run outside the store's lock (each under the RADOS guard), so one request's GC does not hold up
+        every other request."""
         with self.lock:
-            left = []
-            for pool, name in [*self.gc, *objs]:
-                try:
+            todo, self.gc = [*self.gc, *objs], []
+        left = []
+        for pool, name in todo:
+            try:
+                with self._rados_guard:
                     rados.remove(self.cluster, pool, name)
-                except CephError:
-                    left.append((pool, name))
-            self.gc = left
+            except CephError:
+                left.append((pool, name))
+        if left:
+            with self.lock:
+                self.gc.extend(left)
 
     # -- bucket attributes in the index pool -------------------------------------------------
 
@@ -168,24 +179,42 @@ class Store:
     def write_data(self, head: str, shadow: str, body: bytes) -> list[tuple[str, int]]:
         """Stripe `body` into the data pool as RGW does: `head` holds the first 4 MiB
         (rgw_max_chunk_size), `shadow_1`, `shadow_2`, ... the following 4 MiB stripes (rgw_obj_stripe_size).
-        Tails are written first, head last; on failure what was written is freed and the error raised."""
+        Up to `STRIPES_IN_FLIGHT` stripes are written at once (RGW's `rgw_put_obj_min_window_size` of
+        in-flight RADOS writes), so a big object's stripes overlap their EC encoding and OSD I/O; the
+        object becomes visible only with its index entry, written after all of them. On failure what
+        was written is freed and the first error raised."""
         n_tails = -(-max(len(body) - HEAD_SIZE, 0) // STRIPE_SIZE)
         pieces = [(head, min(len(body), HEAD_SIZE))]
         for i in range(n_tails):
             off = HEAD_SIZE + i * STRIPE_SIZE
             pieces.append((f"{shadow}_{i + 1}", min(STRIPE_SIZE, len(body) - off)))
-        written: list[tuple[str, str]] = []
         view = memoryview(body)  # stripes go to the EC codec as views: no copy of each 4 MiB
-        try:
-            off = HEAD_SIZE
-            for name, n in pieces[1:]:
-                self.put(self.data_pool, name, view[off: off + n])
+        spans, off = [], 0
+        for name, n in pieces:
+            spans.append((name, view[off: off + n]))
+            off += n
+        if len(spans) == 1:
+            self.put(self.data_pool, head, spans[0][1])
+            return pieces
+        todo = collections.deque(spans)
+        flying: collections.deque[tuple[str, Future[None]]] = collections.deque()
+        written: list[tuple[str, str]] = []
+        error: S3Error | None = None
+        while todo or flying:
+            while todo and error is None and len(flying) < STRIPES_IN_FLIGHT:
+                name, data = todo.popleft()
+                flying.append((name, self._io.submit(self.put, self.data_pool, name, data)))
+            name, fut = flying.popleft()
+            try:
+                fut.result()
                 written.append((self.data_pool, name))
-                off += n
-            self.put(self.data_pool, head, view[:HEAD_SIZE])
-        except S3Error:
+            except S3Error as e:
+                error = error or e
+            if error is not None:
+                todo.clear()   # write no more; wait for what is in flight, then free it
+        if error is not None:
             self.remove_later(written)  # nothing of a failed upload stays visible
-            raise
+            raise error
         return pieces
 
     def read_data(self, pieces: list[tuple[str, int]], first: int, length: int) -> bytes:
@@ -195,17 +224,31 @@ class Store:
         return b"".join(parts)  # one copy of the range, whatever the number of stripes
 
     def iter_parts(self, pieces: list[tuple[str, int]], first: int, length: int) -> Iterator[bytes | memoryview]:
-        """Bytes `first`..`first + length` of an object as the RADOS objects hold them, in order, each
-        RADOS object read only when the one before it has been taken."""
+        """Bytes `first`..`first + length` of an object as the RADOS objects hold them, in order. The
+        next `STRIPES_IN_FLIGHT` RADOS objects are read ahead while one is sent (RGW's
+        `rgw_get_obj_window_size`), no more, so a slow client holds a few stripes, not the object."""
         end = first + length
-        lo = 0
+        wanted, lo = [], 0
         for name, n in pieces:
             hi = lo + n
             if n and hi > first and lo < end:
-                data = self._read(name)
-                a, b = max(first, lo) - lo, min(end, hi) - lo
-                yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
+                wanted.append((name, max(first, lo) - lo, min(end, hi) - lo))
             lo = hi
+        if len(wanted) == 1:   # one RADOS object: read here, no thread
+            name, a, b = wanted[0]
+            data = self._read(name)
+            yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
+            return
+        ahead: collections.deque[Future[bytes]] = collections.deque()
+        try:
+            for i, (_name, a, b) in enumerate(wanted):
+                while len(ahead) <= STRIPES_IN_FLIGHT and i + len(ahead) < len(wanted):
+                    ahead.append(self._io.submit(self._read, wanted[i + len(ahead)][0]))
+                data = ahead.popleft().result()
+                yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
+        finally:
+            for fut in ahead:   # the client went away: what was read ahead is dropped
+                fut.cancel()
 
     def free(self, entries: list[ObjectEntry]) -> None:
         self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
