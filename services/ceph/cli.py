@@ -20,8 +20,9 @@ is logged with its id (`twin fault list`) and published on the bus.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -31,6 +32,8 @@ from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_error
 from services.ceph import cli_rbd as rbd
 from services.ceph import status as ceph_status
 from services.ceph.sdk import CephAdmin
+
+T = TypeVar("T")
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 osd_app = typer.Typer(no_args_is_help=True, help="OSDs: tree, map changes and faults.")
@@ -51,13 +54,18 @@ def admin(run_dir: Path) -> CephAdmin:
         return CephAdmin(run_dir)
 
 
+def ask(run_dir: Path, call: Callable[[CephAdmin], T]) -> T:
+    """`call` on the twin's Ceph admin client; a refusal or an unreachable monitor is a one-line error."""
+    a = admin(run_dir)
+    with user_errors():
+        return call(a)
+
+
 @app.command()
 def status(run_dir: RunDirOption = DEFAULT,
            as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """`ceph -s`: health, daemons, OSDs up/in, pools, objects, usage and PG states."""
-    a = admin(run_dir)
-    with user_errors():
-        r = a.status()
+    r = ask(run_dir, CephAdmin.status)
     if as_json:
         print(json.dumps({"health": r.health, "osds": r.osds, "osds_up": r.osds_up, "osds_in": r.osds_in,
                           "epoch": r.epoch, "pg_states": dict(r.pg_states), "objects": r.objects,
@@ -71,28 +79,19 @@ def health(ctx: typer.Context, run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph health`: the overall status and one line per check."""
     if ctx.invoked_subcommand:
         return
-    a = admin(run_dir)
-    with user_errors():
-        h = a.health_detail()
-    print(ceph_status.health_detail_text(h).splitlines()[0])
+    print(ceph_status.health_detail_text(ask(run_dir, CephAdmin.health_detail)).splitlines()[0])
 
 
 @health_app.command("detail")
 def health_detail(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph health detail`: every check with the OSDs, PGs and objects it concerns."""
-    a = admin(run_dir)
-    with user_errors():
-        h = a.health_detail()
-    print(ceph_status.health_detail_text(h), end="")
+    print(ceph_status.health_detail_text(ask(run_dir, CephAdmin.health_detail)), end="")
 
 
 @app.command()
 def df(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph df`: per pool, what clients stored and the raw bytes it uses."""
-    a = admin(run_dir)
-    with user_errors():
-        r = a.df()
-    print(ceph_status.df_text(r), end="")
+    print(ceph_status.df_text(ask(run_dir, CephAdmin.df)), end="")
 
 
 # -- osd ------------------------------------------------------------------------------------------
@@ -103,16 +102,11 @@ OsdId = Annotated[int, typer.Argument(help="OSD id, e.g. 3 for osd.3.", min=0)]
 @osd_app.command("tree")
 def osd_tree(run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph osd tree`."""
-    a = admin(run_dir)
-    with user_errors():
-        tree = a.osd_tree()
-    print(ceph_status.osd_tree_text(tree), end="")
+    print(ceph_status.osd_tree_text(ask(run_dir, CephAdmin.osd_tree)), end="")
 
 
 def _osd_command(run_dir: Path, osd: int, command: str) -> None:
-    a = admin(run_dir)
-    with user_errors():
-        print(a.osd_command(osd, command))
+    print(ask(run_dir, lambda a: a.osd_command(osd, command)))
 
 
 @osd_app.command("out")
@@ -136,26 +130,17 @@ def osd_down(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
 # kill, stop, start and slow are shortcuts onto the fault API (CephAdmin.inject_fault/clear_fault):
 # each fault is logged with its id (`twin fault list`) and published on the bus.
 
-def _inject(run_dir: Path, osd: int, kind: str) -> tuple[CephAdmin, pb.CephFault]:
-    """The shortcut onto the fault API: fault KIND injected on osd.N (a refusal is a one-line error)."""
-    a = admin(run_dir)
-    with user_errors():
-        return a, a.inject_fault(osd, kind)
-
-
 @osd_app.command("kill")
 def osd_kill(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """kill -9 the OSD daemon. The supervisor restarts it; it keeps its data directory."""
-    _, f = _inject(run_dir, osd, "kill")
+    f = ask(run_dir, lambda a: a.inject_fault(osd, "kill"))
     console.print(f"osd.{osd} {f.effect} (fault {f.id})", highlight=False)
 
 
 @osd_app.command("stop")
 def osd_stop(osd: OsdId, run_dir: RunDirOption = DEFAULT) -> None:
     """Stop an OSD: marked down at once, refuses I/O, no heartbeats, stays so across restarts."""
-    a, f = _inject(run_dir, osd, "stop")
-    with user_errors():
-        st = a.osd(osd, "Stat", pb.CephOsdStatRequest()).stat
+    f, st = ask(run_dir, lambda a: (a.inject_fault(osd, "stop"), a.osd(osd, "Stat", pb.CephOsdStatRequest()).stat))
     console.print(f"osd.{st.osd} {st.state} (fault {f.id})", highlight=False)
 
 
@@ -200,9 +185,7 @@ def osd_corrupt(
     """Flip one byte of a stored chunk (bit rot), found by deep scrub and fixed by repair."""
     if not obj:
         fail("say which object: --object NAME (`twin ceph pg ls` and the gateway name them)")
-    a = admin(run_dir)
-    with user_errors():
-        r = a.corrupt(obj, pool, osd, offset)
+    r = ask(run_dir, lambda a: a.corrupt(obj, pool, osd, offset))
     console.print(f"corrupted shard {r.shard} of {obj!r} (pg {r.pg}) on osd.{r.osd}", highlight=False)
 
 
@@ -211,9 +194,7 @@ def osd_corrupt(
 @pg_app.command("ls")
 def pg_ls(pool: Annotated[str, typer.Option(help="Only this pool.")] = "", run_dir: RunDirOption = DEFAULT) -> None:
     """`ceph pg ls`: every PG, its state, up and acting sets."""
-    a = admin(run_dir)
-    with user_errors():
-        rows = a.pgs(pool)
+    rows = ask(run_dir, lambda a: a.pgs(pool))
     table = Table("PG", "OBJECTS", "BYTES", "STATE", "UP", "ACTING", box=None)
     for p in rows:
         table.add_row(p.pgid, str(p.objects), str(p.bytes), p.state, f"[{','.join(map(str, p.up))}]",
@@ -222,9 +203,7 @@ def pg_ls(pool: Annotated[str, typer.Option(help="Only this pool.")] = "", run_d
 
 
 def _scrub(run_dir: Path, pgid: str, repair: bool) -> None:
-    a = admin(run_dir)
-    with user_errors():
-        r = a.scrub(pgid, repair)
+    r = ask(run_dir, lambda a: a.scrub(pgid, repair))
     for e in r.errors:
         print(f"pg {e.pg}: {e.object} shard {e.shard} on osd.{e.osd}: {e.problem}")
     verb = "repaired" if repair else "deep-scrubbed"
@@ -269,16 +248,13 @@ def user_create(
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """`radosgw-admin user create`: prints the user as radosgw-admin does (JSON)."""
-    a = admin(run_dir)
-    with user_errors():
-        u = a.user_create(uid, display_name, email=email, tenant=tenant, access_key=access_key, secret_key=secret)
+    u = ask(run_dir, lambda a: a.user_create(uid, display_name, email=email, tenant=tenant, access_key=access_key,
+                                             secret_key=secret))
     print(json.dumps(_user_json(u), indent=4))
 
 
 @user_app.command("list")
 def user_list(run_dir: RunDirOption = DEFAULT) -> None:
     """`radosgw-admin user list`."""
-    a = admin(run_dir)
-    with user_errors():
-        users = a.users()
+    users = ask(run_dir, CephAdmin.users)
     print(json.dumps([f"{u.tenant}${u.uid}" if u.tenant else u.uid for u in users], indent=4))
