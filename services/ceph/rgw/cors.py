@@ -101,10 +101,10 @@ def _rule(b: Bucket, origin: str) -> CorsRule | None:
 def _allowed_headers(rule: CorsRule, requested: str) -> list[str] | None:
     """The requested headers (Access-Control-Request-Headers) the rule allows; None if one is not."""
     out = []
-    for h in (x.strip().lower() for x in requested.split(",") if x.strip()):
-        if not any(_wild(p, h) for p in rule.headers):
+    for h in (x.strip() for x in requested.split(",") if x.strip()):
+        if not any(_wild(p, h.lower()) for p in rule.headers):
             return None
-        out.append(h)
+        out.append(h)  # as the client spelt it, as RGW echoes it
     return out
 
 
