@@ -76,6 +76,23 @@ def test_existing_object_tag_conditions(s3: BaseClient, bob: BaseClient) -> None
     assert bob.get_object(Bucket="tagged", Key="privatetag")["Body"].read() == b"privatetag"
 
 
+def test_existing_object_tag_on_put_object_tagging(s3: BaseClient, bob: BaseClient) -> None:
+    s3.create_bucket(Bucket="retag")
+    s3.put_object(Bucket="retag", Key="publictag", Body=b"x")
+    s3.put_object_tagging(Bucket="retag", Key="publictag", Tagging={"TagSet": [{"Key": "security",
+                                                                                "Value": "public"}]})
+    s3.put_bucket_policy(Bucket="retag", Policy=doc(allow("s3:PutObjectTagging", "retag/*", Condition={
+        "StringEquals": {"s3:ExistingObjectTag/security": "public"}})))
+    public = {"TagSet": [{"Key": "security", "Value": "public"}, {"Key": "foo", "Value": "bar"}]}
+    bob.put_object_tagging(Bucket="retag", Key="publictag", Tagging=public)
+    bob.put_object_tagging(Bucket="retag", Key="publictag", Tagging={"TagSet": [{"Key": "security",
+                                                                                 "Value": "private"}]})
+    # the tags it has now are private: putting the public ones back is refused
+    assert refused(bob.put_object_tagging, Bucket="retag", Key="publictag", Tagging=public) == (403, "AccessDenied")
+    assert s3.get_object_tagging(Bucket="retag", Key="publictag")["TagSet"] == [{"Key": "security",
+                                                                                 "Value": "private"}]
+
+
 def test_not_principal(s3: BaseClient, bob: BaseClient) -> None:
     s3.create_bucket(Bucket="notprinc", ACL="public-read")
     s3.put_object(Bucket="notprinc", Key="k", Body=b"v")
