@@ -231,7 +231,7 @@ def test_mds_failover_keeps_namespace(lustre):
         from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
         with grpc.insecure_channel(m.grpc) as ch:
             if pb_grpc.LustreMdsStub(ch).Status(pb.LustreMdsStatusRequest(), timeout=5).role == "active":
-                active = m["name"]
+                active = m.name
     assert active is not None
     os.kill(status[active]["pid"], signal.SIGKILL)
     time.sleep(0.2)
