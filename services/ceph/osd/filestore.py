@@ -35,6 +35,7 @@ class FileChunkStore:
         self.current = self.root / "current"
         self.current.mkdir(parents=True, exist_ok=True)
         self._sizes: dict[ChunkKey, int] = {}
+        self._dirs: set[str] = set()   # PG directories known to exist (a mkdir per chunk is a syscall)
         self._scan()
 
     def _scan(self) -> None:
@@ -65,7 +66,9 @@ class FileChunkStore:
 
     def put(self, key: ChunkKey, data: bytes) -> None:
         path = self._path(key)
-        path.parent.mkdir(exist_ok=True)
+        if key[0] not in self._dirs:
+            path.parent.mkdir(exist_ok=True)
+            self._dirs.add(key[0])
         tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
         header = (json.dumps(key[1]) + "\n").encode()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -79,6 +82,10 @@ class FileChunkStore:
             os.close(fd)
         os.replace(tmp, path)
         self._sizes[key] = len(data)
+
+    def size(self, key: ChunkKey) -> int:
+        """The chunk's bytes, 0 if there is none."""
+        return self._sizes.get(key, 0)
 
     def get(self, key: ChunkKey) -> bytes | None:
         if key not in self._sizes:

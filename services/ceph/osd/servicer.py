@@ -42,6 +42,7 @@ class Osd(Protocol):
     async def start_osd(self) -> None: ...
 
 log = logging.getLogger("ceph_osd")
+INLINE_BYTES = 64 << 10
 
 
 def _key(k: pb.CephChunkKey) -> tuple[str, str, int]:
@@ -53,19 +54,23 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         self.d = daemon
 
     async def _io(self, context: grpc.aio.ServicerContext, nbytes: int, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """`_device`, a CephError ending the call with its status."""
+        return await ceph_call(context, self._device(nbytes, fn))   # type: ignore[no-any-return]
+
+    async def _device(self, nbytes: int, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run `fn` on the device (`nbytes` moved; -1: the bytes it returns) for the device model's time,
         one call at a time. Under `--storage-timing fast` a healthy disk takes no time (0 device seconds,
         no queue); a slow-disk fault still costs its modelled time, as the fault is what is asked for."""
         d = self.d
         if d.stopped:
-            await abort(context, CephError("UNAVAILABLE", f"osd.{d.osd} is stopped"))
+            raise CephError("UNAVAILABLE", f"osd.{d.osd} is stopped")
         if d.timing == "fast" and d.slow_factor == 1.0:
-            result = await ceph_call(context, asyncio.to_thread(fn))
+            result = await self._run(nbytes, fn)
             d.ops += 1
             return result, 0.0
         async with d.device_lock:
             t0 = time.monotonic()
-            result = await ceph_call(context, asyncio.to_thread(fn))
+            result = await self._run(nbytes, fn)
             nbytes = nbytes if nbytes >= 0 else (len(result) if isinstance(result, bytes) else 0)
             modelled = d.model.seconds(nbytes, d.slow_factor)
             left = modelled - (time.monotonic() - t0)
@@ -75,14 +80,83 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             d.ops += 1
         return result, modelled
 
+    @staticmethod
+    async def _run(nbytes: int, fn: Callable[[], Any]) -> Any:
+        """A small chunk's file calls on the event loop (a thread hop costs more than they do), a big
+        one's in a thread."""
+        if 0 <= nbytes <= INLINE_BYTES:
+            return fn()
+        return await asyncio.to_thread(fn)
+
+    async def _op(self, op: pb.CephChunkOp) -> pb.CephChunkOpResult:
+        """One operation of a ChunkStream, as PutChunk/GetChunk/DeleteChunk would do it."""
+        key, chunks = _key(op.key), self.d.chunks
+        try:
+            if op.op == "put":
+                data = op.data   # (each read of a bytes field copies it)
+                _, secs = await self._device(len(data), lambda: chunks.put(key, data))
+                return pb.CephChunkOpResult(id=op.id, found=True, device_seconds=secs)
+            if op.op == "get":
+                data, secs = await self._device(chunks.size(key), lambda: chunks.get(key))
+                return pb.CephChunkOpResult(id=op.id, found=data is not None, data=data or b"", device_seconds=secs)
+            if op.op == "delete":
+                existed, secs = await self._device(0, lambda: chunks.delete(key))
+                return pb.CephChunkOpResult(id=op.id, found=existed, device_seconds=secs)
+            raise CephError("INVALID_ARGUMENT", f"unknown chunk operation {op.op!r}; use put, get or delete")
+        except CephError as e:
+            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message)
+
+    async def ChunkStream(self, request_iterator: AsyncIterator[pb.CephOsdChunkStreamRequest],  # noqa: N802
+                          context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
+        """Operations run as they arrive (the device model queues them as it queues unary calls); their
+        results go back as they finish, those ready together in one message."""
+        done: asyncio.Queue[pb.CephChunkOpResult | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def one(op: pb.CephChunkOp) -> None:
+            done.put_nowait(await self._op(op))
+
+        async def read() -> None:
+            try:
+                async for req in request_iterator:
+                    for op in req.ops:
+                        t = asyncio.create_task(one(op))
+                        running.add(t)
+                        t.add_done_callback(running.discard)
+                if running:
+                    await asyncio.wait(set(running))
+            finally:
+                done.put_nowait(None)
+
+        reader = asyncio.create_task(read())
+        try:
+            end = False
+            while not end:
+                item = await done.get()
+                results = []
+                while True:
+                    if item is None:
+                        end = True
+                    else:
+                        results.append(item)
+                    if end or done.empty():
+                        break
+                    item = done.get_nowait()
+                if results:
+                    yield pb.CephOsdChunkStreamResponse(results=results)
+        finally:
+            reader.cancel()
+            for t in running:
+                t.cancel()
+
     async def PutChunk(self, request, context):  # noqa: ANN001, ANN201, N802
-        key = _key(request.key)
-        _, secs = await self._io(context, len(request.data), lambda: self.d.chunks.put(key, request.data))
-        return pb.CephOsdPutChunkResponse(bytes=len(request.data), device_seconds=secs)
+        key, data = _key(request.key), request.data   # (each read of a bytes field copies it)
+        _, secs = await self._io(context, len(data), lambda: self.d.chunks.put(key, data))
+        return pb.CephOsdPutChunkResponse(bytes=len(data), device_seconds=secs)
 
     async def GetChunk(self, request, context):  # noqa: ANN001, ANN201, N802
         key = _key(request.key)
-        data, secs = await self._io(context, -1, lambda: self.d.chunks.get(key))
+        data, secs = await self._io(context, self.d.chunks.size(key), lambda: self.d.chunks.get(key))
         if data is None:
             return pb.CephOsdGetChunkResponse(found=False, device_seconds=secs)
         return pb.CephOsdGetChunkResponse(found=True, data=data, device_seconds=secs)

@@ -359,6 +359,46 @@ class CephOsdWatchEventsResponse(_message.Message):
     event: CephEvent
     def __init__(self, event: _Optional[_Union[CephEvent, _Mapping]] = ...) -> None: ...
 
+class CephChunkOp(_message.Message):
+    __slots__ = ("id", "op", "key", "data")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    op: str
+    key: CephChunkKey
+    data: bytes
+    def __init__(self, id: _Optional[int] = ..., op: _Optional[str] = ..., key: _Optional[_Union[CephChunkKey, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class CephChunkOpResult(_message.Message):
+    __slots__ = ("id", "code", "message", "found", "data", "device_seconds")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    code: str
+    message: str
+    found: bool
+    data: bytes
+    device_seconds: float
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., found: _Optional[bool] = ..., data: _Optional[bytes] = ..., device_seconds: _Optional[float] = ...) -> None: ...
+
+class CephOsdChunkStreamRequest(_message.Message):
+    __slots__ = ("ops",)
+    OPS_FIELD_NUMBER: _ClassVar[int]
+    ops: _containers.RepeatedCompositeFieldContainer[CephChunkOp]
+    def __init__(self, ops: _Optional[_Iterable[_Union[CephChunkOp, _Mapping]]] = ...) -> None: ...
+
+class CephOsdChunkStreamResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CephChunkOpResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CephChunkOpResult, _Mapping]]] = ...) -> None: ...
+
 class CephMonHeartbeatRequest(_message.Message):
     __slots__ = ("osd", "boot_time", "used_bytes", "stopping")
     OSD_FIELD_NUMBER: _ClassVar[int]

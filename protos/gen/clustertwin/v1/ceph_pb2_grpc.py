@@ -69,6 +69,11 @@ class CephOsdStub:
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.FromString,
                 _registered_method=True)
+        self.ChunkStream = channel.stream_stream(
+                '/clustertwin.v1.CephOsd/ChunkStream',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamResponse.FromString,
+                _registered_method=True)
         self.WatchEvents = channel.unary_stream(
                 '/clustertwin.v1.CephOsd/WatchEvents',
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdWatchEventsRequest.SerializeToString,
@@ -121,6 +126,14 @@ class CephOsdServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ChunkStream(self, request_iterator, context):
+        """PutChunk/GetChunk/DeleteChunk on one long-lived stream per client: batches of operations each way,
+        no call set up per chunk (what the monitor's chunk I/O uses).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchEvents(self, request, context):
         """The daemon's own state changes: osd_stop, osd_start, osd_slow, chunk_corrupt.
         """
@@ -165,6 +178,11 @@ def add_CephOsdServicer_to_server(servicer, server):
                     servicer.SetFault,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.SerializeToString,
+            ),
+            'ChunkStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ChunkStream,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamResponse.SerializeToString,
             ),
             'WatchEvents': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchEvents,
@@ -361,6 +379,33 @@ class CephOsd:
             '/clustertwin.v1.CephOsd/SetFault',
             clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultRequest.SerializeToString,
             clustertwin_dot_v1_dot_ceph__pb2.CephOsdSetFaultResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChunkStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/clustertwin.v1.CephOsd/ChunkStream',
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephOsdChunkStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
