@@ -183,9 +183,10 @@ class LustreFuse(mfusepy.Operations):
         with of.lock:
             if not (of.dirty or of.written):
                 return
-            self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True, mtime=time.time())
+            a = self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True, mtime=time.time())
             of.dirty = of.written = False
         self._forget(of.path)
+        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)   # the stat that follows (ours: under our lock)
 
     def _ensure_layout(self, of: OpenFile) -> Layout:
         if of.layout is None:
@@ -387,9 +388,12 @@ class LustreFuse(mfusepy.Operations):
 
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)
-        if of is not None:
-            self._flush_data(of)
-            self._push_size(of)
+        if of is not None:   # close: the data to the OSTs and the size to the MDS at once, both awaited
+            sent = of.wb.send_all() if of.wb is not None else []
+            try:
+                self._push_size(of)
+            finally:
+                WriteBack._wait(sent)
         return 0
 
     def fsync(self, path: str, datasync: int, fh: int) -> int:

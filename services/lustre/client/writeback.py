@@ -184,13 +184,17 @@ class WriteBack:
     def flush(self) -> None:
         """Send every dirty byte and wait until all of it is acknowledged; raises the first error of
         any RPC of this file since the last flush."""
+        self._wait(self.send_all())
+
+    def send_all(self) -> list[Future]:
+        """Send every dirty byte; the RPCs not yet waited for (the caller waits: `_wait`)."""
         with self.mu:
             futs = [f for _lo, _hi, fs in self.pending for f in fs]
             self.pending = []
             for start, buf in zip(self.starts, self.runs, strict=True):
                 futs += self._send(start, bytes(buf))
             self.starts, self.runs, self.buffered = [], [], 0
-        self._wait(futs)
+        return futs
 
     def dirty(self) -> bool:
         return bool(self.runs) or any(not f.done() for _lo, _hi, fs in self.pending for f in fs)

@@ -162,7 +162,8 @@ def attach(servicer: Any, mgr: LockManager) -> Any:
     for name, paths in READS.items():
         setattr(servicer, name, _read(getattr(servicer, name), mgr, paths, name == "Readdir"))
     for name, paths in CHANGES.items():
-        setattr(servicer, name, _change(getattr(servicer, name), mgr, paths, name == "Create"))
+        # the creator and a setattr's caller hold the lock on what they changed (they cache its attributes)
+        setattr(servicer, name, _change(getattr(servicer, name), mgr, paths, name in ("Create", "Setattr")))
 
     async def Ldlm(requests, context):  # noqa: N802, ANN001, ANN202
         try:
