@@ -21,6 +21,7 @@ from clustertwin.v1 import fabric_pb2 as pb
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from emulator import paging
 from emulator.errors import DaemonError
+from emulator.event_ring import replay_then_stream
 from services.fabric.errors import FabricError
 from services.fabric.manager import FabricManager
 from services.fabric.sharp import SharpJob
@@ -221,19 +222,11 @@ class FabricServicer(pb_grpc.FabricServicer):
 
     async def WatchEvents(self, request: pb.FabricWatchEventsRequest,
                           context: Any) -> AsyncIterator[pb.FabricWatchEventsResponse]:
-        q = self.m.watch()   # subscribe first, then replay: nothing falls between
+        q = self.m.watch()   # subscribe first, then read what is kept: nothing falls between
         try:
-            # Replay what is kept after since_seq, then everything new (a since_seq from the
-            # future, e.g. after a restart, means "from now on").
-            last = min(request.since_seq, self.m.events[-1]["seq"] if self.m.events else 0)
-            for ev in list(self.m.events):
-                if ev["seq"] > last:
-                    last = ev["seq"]
-                    yield pb.FabricWatchEventsResponse(event=event_pb(ev))
-            while True:
-                ev = await q.get()
-                if ev["seq"] > last:
-                    last = ev["seq"]
-                    yield pb.FabricWatchEventsResponse(event=event_pb(ev))
+            kept = list(self.m.events)
+            last_seq = kept[-1]["seq"] if kept else 0
+            async for ev in replay_then_stream(q, kept, request.since_seq, last_seq):
+                yield pb.FabricWatchEventsResponse(event=event_pb(ev))
         finally:
             self.m.unwatch(q)
