@@ -20,7 +20,7 @@ from emulator.errors import DaemonError
 
 Errno = Literal[
     "ENOENT", "EEXIST", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EACCES", "EINVAL", "ENOSPC",
-    "EBUSY", "EIO", "ENODEV", "EPERM", "ENODATA", "EAGAIN",
+    "EBUSY", "EIO", "ENODEV", "EPERM", "ENODATA", "EAGAIN", "ENAMETOOLONG",
 ]
 ERRNO_KEY = "lustre-errno"   # the trailing metadata entry that carries the errno name
 
@@ -34,6 +34,7 @@ _STATUS = {
     "ENODEV": grpc.StatusCode.UNAVAILABLE,    # an OSS that does not serve the OST (now): try its partner
     "EAGAIN": grpc.StatusCode.UNAVAILABLE,    # the standby MDS: try the other one
     "EINVAL": grpc.StatusCode.INVALID_ARGUMENT,
+    "ENAMETOOLONG": grpc.StatusCode.INVALID_ARGUMENT,
 }
 
 

@@ -28,6 +28,8 @@ FIRST_OBJID = 2  # the first object id a fresh OST hands out (the FIDELITY §5 s
 OST_SEQ_BASE = 0x240000400  # sequence (the `group` column) of OST0000's objects; modelled
 OST_SEQ_STRIDE = 0x40000000
 NAME_MAX = 255
+PATH_MAX = 4096   # a symlink's body is at most PATH_MAX - 1 bytes, as Linux's symlink(2)
+SPECIAL = (st.S_IFIFO, st.S_IFSOCK, st.S_IFCHR, st.S_IFBLK)   # mknod's inode-only types
 
 R, W, X = 4, 2, 1
 
@@ -65,10 +67,17 @@ class Inode:
     children: dict[str, Inode] = field(default_factory=dict)
     layout: Layout | None = None  # files
     default_spec: StripeSpec | None = None  # directories
+    kind: int = st.S_IFREG  # the file type of a non-directory: S_IFREG, S_IFLNK or one of SPECIAL
+    target: str = ""  # a symlink's body
+    rdev: int = 0  # a device node's device number
 
     @property
     def st_mode(self) -> int:
-        return (st.S_IFDIR if self.is_dir else st.S_IFREG) | self.mode
+        return (st.S_IFDIR if self.is_dir else self.kind) | self.mode
+
+    @property
+    def is_reg(self) -> bool:
+        return not self.is_dir and self.kind == st.S_IFREG
 
 
 @dataclass(frozen=True)
@@ -222,6 +231,8 @@ class Namespace:
             node.default_spec = None if spec == StripeSpec() and node is not self.root else spec
             node.ctime = now
             return node
+        if not node.is_reg:
+            raise LustreError("EINVAL", f"{path} is not a regular file or directory: it has no layout")
         if node.layout is not None:
             raise LustreError("EEXIST", f"{path} already has a layout; layouts are set at creation (use lfs migrate)")
         parent = self.lookup("/" + "/".join(split(path)[:-1]), cred)
@@ -235,6 +246,8 @@ class Namespace:
         which the caller copies from and then destroys on their OSTs."""
         spec.validate(self._ost_count())
         f = self._file(path, cred)
+        if not f.is_reg:
+            raise LustreError("EINVAL", f"{path} is not a regular file: it has no objects to migrate")
         self._check(f, W, cred, path)
         parent = self.lookup("/" + "/".join(split(path)[:-1]), cred)
         snapshot = (self.allocator.rr_cursor, dict(self.allocator.credits))
@@ -256,6 +269,52 @@ class Namespace:
         f.ctime = now
         return list(old.objects) if old else []
 
+    def link(self, src: str, dst: str, now: float, cred: Cred = ROOT) -> Inode:
+        """A hard link: `dst` a second name of the file at `src` (its nlink counts the names)."""
+        node = self.lookup(src, cred)
+        if node.is_dir:
+            raise LustreError("EPERM", f"{src} is a directory: hard links to directories are not allowed")
+        parent, name = self._new_entry(dst, cred)
+        node.nlink += 1
+        node.ctime = now
+        parent.children[name] = node
+        parent.mtime = parent.ctime = now
+        return node
+
+    def symlink(self, path: str, target: str, now: float, cred: Cred = ROOT) -> Inode:
+        """A symbolic link whose body is `target` (not resolved: dangling links are allowed)."""
+        if not target:
+            raise LustreError("ENOENT", f"{path}: a symlink's target may not be empty")
+        if len(target.encode()) >= PATH_MAX:
+            raise LustreError("ENAMETOOLONG", f"{path}: symlink target longer than {PATH_MAX - 1} bytes")
+        parent, name = self._new_entry(path, cred)
+        self._special_inode_free()
+        self.mdt.take_inode()
+        node = self._inode(False, 0o777, cred, now)
+        node.kind, node.target, node.size = st.S_IFLNK, target, len(target.encode())
+        parent.children[name] = node
+        parent.mtime = parent.ctime = now
+        return node
+
+    def mknod(self, path: str, mode: int, rdev: int, now: float, cred: Cred = ROOT) -> Inode:
+        """mknod(2): a FIFO, socket or device node (an inode, nothing behind it), or an empty regular file."""
+        kind = st.S_IFMT(mode) or st.S_IFREG
+        if kind == st.S_IFREG:
+            return self.create(path, now, mode, cred, delay_layout=True)
+        if kind not in SPECIAL:
+            raise LustreError("EINVAL", f"{path}: mknod makes FIFOs, sockets, device nodes and regular files "
+                              f"(file type {kind:o} given)")
+        if kind in (st.S_IFCHR, st.S_IFBLK) and cred.uid != 0:
+            raise LustreError("EPERM", f"{path}: only root may make device nodes")
+        parent, name = self._new_entry(path, cred)
+        self._special_inode_free()
+        self.mdt.take_inode()
+        node = self._inode(False, mode, cred, now)
+        node.kind, node.rdev = kind, rdev if kind in (st.S_IFCHR, st.S_IFBLK) else 0
+        parent.children[name] = node
+        parent.mtime = parent.ctime = now
+        return node
+
     # ---- removal and rename ----------------------------------------------------------------
 
     def unlink(self, path: str, now: float, cred: Cred = ROOT) -> list[StripeObject]:
@@ -266,7 +325,7 @@ class Namespace:
         self._check_sticky(parent, node, cred, path)
         del parent.children[name]
         parent.mtime = parent.ctime = now
-        return self._destroy(node)
+        return self._drop_link(node, now)
 
     def rmdir(self, path: str, now: float, cred: Cred = ROOT) -> None:
         if not split(path):
@@ -309,7 +368,9 @@ class Namespace:
             del dparent.children[dname]
             if existing.is_dir:
                 dparent.nlink -= 1
-            freed = self._destroy(existing)
+                freed = self._destroy(existing)
+            else:
+                freed = self._drop_link(existing, now)
         del sparent.children[sname]
         dparent.children[dname] = node
         if node.is_dir:
@@ -327,6 +388,8 @@ class Namespace:
         if size < 0:
             raise LustreError("EINVAL", f"size {size} is negative")
         f = self._file(path, cred)
+        if not f.is_reg:
+            raise LustreError("EINVAL", f"{path} is not a regular file: it has no size to set")
         self._check(f, W, cred, path)
         if f.layout is None and size > 0:
             parent = self.lookup("/" + "/".join(split(path)[:-1]), cred)
@@ -457,6 +520,16 @@ class Namespace:
     def _release(self, layout: Layout, size: int) -> None:
         for slot, o in enumerate(layout.objects):
             self.osts[o.ost].remove_object(layout.object_size(slot, size))
+
+    def _special_inode_free(self) -> None:
+        if self.mdt.inodes_free == 0 or self.mdt.avail_bytes < self.mdt.bytes_per_inode:
+            raise LustreError("ENOSPC", f"MDT{self.mdt.index:04x}: no free inodes")
+
+    def _drop_link(self, node: Inode, now: float) -> list[StripeObject]:
+        """One name of a non-directory gone: its objects are freed with the last one."""
+        node.nlink -= 1
+        node.ctime = now
+        return self._destroy(node) if node.nlink <= 0 else []
 
     def _destroy(self, node: Inode) -> list[StripeObject]:
         self.by_fid.pop(node.fid, None)

@@ -4,13 +4,16 @@ Every mutation is applied to the model (which validates it whole first) and then
 touched are written in one transaction before the caller is answered, so a restarted MDS (or the
 standby of an HA pair, which shares the MDT's store as Lustre failover pairs share the MDT's
 disk) comes back with every acknowledged change. Rows: one per inode (its parent and name, its
-attributes, layout, directory default and user xattrs), and one `meta` row per filesystem with the
-counters (FIDs, inode numbers, per-OST object ids, the allocator's round-robin state).
+attributes, layout, directory default and user xattrs), one per further name of a hard-linked file
+(`lustre_links`), one per inode that is not a regular file or directory (`lustre_node_types`: its
+type, a symlink's body, a device's number), and one `meta` row per filesystem with the counters
+(FIDs, inode numbers, per-OST object ids, the allocator's round-robin state).
 """
 
 from __future__ import annotations
 
 import base64
+import stat as st
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +50,27 @@ class InodeRow(Base):
     xattrs: Mapped[Any] = mapped_column(JSON, nullable=True)
 
 
+class LinkRow(Base):
+    """A hard-linked file's names after its first (which its InodeRow holds)."""
+
+    __tablename__ = "lustre_links"
+    fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ino: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parent: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class NodeTypeRow(Base):
+    """The type of an inode that is neither a regular file nor a directory (symlink, FIFO, socket, device)."""
+
+    __tablename__ = "lustre_node_types"
+    fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ino: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[int] = mapped_column(Integer)   # S_IFLNK, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK
+    target: Mapped[str] = mapped_column(String(4096))
+    rdev: Mapped[int] = mapped_column(Integer)
+
+
 class MetaRow(Base):
     __tablename__ = "lustre_meta"
     fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
@@ -80,11 +104,13 @@ class DurableNamespace:
 
     def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: float) -> None:
         self.engine = make_engine(url)
-        create_tables(self.engine, [InodeRow, MetaRow])
+        create_tables(self.engine, [InodeRow, LinkRow, NodeTypeRow, MetaRow])
         self.fsname = fsname
         self.lock = threading.RLock()
         self.ns = Namespace(fsname, osts, now, mdt=mdt)
-        self.where: dict[int, Entry] = {1: Entry(0, "")}
+        self.where: dict[int, list[Entry]] = {1: [Entry(0, "")]}   # every name of each inode, first: its row's
+        self._linked: set[int] = set()   # inodes with LinkRows stored
+        self._typed: set[int] = set()    # inodes with a NodeTypeRow stored
         self.xattrs: dict[int, dict[str, bytes]] = {}
         self._saved_meta: dict[str, Any] | None = None
         if not self._load():
@@ -98,7 +124,7 @@ class DurableNamespace:
                 "rr_cursor": ns.allocator.rr_cursor, "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
 
     def _row(self, n: Inode) -> dict[str, Any]:
-        e = self.where[n.ino]
+        e = self.where[n.ino][0]
         spec = n.default_spec
         xs = self.xattrs.get(n.ino)
         return dict(fsname=self.fsname, ino=n.ino, parent=e.parent, name=e.name, fid=str(n.fid), is_dir=n.is_dir,
@@ -115,11 +141,26 @@ class DurableNamespace:
         meta = self._meta()
         gone = set(removed) | set(rows)
         table = InodeRow.__table__
+        relink = {i for i in gone if i in self._linked or len(self.where.get(i, ())) > 1}
+        links = [dict(fsname=self.fsname, ino=i, parent=e.parent, name=e.name)
+                 for i in relink for e in self.where.get(i, [])[1:]]
+        untyped = set(removed) & self._typed
+        typed = [dict(fsname=self.fsname, ino=n.ino, kind=n.kind, target=n.target, rdev=n.rdev) for n in upsert
+                 if not n.is_dir and n.kind != st.S_IFREG and n.ino not in self._typed]
         with self.engine.begin() as conn:
             if gone:
                 conn.execute(delete(table).where(table.c.fsname == self.fsname, table.c.ino.in_(gone)))
             if rows:
                 conn.execute(insert(table), list(rows.values()))
+            lt, tt = LinkRow.__table__, NodeTypeRow.__table__
+            if relink:
+                conn.execute(delete(lt).where(lt.c.fsname == self.fsname, lt.c.ino.in_(relink)))
+            if links:
+                conn.execute(insert(lt), links)
+            if untyped:
+                conn.execute(delete(tt).where(tt.c.fsname == self.fsname, tt.c.ino.in_(untyped)))
+            if typed:
+                conn.execute(insert(tt), typed)
             if meta != self._saved_meta:
                 mt = MetaRow.__table__
                 if self._saved_meta is None:
@@ -128,6 +169,8 @@ class DurableNamespace:
                 else:
                     conn.execute(update(mt).where(mt.c.fsname == self.fsname).values(doc=meta))
                 self._saved_meta = meta
+        self._linked = (self._linked - relink) | {r["ino"] for r in links}
+        self._typed = (self._typed - untyped) | {r["ino"] for r in typed}
 
     def _load(self) -> bool:
         with Session(self.engine) as s:
@@ -135,6 +178,8 @@ class DurableNamespace:
             if meta is None:
                 return False
             rows = s.scalars(select(InodeRow).where(InodeRow.fsname == self.fsname)).all()
+            links = s.scalars(select(LinkRow).where(LinkRow.fsname == self.fsname)).all()
+            types = s.scalars(select(NodeTypeRow).where(NodeTypeRow.fsname == self.fsname)).all()
         ns = self.ns
         m = meta.doc
         self._saved_meta = m
@@ -153,16 +198,25 @@ class DurableNamespace:
             node.layout = layout_from_doc(r.layout)
             node.default_spec = StripeSpec(*r.default_spec) if r.default_spec else None
             nodes[r.ino] = node
-            self.where[r.ino] = Entry(r.parent, r.name)
+            self.where[r.ino] = [Entry(r.parent, r.name)]
             if r.xattrs:
                 self.xattrs[r.ino] = {k: base64.b64decode(v) for k, v in r.xattrs.items()}
+        for link in links:
+            if link.ino in nodes:
+                self.where[link.ino].append(Entry(link.parent, link.name))
+                self._linked.add(link.ino)
+        for t in types:
+            node = nodes.get(t.ino)
+            if node is not None:
+                node.kind, node.target, node.rdev = t.kind, t.target, t.rdev
+                self._typed.add(t.ino)
         for ino, node in nodes.items():
             if ino == 1:
                 continue
-            e = self.where[ino]
-            parent = nodes.get(e.parent)
-            if parent is not None:
-                parent.children[e.name] = node
+            for e in self.where[ino]:
+                parent = nodes.get(e.parent)
+                if parent is not None:
+                    parent.children[e.name] = node
             ns.by_fid[node.fid] = node
             ns.mdt.take_inode()
         return True
@@ -172,7 +226,19 @@ class DurableNamespace:
         return self.ns.lookup("/" + "/".join(split(path)[:-1]), cred)
 
     def _place(self, node: Inode, parent: Inode, path: str) -> None:
-        self.where[node.ino] = Entry(parent.ino, split(path)[-1])
+        """A new name of `node` (its first, or a hard link's)."""
+        self.where.setdefault(node.ino, []).append(Entry(parent.ino, split(path)[-1]))
+
+    def _unplace(self, node: Inode, parent: Inode, path: str) -> bool:
+        """One name of `node` gone; True when it was its last (the inode is gone too)."""
+        names = self.where.get(node.ino, [])
+        e = Entry(parent.ino, split(path)[-1])
+        if e in names:
+            names.remove(e)
+        if names:
+            return False
+        self._forget(node)
+        return True
 
     def _forget(self, node: Inode) -> None:
         self.where.pop(node.ino, None)
@@ -223,8 +289,10 @@ class DurableNamespace:
             node = self.ns.lookup(path, cred)
             freed = self.ns.unlink(path, now, cred)
             parent = self._parent_of(path, cred)
-            self._forget(node)
-            self._save([parent], [node.ino])
+            if self._unplace(node, parent, path):
+                self._save([parent], [node.ino])
+            else:
+                self._save([parent, node], [])
             return freed
 
     def rmdir(self, path: str, now: float, cred: Cred) -> None:
@@ -243,14 +311,49 @@ class DurableNamespace:
             except LustreError:
                 existing = None
             freed = self.ns.rename(src, dst, now, cred)
+            if existing is node:   # two names of one file: POSIX rename does nothing
+                return freed
             sparent, dparent = self._parent_of(src, cred), self._parent_of(dst, cred)
-            removed = []
-            if existing is not None and existing is not node:
-                self._forget(existing)
+            removed, kept = [], []
+            if existing is not None and self._unplace(existing, dparent, dst):
                 removed.append(existing.ino)
+            elif existing is not None:   # a hard-linked file lost one of its names
+                kept.append(existing)
+            self._unplace(node, sparent, src)
             self._place(node, dparent, dst)
-            self._save([node, sparent, dparent], removed)
+            self._save([node, sparent, dparent] + kept, removed)
             return freed
+
+    def link(self, src: str, dst: str, now: float, cred: Cred) -> Inode:
+        with self.lock:
+            node = self.ns.link(src, dst, now, cred)
+            parent = self._parent_of(dst, cred)
+            self._place(node, parent, dst)
+            self._save([node, parent], [])
+            return node
+
+    def symlink(self, path: str, target: str, now: float, cred: Cred) -> Inode:
+        with self.lock:
+            node = self.ns.symlink(path, target, now, cred)
+            parent = self._parent_of(path, cred)
+            self._place(node, parent, path)
+            self._save([node, parent], [])
+            return node
+
+    def mknod(self, path: str, mode: int, rdev: int, now: float, cred: Cred) -> Inode:
+        with self.lock:
+            node = self.ns.mknod(path, mode, rdev, now, cred)
+            parent = self._parent_of(path, cred)
+            self._place(node, parent, path)
+            self._save([node, parent], [])
+            return node
+
+    def readlink(self, path: str, cred: Cred) -> str:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            if node.kind != st.S_IFLNK or node.is_dir:
+                raise LustreError("EINVAL", f"{path} is not a symbolic link")
+            return node.target
 
     def setattr(self, path: str, now: float, cred: Cred, *, mode: int | None = None, uid: int | None = None,
                 gid: int | None = None, size: int | None = None, atime: float | None = None,

@@ -49,7 +49,7 @@ def cred_of(msg: pb.LustreCred) -> Cred:
 
 def attr_of(n: Inode) -> pb.LustreAttr:
     a = pb.LustreAttr(fid=str(n.fid), ino=n.ino, mode=n.st_mode, nlink=n.nlink, uid=n.uid, gid=n.gid, size=n.size,
-                      blocks=(n.size + 511) // 512, atime=n.atime, mtime=n.mtime, ctime=n.ctime)
+                      blocks=(n.size + 511) // 512, atime=n.atime, mtime=n.mtime, ctime=n.ctime, rdev=n.rdev)
     if n.layout is not None:
         a.layout.CopyFrom(layout_to_pb(n.layout))
     if n.default_spec is not None:
@@ -116,6 +116,25 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         r = request
         return pb.LustreMdsRenameResponse(freed=await self._removed(
             context, lambda ns: ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred))))
+
+    async def Link(self, request, context):  # noqa: N802
+        r = request
+        return pb.LustreMdsLinkResponse(attr=await self._call(context, lambda ns: attr_of(ns.link(
+            r.src, r.dst, inode_time(), cred_of(r.cred)))))
+
+    async def Symlink(self, request, context):  # noqa: N802
+        r = request
+        return pb.LustreMdsSymlinkResponse(attr=await self._call(context, lambda ns: attr_of(ns.symlink(
+            r.path, r.target, inode_time(), cred_of(r.cred)))))
+
+    async def Mknod(self, request, context):  # noqa: N802
+        r = request
+        return pb.LustreMdsMknodResponse(attr=await self._call(context, lambda ns: attr_of(ns.mknod(
+            r.path, r.mode, r.rdev, inode_time(), cred_of(r.cred)))))
+
+    async def Readlink(self, request, context):  # noqa: N802
+        return pb.LustreMdsReadlinkResponse(target=await self._call(
+            context, lambda ns: ns.readlink(request.path, cred_of(request.cred))))
 
     async def Readdir(self, request, context):  # noqa: N802
         r = request

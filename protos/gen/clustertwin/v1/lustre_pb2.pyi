@@ -49,7 +49,7 @@ class LustreLayout(_message.Message):
     def __init__(self, stripe_size: _Optional[int] = ..., gen: _Optional[int] = ..., pattern: _Optional[str] = ..., objects: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
 
 class LustreAttr(_message.Message):
-    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "default_spec")
+    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "default_spec", "rdev")
     FID_FIELD_NUMBER: _ClassVar[int]
     INO_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -63,6 +63,7 @@ class LustreAttr(_message.Message):
     CTIME_FIELD_NUMBER: _ClassVar[int]
     LAYOUT_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_SPEC_FIELD_NUMBER: _ClassVar[int]
+    RDEV_FIELD_NUMBER: _ClassVar[int]
     fid: str
     ino: int
     mode: int
@@ -76,7 +77,8 @@ class LustreAttr(_message.Message):
     ctime: float
     layout: LustreLayout
     default_spec: LustreStripeSpec
-    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ...) -> None: ...
+    rdev: int
+    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., rdev: _Optional[int] = ...) -> None: ...
 
 class LustreDirEntry(_message.Message):
     __slots__ = ("name", "attr")
@@ -268,6 +270,70 @@ class LustreMdsRenameResponse(_message.Message):
     FREED_FIELD_NUMBER: _ClassVar[int]
     freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
     def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsLinkRequest(_message.Message):
+    __slots__ = ("src", "dst", "cred")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    src: str
+    dst: str
+    cred: LustreCred
+    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsLinkResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsSymlinkRequest(_message.Message):
+    __slots__ = ("path", "target", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    target: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., target: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsSymlinkResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsMknodRequest(_message.Message):
+    __slots__ = ("path", "mode", "rdev", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    RDEV_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    rdev: int
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., rdev: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsMknodResponse(_message.Message):
+    __slots__ = ("attr",)
+    ATTR_FIELD_NUMBER: _ClassVar[int]
+    attr: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+
+class LustreMdsReadlinkRequest(_message.Message):
+    __slots__ = ("path", "cred")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CRED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    cred: LustreCred
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+
+class LustreMdsReadlinkResponse(_message.Message):
+    __slots__ = ("target",)
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    target: str
+    def __init__(self, target: _Optional[str] = ...) -> None: ...
 
 class LustreMdsReaddirRequest(_message.Message):
     __slots__ = ("path", "cred", "page_size", "page_token")

@@ -64,6 +64,26 @@ class LustreMdsStub:
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.FromString,
                 _registered_method=True)
+        self.Link = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/Link',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkResponse.FromString,
+                _registered_method=True)
+        self.Symlink = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/Symlink',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkResponse.FromString,
+                _registered_method=True)
+        self.Mknod = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/Mknod',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodResponse.FromString,
+                _registered_method=True)
+        self.Readlink = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/Readlink',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkResponse.FromString,
+                _registered_method=True)
         self.Readdir = channel.unary_unary(
                 '/clustertwin.v1.LustreMds/Readdir',
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReaddirRequest.SerializeToString,
@@ -165,6 +185,30 @@ class LustreMdsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Rename(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Link(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Symlink(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Mknod(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Readlink(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -280,6 +324,26 @@ def add_LustreMdsServicer_to_server(servicer, server):
                     servicer.Rename,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.SerializeToString,
+            ),
+            'Link': grpc.unary_unary_rpc_method_handler(
+                    servicer.Link,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkResponse.SerializeToString,
+            ),
+            'Symlink': grpc.unary_unary_rpc_method_handler(
+                    servicer.Symlink,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkResponse.SerializeToString,
+            ),
+            'Mknod': grpc.unary_unary_rpc_method_handler(
+                    servicer.Mknod,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodResponse.SerializeToString,
+            ),
+            'Readlink': grpc.unary_unary_rpc_method_handler(
+                    servicer.Readlink,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkResponse.SerializeToString,
             ),
             'Readdir': grpc.unary_unary_rpc_method_handler(
                     servicer.Readdir,
@@ -509,6 +573,114 @@ class LustreMds:
             '/clustertwin.v1.LustreMds/Rename',
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameRequest.SerializeToString,
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsRenameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Link(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/Link',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsLinkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Symlink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/Symlink',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSymlinkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Mknod(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/Mknod',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsMknodResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Readlink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/Readlink',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsReadlinkResponse.FromString,
             options,
             channel_credentials,
             insecure,

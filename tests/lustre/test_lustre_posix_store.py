@@ -1,0 +1,118 @@
+"""Hard links, symlinks and special files in the MDS's durable namespace (services/lustre/mds/namespace.py):
+link counts, objects freed with the last name only, and every node type and name coming back when the
+store is opened again (what the standby MDS does at failover), on a real SQLite file."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from services.lustre.errors import LustreError
+from services.lustre.layout import StripeSpec
+from services.lustre.mds.namespace import DurableNamespace
+from services.lustre.namespace import Cred
+from services.lustre.ost import MdtState
+from tests.unit.lustre.helpers import make_osts
+
+USER = Cred(1000, 1000)
+
+
+def open_ns(tmp_path) -> DurableNamespace:
+    return DurableNamespace(f"sqlite:///{tmp_path / 'mdt.db'}", "testfs", make_osts(), MdtState(), now=1.0)
+
+
+def err(fn, *args, **kw) -> str:
+    with pytest.raises(LustreError) as e:
+        fn(*args, **kw)
+    return e.value.name
+
+
+def test_hard_links_count_and_free_objects_with_the_last_name(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    f = ns.create("/a", 2.0, 0o644, c, None)
+    objects = list(f.layout.objects)
+    ns.mkdir("/d", 2.0, 0o755, c, None)
+    assert ns.link("/a", "/d/b", 3.0, c).nlink == 2
+    assert ns.link("/d/b", "/c", 3.0, c).nlink == 3
+    assert ns.lookup("/a", c) is ns.lookup("/d/b", c)
+    assert err(ns.link, "/a", "/c", 4.0, c) == "EEXIST"
+    assert err(ns.link, "/d", "/e", 4.0, c) == "EPERM"          # no hard links to directories
+    assert err(ns.link, "/missing", "/e", 4.0, c) == "ENOENT"
+    assert err(ns.link, "/a", "/nodir/e", 4.0, c) == "ENOENT"
+    assert ns.unlink("/a", 5.0, c) == []                        # other names remain: objects kept
+    assert ns.lookup("/c", c).nlink == 2 and ns.lookup("/c", c).ctime == 5.0
+    assert ns.rename("/c", "/d/b", 6.0, c) == []                # two names of one file: nothing happens
+    assert sorted(n for n, _ in ns.readdir("/", c)) == ["c", "d"]
+    ns.create("/x", 7.0, 0o644, c, None)
+    assert ns.rename("/x", "/c", 7.0, c) == []                  # replaces one name of the linked file
+    assert ns.lookup("/d/b", c).nlink == 1
+    assert ns.unlink("/d/b", 8.0, c) == objects                 # the last name: its objects freed
+    ns.close()
+
+
+def test_symlinks_and_special_files(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    s = ns.symlink("/latest", "ckpt/step-100", 2.0, c)          # relative and dangling
+    assert stat.S_ISLNK(s.st_mode) and s.size == len("ckpt/step-100") and s.layout is None
+    assert ns.readlink("/latest", c) == "ckpt/step-100"
+    ns.symlink("/abs", "/etc/hostname", 2.0, c)
+    assert ns.readlink("/abs", c) == "/etc/hostname"
+    assert err(ns.symlink, "/latest", "x", 3.0, c) == "EEXIST"
+    assert err(ns.symlink, "/empty", "", 3.0, c) == "ENOENT"
+    assert err(ns.symlink, "/long", "x" * 4096, 3.0, c) == "ENAMETOOLONG"
+    ns.create("/plain", 2.0, 0o644, c, None)
+    assert err(ns.readlink, "/plain", c) == "EINVAL"
+    fifo = ns.mknod("/fifo", stat.S_IFIFO | 0o640, 0, 2.0, c)
+    sock = ns.mknod("/sock", stat.S_IFSOCK | 0o755, 0, 2.0, c)
+    chr_ = ns.mknod("/null", stat.S_IFCHR | 0o666, 0x103, 2.0, c)
+    blk = ns.mknod("/sda", stat.S_IFBLK | 0o660, 0x800, 2.0, c)
+    assert [stat.S_IFMT(n.st_mode) for n in (fifo, sock, chr_, blk)] == [stat.S_IFIFO, stat.S_IFSOCK,
+                                                                        stat.S_IFCHR, stat.S_IFBLK]
+    assert (fifo.mode, chr_.rdev, blk.rdev, fifo.layout) == (0o640, 0x103, 0x800, None)
+    reg = ns.mknod("/reg", stat.S_IFREG | 0o600, 0, 2.0, c)      # mknod of a regular file: no objects yet
+    assert stat.S_ISREG(reg.st_mode) and reg.layout is None
+    assert err(ns.mknod, "/dir", stat.S_IFDIR | 0o755, 0, 3.0, c) == "EINVAL"
+    ns.mkdir("/pub", 2.0, 0o777, c, None)
+    assert err(ns.mknod, "/pub/dev", stat.S_IFCHR | 0o666, 0x103, 3.0, USER) == "EPERM"   # devices: root only
+    assert stat.S_ISFIFO(ns.mknod("/pub/fifo", stat.S_IFIFO | 0o600, 0, 3.0, USER).st_mode)
+    assert err(ns.setattr, "/fifo", 4.0, c, size=10) == "EINVAL"  # no size, no objects for a special file
+    assert err(ns.setstripe, "/sock", StripeSpec(1), 4.0, c) == "EINVAL"
+    ns.close()
+
+
+def test_node_types_and_links_survive_reopening_the_store(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    ns.mkdir("/d", 2.0, 0o755, c, None)
+    f = ns.create("/d/data", 2.0, 0o644, c, None)
+    ns.link("/d/data", "/hard", 3.0, c)
+    ns.link("/d/data", "/d/hard2", 3.0, c)
+    ns.unlink("/d/data", 4.0, c)                                 # the name the inode's row held goes first
+    ns.symlink("/d/link", "../hard", 3.0, c)
+    ns.mknod("/fifo", stat.S_IFIFO | 0o600, 0, 3.0, c)
+    ns.mknod("/sda1", stat.S_IFBLK | 0o660, 0x801, 3.0, c)
+    ns.mknod("/sock", stat.S_IFSOCK | 0o777, 0, 3.0, c)
+    ns.unlink("/sock", 4.0, c)
+    ns.rename("/d/hard2", "/renamed", 5.0, c)
+    ns.close()
+
+    again = open_ns(tmp_path)
+    assert sorted(n for n, _ in again.readdir("/", c)) == ["d", "fifo", "hard", "renamed", "sda1"]
+    assert sorted(n for n, _ in again.readdir("/d", c)) == ["link"]
+    hard = again.lookup("/hard", c)
+    assert hard is again.lookup("/renamed", c) and hard.nlink == 2 and hard.fid == f.fid
+    assert hard.layout == f.layout
+    assert again.readlink("/d/link", c) == "../hard"
+    assert stat.S_ISLNK(again.lookup("/d/link", c).st_mode)
+    assert stat.S_ISFIFO(again.lookup("/fifo", c).st_mode)
+    sda = again.lookup("/sda1", c)
+    assert (stat.S_IFMT(sda.st_mode), sda.mode, sda.rdev) == (stat.S_IFBLK, 0o660, 0x801)
+    assert again.unlink("/hard", 6.0, c) == []
+    assert again.unlink("/renamed", 6.0, c) == list(f.layout.objects)
+    again.close()
+    third = open_ns(tmp_path)   # the last unlink's removals persisted too
+    assert sorted(n for n, _ in third.readdir("/", c)) == ["d", "fifo", "sda1"]
+    third.close()
