@@ -81,7 +81,8 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
     sz = a.size if size is None else size
     return {"st_mode": a.mode, "st_ino": a.ino, "st_nlink": a.nlink, "st_uid": a.uid, "st_gid": a.gid,
             "st_size": sz, "st_blocks": (sz + 511) // 512, "st_blksize": 4 * MiB,
-            "st_atime": int(a.atime * 1e9), "st_mtime": int(a.mtime * 1e9), "st_ctime": int(a.ctime * 1e9)}
+            "st_atime": int(a.atime * 1e9), "st_mtime": int(a.mtime * 1e9), "st_ctime": int(a.ctime * 1e9),
+            "st_rdev": a.rdev}
 
 
 class LustreFuse(mfusepy.Operations):
@@ -95,6 +96,7 @@ class LustreFuse(mfusepy.Operations):
         self.kernel = KernelCache()
         self.known: set[str] = set()   # paths whose attributes the kernel was given (a callback drops them there)
         self.locks: Locks | None = None
+        self.linked: dict[str, str] = {}   # path -> FID of the hard-linked files the kernel was given
         if uuid:   # coherent caching under the MDS's locks (client/locks.py)
             client.md_metadata = ((UUID_KEY, uuid),)
             self.locks = Locks(client, uuid, self._drop, self._drop_all)
@@ -200,6 +202,8 @@ class LustreFuse(mfusepy.Operations):
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
         a = self._attr(path)
         self.known.add(path)
+        if a.nlink > 1 and not stat.S_ISDIR(a.mode):
+            self.linked[path] = a.fid
         of = self._of(path, fh) if not stat.S_ISDIR(a.mode) else None
         if of is not None and of.stale:
             self._refresh(of)
@@ -314,8 +318,12 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def unlink(self, path: str) -> int:
+        hit = self.attrs.get(path)
+        fid = self.linked.pop(path, None) or (hit[1].fid if hit is not None and hit[1].nlink > 1 else None)
         self._forget(path)
         self.c.unlink(path, self.cred())
+        if fid is not None:   # a hard-linked file: its other names' link count fell
+            self._other_names(fid, path)
         with self._mu:
             self.files.pop(path, None)
         return 0
@@ -333,6 +341,47 @@ class LustreFuse(mfusepy.Operations):
             if moved is not None:
                 moved.path = new
                 self.files[new] = moved
+        return 0
+
+    # ---- hard links, symlinks and special files ----------------------------------------------
+    def _other_names(self, fid: str, but: str) -> None:
+        """A file's link count changed: what this mount and the kernel cached of its other names
+        (each its own inode to libfuse's path-based API) goes."""
+        cached = [p for p, (_exp, a) in list(self.attrs.items()) if a.fid == fid]
+        for p in set(cached) | {p for p, f in list(self.linked.items()) if f == fid}:
+            if p != but:
+                self.attrs.pop(p, None)
+                self.kernel.invalidate(p)
+
+    def link(self, target: str, source: str) -> int:
+        """`ln source target`: a second name on the MDS, which counts the file's links."""
+        of = self.files.get(source)
+        if of is not None:   # the size its writer made, to the MDS first (the new name's stat shows it)
+            self._flush_data(of)
+            self._push_size(of)
+        self._forget(source, target)
+        a = self.c.mdcall("Link", pb.LustreMdsLinkRequest(src=source, dst=target, cred=self.cred())).attr
+        self.attrs[target] = (time.monotonic() + ATTR_CACHE_S, a)
+        self.linked[source] = self.linked[target] = a.fid
+        self._other_names(a.fid, target)
+        return 0
+
+    def symlink(self, target: str, source: str) -> int:
+        """`ln -s source target`: `source` is the link's body, kept as given (relative or absolute)."""
+        self._forget(target)
+        a = self.c.mdcall("Symlink", pb.LustreMdsSymlinkRequest(path=target, target=source, cred=self.cred())).attr
+        self.attrs[target] = (time.monotonic() + ATTR_CACHE_S, a)
+        return 0
+
+    def readlink(self, path: str) -> str:
+        return self.c.mdcall("Readlink", pb.LustreMdsReadlinkRequest(path=path, cred=self.cred())).target
+
+    def mknod(self, path: str, mode: int, dev: int) -> int:
+        """FIFOs, sockets (bind of an AF_UNIX socket) and device nodes: inodes on the MDS, nothing behind them
+        (the kernel serves a FIFO's or socket's I/O itself)."""
+        self._forget(path)
+        a = self.c.mdcall("Mknod", pb.LustreMdsMknodRequest(path=path, mode=mode, rdev=dev, cred=self.cred())).attr
+        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)
         return 0
 
     # ---- files -------------------------------------------------------------------------------
