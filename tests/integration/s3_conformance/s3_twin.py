@@ -1,4 +1,4 @@
-"""What the S3 conformance tests (tests/integration/test_s3_conformance_*.py) share: the deployed twin
+"""What the S3 conformance tests (tests/integration/s3_conformance/) share: the deployed twin
 as `twin up mini --ceph --ceph-users FILE` starts it (the RGW daemon in front of the OSD daemons), two
 users, boto3 clients for them, and unsigned raw requests for what boto3 hides (headers it never sends,
 XML it parses away). The expectations follow ceph/s3-tests (s3tests_boto3/functional/test_s3.py) and

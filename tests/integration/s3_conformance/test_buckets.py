@@ -5,18 +5,10 @@ BucketAlreadyOwnedByYou; ceph/s3-tests test_bucket_create_exists accepts either)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_twin import BOB, S3Twin, deployed, error
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-buckets") as t:
-        yield t
+from tests.integration.s3_conformance.s3_twin import BOB, S3Twin, error
 
 
 def test_owner_recreating_a_bucket_succeeds_and_changes_nothing(twin: S3Twin) -> None:

@@ -6,27 +6,16 @@ test_cors_origin_wildcard, test_cors_header_option)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import requests
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_twin import BOB, S3Twin, deployed, error
+from tests.integration.s3_conformance.s3_twin import BOB, S3Twin, error
 
 ALLOW_ORIGIN, ALLOW_METHODS = "Access-Control-Allow-Origin", "Access-Control-Allow-Methods"
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-cors") as t:
-        yield t
-
-
-@pytest.fixture(scope="module")
-def s3(twin: S3Twin) -> BaseClient:
-    return twin.client()
 
 
 def rules(*rs: dict[str, object]) -> dict[str, object]:

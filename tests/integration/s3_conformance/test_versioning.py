@@ -6,27 +6,16 @@ test_versioning_obj_create_read_remove_head)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import requests
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_twin import S3Twin, deployed, error
+from tests.integration.s3_conformance.s3_twin import S3Twin, error
 
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-versioning") as t:
-        yield t
-
-
-@pytest.fixture(scope="module")
-def s3(twin: S3Twin) -> BaseClient:
-    return twin.client()
 
 
 def headers(r: dict) -> dict[str, str]:  # type: ignore[type-arg]
@@ -38,22 +27,23 @@ def grants(r: dict) -> list[tuple[str, str]]:  # type: ignore[type-arg]
 
 
 def test_an_unversioned_bucket_names_no_version(twin: S3Twin, s3: BaseClient) -> None:
-    s3.create_bucket(Bucket="plain")
-    answers = [s3.put_object(Bucket="plain", Key="k", Body=b"1"),
-               s3.copy_object(Bucket="plain", Key="c", CopySource={"Bucket": "plain", "Key": "k"}),
-               s3.get_object(Bucket="plain", Key="k"), s3.head_object(Bucket="plain", Key="k"),
-               s3.get_object_acl(Bucket="plain", Key="k"),
-               s3.put_object_tagging(Bucket="plain", Key="k", Tagging={"TagSet": [{"Key": "a", "Value": "b"}]})]
-    up = s3.create_multipart_upload(Bucket="plain", Key="m")["UploadId"]
-    e = s3.upload_part(Bucket="plain", Key="m", UploadId=up, PartNumber=1, Body=b"x")["ETag"]
-    answers.append(s3.complete_multipart_upload(Bucket="plain", Key="m", UploadId=up,
+    s3.create_bucket(Bucket="unversioned")
+    answers = [s3.put_object(Bucket="unversioned", Key="k", Body=b"1"),
+               s3.copy_object(Bucket="unversioned", Key="c", CopySource={"Bucket": "unversioned", "Key": "k"}),
+               s3.get_object(Bucket="unversioned", Key="k"), s3.head_object(Bucket="unversioned", Key="k"),
+               s3.get_object_acl(Bucket="unversioned", Key="k"),
+               s3.put_object_tagging(Bucket="unversioned", Key="k", Tagging={"TagSet": [{"Key": "a", "Value": "b"}]})]
+    up = s3.create_multipart_upload(Bucket="unversioned", Key="m")["UploadId"]
+    e = s3.upload_part(Bucket="unversioned", Key="m", UploadId=up, PartNumber=1, Body=b"x")["ETag"]
+    answers.append(s3.complete_multipart_upload(Bucket="unversioned", Key="m", UploadId=up,
                                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e}]}))
-    answers.append(s3.delete_object(Bucket="plain", Key="c"))
+    answers.append(s3.delete_object(Bucket="unversioned", Key="c"))
     for r in answers:
         assert "x-amz-version-id" not in headers(r), r
         assert "VersionId" not in r, r
     assert "x-amz-delete-marker" not in headers(answers[-1])
-    assert "DeleteMarker" not in s3.delete_objects(Bucket="plain", Delete={"Objects": [{"Key": "m"}]})["Deleted"][0]
+    deleted = s3.delete_objects(Bucket="unversioned", Delete={"Objects": [{"Key": "m"}]})["Deleted"]
+    assert "DeleteMarker" not in deleted[0]
 
 
 def test_deletes_in_a_versioned_bucket_say_delete_marker(s3: BaseClient) -> None:

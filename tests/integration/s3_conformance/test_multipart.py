@@ -7,7 +7,6 @@ and UploadPartCopy ranges (test_multipart_copy_invalid_range, test_multipart_cop
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,21 +16,15 @@ from botocore.client import BaseClient
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_twin import ALICE, S3Twin, deployed, error
+from tests.integration.s3_conformance.s3_twin import ALICE, S3Twin, error
 
 MiB = 1 << 20
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-multipart") as t:
-        t.client().create_bucket(Bucket="mpu")
-        yield t
+@pytest.fixture(scope="module", autouse=True)
+def mpu_bucket(twin: S3Twin) -> None:
+    twin.client().create_bucket(Bucket="mpu")
 
-
-@pytest.fixture(scope="module")
-def s3(twin: S3Twin) -> BaseClient:
-    return twin.client()
 
 
 def parts(*etags: str) -> dict[str, list[dict[str, object]]]:

@@ -7,34 +7,27 @@ test_bucket_list{,v2}_prefix_unreadable.)"""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 
 import pytest
 from botocore.client import BaseClient
 
-from tests.integration.s3_twin import S3Twin, deployed
+from tests.integration.s3_conformance.s3_twin import S3Twin
 
 NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 KEYS = ["bar", "baz", "foo", "quxx"]
 ODD = ["foo+1/bar", "foo/bar/xyzzy", "quux ab/thud", "asdf+b", "\n"]
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-listing") as t:
-        s3 = t.client()
-        s3.create_bucket(Bucket="plain")
-        for k in KEYS:
-            s3.put_object(Bucket="plain", Key=k, Body=b"x")
-        s3.create_bucket(Bucket="odd")
-        for k in ODD:
-            s3.put_object(Bucket="odd", Key=k, Body=b"x")
-        yield t
+@pytest.fixture(scope="module", autouse=True)
+def listed(twin: S3Twin) -> None:
+    s3 = twin.client()
+    s3.create_bucket(Bucket="plain")
+    for k in KEYS:
+        s3.put_object(Bucket="plain", Key=k, Body=b"x")
+    s3.create_bucket(Bucket="odd")
+    for k in ODD:
+        s3.put_object(Bucket="odd", Key=k, Body=b"x")
 
-
-@pytest.fixture(scope="module")
-def s3(twin: S3Twin) -> BaseClient:
-    return twin.client()
 
 
 def raw_list(twin: S3Twin, bucket: str, query: str) -> ET.Element:

@@ -9,28 +9,18 @@ of a missing object: 404 for who may list the bucket, 403 for anyone else (RGW's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import requests
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_twin import BOB, S3Twin, deployed, error
+from tests.integration.s3_conformance.s3_twin import BOB, S3Twin, error
 
 CLOSED = {"BlockPublicAcls": False, "IgnorePublicAcls": False, "BlockPublicPolicy": False,
           "RestrictPublicBuckets": False}
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Twin]:
-    with deployed(tmp_path_factory, "s3c-policy") as t:
-        yield t
-
-
-@pytest.fixture(scope="module")
-def s3(twin: S3Twin) -> BaseClient:
-    return twin.client()
 
 
 @pytest.fixture(scope="module")
