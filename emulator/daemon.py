@@ -41,10 +41,13 @@ class TwinDaemon:
     """A daemon on the skeleton gives `start()`: its gRPC services (`start_grpc`) and background work
     (`background`); and `close()`: what it saves and closes once all else has stopped. `serve()` runs
     it until SIGTERM or SIGINT, then stops in one order: health NOT_SERVING and the servers (GRACE_S for
-    calls in flight), the background tasks, the bus (its queue given BUS_FLUSH_S), then `close()`.
+    calls in flight) with its HTTP servers (`serve_http`), the background tasks, the bus (its queue given
+    BUS_FLUSH_S), then `close()`.
 
     A daemon that publishes on the bus from its event loop sets `self.bus` (a bus.Publisher) in its
-    __init__; `worker_threads` sizes the executor its blocking calls (asyncio.to_thread) run in."""
+    __init__; `worker_threads` sizes the executor its blocking calls (asyncio.to_thread) run in. If
+    `start()` fails, what it started is stopped the same way (and `close()` called) before the error
+    leaves; a long `start()` may look at `self.stopping` to give up early."""
 
     worker_threads = 0          # 0: asyncio's default executor
     thread_name = "worker"
@@ -57,6 +60,8 @@ class TwinDaemon:
         self._servers: list[tuple[grpc.aio.Server, Any]] = []   # (server, its health servicer)
         self._services: list[str] = []
         self._tasks: list[asyncio.Task] = []
+        self._http: list[asyncio.Server] = []
+        self.stopping: asyncio.Event | None = None   # set on SIGTERM or SIGINT (once serve() runs)
 
     @classmethod
     def run(cls, cfg: DaemonConfig) -> None:
@@ -87,6 +92,11 @@ class TwinDaemon:
             for name in self._services:
                 await health.set(name, status)
 
+    def serve_http(self, server: asyncio.Server) -> asyncio.Server:
+        """An HTTP server the daemon started (metrics, REST): closed with the gRPC servers."""
+        self._http.append(server)
+        return server
+
     def background(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task:
         """A task that runs until the daemon stops (cancelled after the servers stopped)."""
         task = asyncio.create_task(work, name=name)
@@ -94,17 +104,24 @@ class TwinDaemon:
         return task
 
     async def serve(self) -> None:
-        stop = stop_event()
+        stop = self.stopping = stop_event()
         self.loop = asyncio.get_running_loop()
         if self.worker_threads:
             self.loop.set_default_executor(ThreadPoolExecutor(self.worker_threads, thread_name_prefix=self.thread_name))
         bus_task = None if self.bus is None else asyncio.create_task(self.bus.run(), name="bus")
-        await self.start()
-        await stop.wait()
-        log.info("%s stopping", self.cfg.name)
+        try:
+            await self.start()
+            await stop.wait()
+            log.info("%s stopping", self.cfg.name)
+        finally:
+            await self._stop(bus_task)
+
+    async def _stop(self, bus_task: asyncio.Task | None) -> None:
         for _, health in self._servers:
             await health.enter_graceful_shutdown()
         await asyncio.gather(*(server.stop(grace=GRACE_S) for server, _ in self._servers))
+        for http in self._http:
+            http.close()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
