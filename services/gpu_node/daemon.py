@@ -1,8 +1,9 @@
 """The GPU-server daemon: one process per emulated HGX H100 server.
 
-Wires the pure model to the outside: its gRPC API (with health and reflection), a dcgm-exporter
-shaped Prometheus endpoint, the state store (every acknowledged change is committed first), and
-the MQTT bus (events, faults, 1 Hz telemetry per GPU).
+On the daemon skeleton (emulator/daemon.TwinDaemon), it wires the pure model to the outside: its
+gRPC API (with health and reflection), a dcgm-exporter shaped Prometheus endpoint, the state store
+(every acknowledged change is committed first), and the MQTT bus (events, faults, 1 Hz telemetry
+per GPU).
 
     python -m services.gpu_node.daemon CONFIG.json      # normally forked by the supervisor
 """
@@ -12,15 +13,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import signal
-import sys
-from pathlib import Path
 from typing import Any
 
 from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator import bus
+from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig, split_hostport
-from emulator.grpc_server import start_server
 from emulator.http_endpoint import PROMETHEUS_TEXT, serve
 from services.gpu_node import dcgm
 from services.gpu_node.daemon_spec import GpuNodeSpec
@@ -43,10 +41,9 @@ def fault_record(node: str, f: dict[str, Any]) -> dict[str, Any]:
             "cleared_at": None if f["active"] else f["cleared_at"], "effect": f["effect"]}
 
 
-class GpuNodeDaemon:
+class GpuNodeDaemon(TwinDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
-        self.cfg = cfg
-        self.clock = cfg.clock
+        super().__init__(cfg)
         self.spec = GpuNodeSpec.of(cfg).node()
         self.store = NodeStore(cfg.store_url, cfg.name)
         state = self.store.load()
@@ -87,49 +84,28 @@ class GpuNodeDaemon:
                 self.store.save(self.model.to_state(), [])
                 since_checkpoint = 0.0
 
-    async def serve(self) -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+    async def start(self) -> None:
         if self.first_boot:
             await self.servicer.commit()   # the first boot's state (and its MIG layout) is durable
-        server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_GpuNodeServicer_to_server,
-                                                             self.servicer, SERVICE_NAME)])
-        http = None
+        await self.start_grpc([(pb_grpc.add_GpuNodeServicer_to_server, self.servicer, SERVICE_NAME)])
         if self.cfg.metrics:
             host, port = split_hostport(self.cfg.metrics)
-            http = await serve(host, port, {"/metrics": self.metrics})
+            self.serve_http(await serve(host, port, {"/metrics": self.metrics}))
+        self.background(self.telemetry_loop(), "telemetry")
         # What start-up allocated lives as long as the daemon: keep the collector off it, so that
         # a full collection neither stalls a request nor touches (and so copies) shared pages.
         gc.freeze()
-        tasks = [asyncio.create_task(self.bus.run(), name="bus"),
-                 asyncio.create_task(self.telemetry_loop(), name="telemetry")]
         log.info("%s serving gRPC on %s, metrics on %s (boot %s)", self.cfg.name, self.cfg.grpc, self.cfg.metrics,
                  "first" if self.first_boot else "restored from store")
-        await stop.wait()
-        log.info("%s stopping", self.cfg.name)
-        await health.enter_graceful_shutdown()
-        await server.stop(grace=1.0)
+
+    async def close(self) -> None:
         await self.servicer.close()
-        if http is not None:
-            http.close()
         self.store.save(self.model.to_state(), [])
-        await self.bus.close()
-        for t in tasks:
-            t.cancel()
-        # A cancelled MQTT client may wait for the broker to acknowledge its disconnect; the
-        # daemon's state is saved and its status published, so do not wait long for it.
-        await asyncio.wait(tasks, timeout=0.5)
         self.store.close()
 
 
-def run(cfg: DaemonConfig) -> None:
-    asyncio.run(GpuNodeDaemon(cfg).serve())
+run = GpuNodeDaemon.run
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m services.gpu_node.daemon CONFIG.json")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(DaemonConfig.from_file(Path(sys.argv[1])))
+    main("services.gpu_node.daemon", run)
