@@ -1,6 +1,7 @@
 """The fabric-manager daemon: one per twin. Runs the real subnet manager (ibsim + OpenSM ftree) over
-the topology's compute fabric and serves it: gRPC `clustertwin.v1.Fabric` (with health and
-reflection) and, when configured, a UFM-shaped REST API; port changes go out on the bus.
+the topology's compute fabric and serves it on the daemon skeleton (emulator/daemon.TwinDaemon): gRPC
+`clustertwin.v1.Fabric` (with health and reflection) and, when configured, a UFM-shaped REST API; port
+changes go out on the bus.
 
     python -m services.fabric.daemon CONFIG.json      # normally forked by the supervisor
 
@@ -38,9 +39,8 @@ from typing import Any
 
 from clustertwin.v1 import fabric_pb2_grpc as pb_grpc
 from emulator import bus
-from emulator.daemon import main, stop_event
+from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig, split_hostport
-from emulator.grpc_server import start_server
 from emulator.network.errors import NetworkError
 from emulator.network.plan import COMPUTE, make_network_plan
 from emulator.network.remote import RemoteNetwork
@@ -162,9 +162,9 @@ class ComputePlaneDriver:
                  sum(map(len, tables.values())), len(tables), time.monotonic() - t0)
 
 
-class FabricDaemon:
+class FabricDaemon(TwinDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
-        self.cfg = cfg
+        super().__init__(cfg)
         self.spec = FabricSpec.of(cfg)
         self.topology = load_topology(self.spec.topology_file)
         self.plan = make_fabric_plan(self.topology, self.spec.sm_node)
@@ -192,54 +192,40 @@ class FabricDaemon:
         payload = {k: v for k, v in event.items() if k not in ("time", "kind", "message")}
         self.bus.event("fabric", event["kind"], payload, time=event["time"], message=event.get("message", ""))
 
-    async def serve(self) -> None:
-        stop = stop_event()
-        bus_task = asyncio.create_task(self.bus.run(), name="bus")
-        server = health = rest = None
-        try:
-            start = asyncio.create_task(asyncio.to_thread(self.manager.start, SUBNET_START_TIMEOUT_S))
-            await asyncio.wait([start, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
-            if not start.done():   # stopped while OpenSM came up: let it finish, then tear down
-                await start
-                return
-            start.result()
-            self.manager.watch_subnet()
-            self.write_subnet_info()
-            sock = control_socket(self.cfg)
-            if self.spec.drive_compute_plane and sock is not None and sock.exists():
-                driver = ComputePlaneDriver(self.plan, self.topology, sock)
-                if await asyncio.to_thread(driver.attach, self.manager.state):
-                    self.manager.compute_plane = driver
-                    self.manager.watch_network()
-            log.info("%s: %s fabric up (%d switches, %d HCAs), OpenSM ftree in %.2f s, files in %s",
-                     self.cfg.name, self.plan.topology, len(self.plan.switches), len(self.plan.hcas),
-                     self.manager.last_sweep_seconds, self.subnet.run_dir)
-            server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_FabricServicer_to_server,
-                                                                 FabricServicer(self.manager), SERVICE_NAME)])
-            ufm = self.spec.ufm
-            if ufm:
-                host, port = split_hostport(ufm)
-                rest = await serve_rest(UfmRest(self.manager, self.spec.ufm_user, self.spec.ufm_password), host, port)
-            log.info("%s serving gRPC on %s, UFM REST on %s", self.cfg.name, self.cfg.grpc, ufm or "(off)")
-            await stop.wait()
-            log.info("%s stopping", self.cfg.name)
-        finally:
-            if health is not None:
-                await health.enter_graceful_shutdown()
-            if server is not None:
-                await server.stop(grace=1.0)
-            if rest is not None:
-                rest.close()
-            await self.manager.cancel_background()
-            await asyncio.to_thread(self.manager.stop)
-            self.store.close()
-            await self.bus.close()
-            bus_task.cancel()
-            await asyncio.wait([bus_task], timeout=0.5)
+    async def attach_compute_plane(self) -> None:
+        """On a netns twin: drive the compute plane from OpenSM's LFTs and follow its faults."""
+        sock = control_socket(self.cfg)
+        if self.spec.drive_compute_plane and sock is not None and sock.exists():
+            driver = ComputePlaneDriver(self.plan, self.topology, sock)
+            if await asyncio.to_thread(driver.attach, self.manager.state):
+                self.manager.compute_plane = driver
+                self.manager.watch_network()
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self.manager.start, SUBNET_START_TIMEOUT_S)
+        if self.stopping is not None and self.stopping.is_set():
+            return   # stopped while OpenSM came up: tear down without serving
+        self.manager.watch_subnet()
+        self.write_subnet_info()
+        await self.attach_compute_plane()
+        log.info("%s: %s fabric up (%d switches, %d HCAs), OpenSM ftree in %.2f s, files in %s",
+                 self.cfg.name, self.plan.topology, len(self.plan.switches), len(self.plan.hcas),
+                 self.manager.last_sweep_seconds, self.subnet.run_dir)
+        await self.start_grpc([(pb_grpc.add_FabricServicer_to_server, FabricServicer(self.manager), SERVICE_NAME)])
+        if ufm := self.spec.ufm:
+            host, port = split_hostport(ufm)
+            self.serve_http(await serve_rest(UfmRest(self.manager, self.spec.ufm_user, self.spec.ufm_password),
+                                             host, port))
+        log.info("%s serving gRPC on %s, UFM REST on %s", self.cfg.name, self.cfg.grpc, self.spec.ufm or "(off)")
+
+    async def close(self) -> None:
+        """No more restarts of ibsim or OpenSM, then both stopped (also after a start that failed)."""
+        await self.manager.cancel_background()
+        await asyncio.to_thread(self.manager.stop)
+        self.store.close()
 
 
-def run(cfg: DaemonConfig) -> None:
-    asyncio.run(FabricDaemon(cfg).serve())
+run = FabricDaemon.run
 
 
 if __name__ == "__main__":
