@@ -92,7 +92,7 @@ def test_the_client_runs_on_gpu001_over_its_storage_nic(netns_lustre: LustreMoun
     conns = [line.split()[-2:] for line in ss.splitlines()]
     to_lustre = [(local, peer) for local, peer in conns if peer in servers or peer.endswith(":50989")]
     assert to_lustre, ss
-    assert all(local.startswith(gpu001["addresses"]["storage"] + ":") for local, _ in to_lustre), to_lustre
+    assert all(local.startswith(gpu001.addresses["storage"] + ":") for local, _ in to_lustre), to_lustre
 
 
 def test_striped_round_trip_getstripe_and_df(netns_lustre: LustreMount) -> None:
