@@ -354,6 +354,8 @@ class Namespace:
         existing = dparent.children.get(dname)
         if existing is node:
             return []
+        if existing is not None:
+            self._check_sticky(dparent, existing, cred, dst)
         if node.is_dir and dparts[: len(split(src))] == split(src):
             raise LustreError("EINVAL", f"cannot move {src} into itself ({dst})")
         if existing is not None:
@@ -402,15 +404,42 @@ class Namespace:
 
     def chmod(self, path: str, mode: int, now: float, cred: Cred = ROOT) -> None:
         n = self.lookup(path, cred)
+        mode &= 0o7777
+        if mode != n.mode and mode == n.mode & ~(st.S_ISUID | st.S_ISGID) and not n.is_dir:
+            n.mode = mode   # a writer's kernel dropping setuid/setgid (ATTR_KILL_SUID): anyone's write may
+            n.ctime = now
+            return
         self._check_owner(n, cred, path)
-        n.mode = mode & 0o7777
+        if cred.uid != 0 and n.gid != cred.gid and n.gid not in cred.groups:
+            mode &= ~st.S_ISGID   # setgid only for a member of the file's group (Linux clears it silently)
+        n.mode = mode
         n.ctime = now
 
     def chown(self, path: str, uid: int, gid: int, now: float, cred: Cred = ROOT) -> None:
+        """chown(2): root changes anything; the owner may only change the group, to one of their own."""
         n = self.lookup(path, cred)
         if cred.uid != 0:
-            raise LustreError("EPERM", f"{path}: only root may change the owner")
+            if uid != n.uid:
+                raise LustreError("EPERM", f"{path}: only root may change the owner")
+            if cred.uid != n.uid or gid != n.gid and gid != cred.gid and gid not in cred.groups:
+                raise LustreError("EPERM", f"{path}: the owner may change the group only to one of their groups")
         n.uid, n.gid = uid, gid
+        if not n.is_dir:   # a changed owner drops setuid, and setgid of a group-executable file (Linux)
+            n.mode &= ~(st.S_ISUID | (st.S_ISGID if n.mode & st.S_IXGRP else 0))
+        n.ctime = now
+
+    def set_times(self, path: str, atime: float | None, mtime: float | None, now: float, explicit: bool,
+                  cred: Cred = ROOT) -> None:
+        """utimensat(2): times set to given values only by the owner (EPERM), to now also by a writer (EACCES)."""
+        n = self.lookup(path, cred)
+        if cred.uid not in (0, n.uid):
+            if explicit:
+                raise LustreError("EPERM", f"{path}: only the owner may set explicit times")
+            self._check(n, W, cred, path)
+        if atime is not None:
+            n.atime = atime
+        if mtime is not None:
+            n.mtime = mtime
         n.ctime = now
 
     # ---- internals --------------------------------------------------------------------------
@@ -482,8 +511,9 @@ class Namespace:
             raise LustreError("EPERM", f"{path}: only the owner (uid {node.uid}) or root may do this")
 
     def _check_sticky(self, parent: Inode, node: Inode, cred: Cred, path: str) -> None:
+        # EPERM, as Linux's may_delete answers a sticky-directory refusal
         if parent.mode & st.S_ISVTX and cred.uid not in (0, node.uid, parent.uid):
-            raise LustreError("EACCES", f"{path}: sticky directory, only the owner may remove or rename it")
+            raise LustreError("EPERM", f"{path}: sticky directory, only the owner may remove or rename it")
 
     def _plan(self, spec: StripeSpec, default: StripeSpec | None) -> list[int]:
         """OST indices for a new layout (allocator state advances only when committed)."""

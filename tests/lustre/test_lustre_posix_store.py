@@ -116,3 +116,50 @@ def test_node_types_and_links_survive_reopening_the_store(tmp_path):
     third = open_ns(tmp_path)   # the last unlink's removals persisted too
     assert sorted(n for n, _ in third.readdir("/", c)) == ["d", "fifo", "sda1"]
     third.close()
+
+
+def test_the_mds_checks_the_callers_credentials(tmp_path):
+    """What the MDS refuses itself, whatever the client's kernel checked before (a client without
+    default_permissions, lfs, the SDK): utimensat, chown, chmod's setgid and sticky directories."""
+    ns = open_ns(tmp_path)
+    c, alice, bob = Cred(), Cred(1000, 1000, (3000,)), Cred(1001, 1001)
+    ns.mkdir("/t", 2.0, 0o1777, c, None)
+    ns.create("/t/a", 2.0, 0o644, alice, None)
+    assert err(ns.setattr, "/t/a", 3.0, bob, mtime=5.0, explicit_times=True) == "EPERM"
+    assert err(ns.setattr, "/t/a", 3.0, bob, mtime=5.0) == "EACCES"     # to now: needs write permission
+    ns.setattr("/t/a", 3.0, alice, atime=7.0, explicit_times=True)      # the owner, atime only (mtime omitted)
+    a = ns.lookup("/t/a", c)
+    assert (a.atime, a.mtime, a.ctime) == (7.0, 2.0, 3.0)
+    assert err(ns.setattr, "/t/a", 4.0, alice, uid=1001) == "EPERM"
+    assert err(ns.setattr, "/t/a", 4.0, alice, gid=0) == "EPERM"
+    assert err(ns.setattr, "/t/a", 4.0, bob, gid=1001) == "EPERM"
+    ns.setattr("/t/a", 4.0, alice, gid=3000)                            # a supplementary group of hers
+    ns.setattr("/t/a", 5.0, alice, mode=0o2755)
+    assert ns.lookup("/t/a", c).mode == 0o2755                          # setgid: she is in the file's group
+    ns.setattr("/t/a", 5.0, c, gid=0)
+    ns.setattr("/t/a", 5.0, alice, mode=0o2755)
+    assert ns.lookup("/t/a", c).mode == 0o755                           # not in group 0: setgid dropped
+    ns.setattr("/t/a", 5.0, c, mode=0o6755)
+    ns.setattr("/t/a", 6.0, c, uid=1001)
+    assert ns.lookup("/t/a", c).mode == 0o755                           # chown drops setuid and setgid
+    assert err(ns.unlink, "/t/a", 7.0, alice) == "EPERM"                # sticky: not hers any more
+    assert err(ns.rename, "/t/a", "/t/b", 7.0, alice) == "EPERM"
+    ns.close()
+
+
+def test_only_setuid_and_setgid_may_be_dropped_by_another_user(tmp_path):
+    ns = open_ns(tmp_path)
+    c, bob = Cred(), Cred(1001, 1001)
+    ns.create("/f", 2.0, 0o6777, c, None)
+    assert err(ns.setattr, "/f", 3.0, bob, mode=0o6777) == "EPERM"      # no change is still chmod: owner only
+    assert err(ns.setattr, "/f", 3.0, bob, mode=0o777 & ~0o2) == "EPERM"
+    ns.setattr("/f", 3.0, bob, mode=0o777)                              # what a writer's kernel sends
+    assert ns.lookup("/f", c).mode == 0o777
+    ns.setattr("/f", 4.0, bob, size=10)                                 # a write by another user
+    ns.setattr("/f", 4.0, c, mode=0o6777)
+    ns.setattr("/f", 5.0, bob, size=20, grow_only=True)
+    assert ns.lookup("/f", c).mode == 0o777
+    ns.setattr("/f", 5.0, c, mode=0o6777)
+    ns.setattr("/f", 6.0, c, size=30)                                   # root keeps them (CAP_FSETID)
+    assert ns.lookup("/f", c).mode == 0o6777
+    ns.close()

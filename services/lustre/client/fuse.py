@@ -85,6 +85,18 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
             "st_rdev": a.rdev}
 
 
+def groups_of(pid: int) -> list[int]:
+    """The caller's supplementary groups (FUSE gives only uid, gid and pid; the kernel's are in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Groups:"):
+                    return [int(g) for g in line.split()[1:]]
+    except OSError:
+        pass
+    return []
+
+
 class LustreFuse(mfusepy.Operations):
     use_ns = True
 
@@ -109,8 +121,8 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- helpers -----------------------------------------------------------------------------
     def cred(self) -> pb.LustreCred:
-        uid, gid, _pid = mfusepy.fuse_get_context()
-        return pb.LustreCred(uid=uid, gid=gid)
+        uid, gid, pid = mfusepy.fuse_get_context()
+        return pb.LustreCred(uid=uid, gid=gid, groups=groups_of(pid) if uid else ())
 
     def _attr(self, path: str, fresh: bool = False) -> pb.LustreAttr:
         if not fresh and (self.locks is None or self.locks.held):   # no lock, no cache
@@ -229,7 +241,7 @@ class LustreFuse(mfusepy.Operations):
             self._flush_data(of)
             self._push_size(of)
         now = time.time()   # UTIME_NOW is the caller's now: this client's clock (mds/servicer.py: inode times)
-        kw = {}
+        kw: dict[str, Any] = {}
         if times is None:
             kw = {"atime": now, "mtime": now}
         else:
@@ -237,6 +249,8 @@ class LustreFuse(mfusepy.Operations):
                 if t == UTIME_OMIT:
                     continue
                 kw[key] = now if t == UTIME_NOW else t / 1e9
+                if t != UTIME_NOW:
+                    kw["explicit_times"] = True
         if kw:
             self._setattr(path, **kw)
         return 0
@@ -602,8 +616,11 @@ def mount(client: LustreClient, mountpoint: str, foreground: bool = True, contro
         from services.lustre.client import control as ctl
 
         ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance))
+    # default_permissions: the kernel checks mode bits, sticky directories and chown on the attributes it
+    # holds (coherent under the MDS's locks), as llite's ll_inode_permission runs generic_permission on the
+    # client; the MDS checks each change again with the caller's credentials
     _Fuse(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
-                 subtype="lustre", max_read=MiB, default_permissions=False, allow_other=True)
+                 subtype="lustre", max_read=MiB, default_permissions=True, allow_other=True)
 
 
 __all__ = ["LustreFuse", "mount", "grpc", "os"]

@@ -357,7 +357,7 @@ class DurableNamespace:
 
     def setattr(self, path: str, now: float, cred: Cred, *, mode: int | None = None, uid: int | None = None,
                 gid: int | None = None, size: int | None = None, atime: float | None = None,
-                mtime: float | None = None, grow_only: bool = False) -> Inode:
+                mtime: float | None = None, grow_only: bool = False, explicit_times: bool = False) -> Inode:
         with self.lock:
             node = self.ns.lookup(path, cred)
             if mode is not None:
@@ -368,14 +368,10 @@ class DurableNamespace:
                                   cred)
             if size is not None and not (grow_only and size <= node.size):
                 self.ns.set_size(path, size, now, cred)
+            if size is not None and cred.uid != 0 and node.is_reg:   # a write or truncate without CAP_FSETID
+                node.mode &= ~(st.S_ISUID | (st.S_ISGID if node.mode & st.S_IXGRP else 0))
             if atime is not None or mtime is not None:
-                if cred.uid not in (0, node.uid):
-                    self.ns._check(node, 2, cred, path)
-                if atime is not None:
-                    node.atime = atime
-                if mtime is not None:
-                    node.mtime = mtime
-                node.ctime = now
+                self.ns.set_times(path, atime, mtime, now, explicit_times, cred)
             self._save([node], [])
             return node
 

@@ -356,7 +356,7 @@ class LustreMdsReaddirResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class LustreMdsSetattrRequest(_message.Message):
-    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only")
+    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only", "explicit_times")
     PATH_FIELD_NUMBER: _ClassVar[int]
     CRED_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -366,6 +366,7 @@ class LustreMdsSetattrRequest(_message.Message):
     ATIME_FIELD_NUMBER: _ClassVar[int]
     MTIME_FIELD_NUMBER: _ClassVar[int]
     GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
+    EXPLICIT_TIMES_FIELD_NUMBER: _ClassVar[int]
     path: str
     cred: LustreCred
     mode: int
@@ -375,7 +376,8 @@ class LustreMdsSetattrRequest(_message.Message):
     atime: float
     mtime: float
     grow_only: bool
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ...) -> None: ...
+    explicit_times: bool
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ..., explicit_times: _Optional[bool] = ...) -> None: ...
 
 class LustreMdsSetattrResponse(_message.Message):
     __slots__ = ("attr",)
