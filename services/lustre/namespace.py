@@ -104,7 +104,7 @@ def split(path: str) -> list[str]:
         raise LustreError("EINVAL", f"path {path!r}: '..' is not supported, give a normalised path")
     for p in parts:
         if len(p.encode()) > NAME_MAX:
-            raise LustreError("EINVAL", f"name {p[:20]!r}... longer than {NAME_MAX} bytes")
+            raise LustreError("ENAMETOOLONG", f"name {p[:20]!r}... longer than {NAME_MAX} bytes")
     return parts
 
 

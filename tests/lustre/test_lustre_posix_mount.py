@@ -198,6 +198,38 @@ def test_fifo_socket_and_device_nodes(two):
     assert sorted(os.listdir(b / "sp")) == ["fifo", "sda1", "sock"]
 
 
+def test_errors_as_the_kernel_gives_them(two):
+    m, a, b, client = two
+    e_ = a / "errs"
+    (e_ / "full" / "sub").mkdir(parents=True)
+    (e_ / "empty").mkdir()
+    (e_ / "file").write_bytes(b"f")
+    cases = [
+        (lambda: open(e_ / ("n" * 256), "w"), errno.ENAMETOOLONG),               # a name over 255 bytes
+        (lambda: os.mkdir(e_ / ("n" * 256)), errno.ENAMETOOLONG),
+        (lambda: os.symlink("t" * 4096, e_ / "sl"), errno.ENAMETOOLONG),         # a target over PATH_MAX - 1
+        (lambda: os.stat(str(e_) + "/x" * 2100), errno.ENAMETOOLONG),            # a path over 4096 bytes
+        (lambda: open(e_ / "file" / "x"), errno.ENOTDIR),
+        (lambda: os.mkdir(e_ / "file"), errno.EEXIST),
+        (lambda: os.rmdir(e_ / "full"), errno.ENOTEMPTY),
+        (lambda: os.rmdir(e_ / "file"), errno.ENOTDIR),
+        (lambda: os.unlink(e_ / "full"), errno.EISDIR),
+        (lambda: os.rename(e_ / "full", e_ / "full" / "sub" / "in"), errno.EINVAL),   # into its own subtree
+        (lambda: os.rename(e_ / "empty", e_ / "full"), errno.ENOTEMPTY),
+        (lambda: os.rename(e_ / "file", e_ / "empty"), errno.EISDIR),
+        (lambda: os.rename(e_ / "empty", e_ / "file"), errno.ENOTDIR),
+        (lambda: os.rename(e_ / "file", b / "errs" / "moved"), errno.EXDEV),     # across mounts
+    ]
+    for call, want in cases:
+        with pytest.raises(OSError) as e:
+            call()
+        assert e.value.errno == want, (e.value, want)
+    assert sorted(os.listdir(b / "errs")) == ["empty", "file", "full"]          # nothing changed
+    os.rename(e_ / "empty", e_ / "full" / "sub")                                  # over an empty directory
+    assert sorted(os.listdir(b / "errs" / "full")) == ["sub"]
+    assert sorted(os.listdir(b / "errs")) == ["file", "full"]
+
+
 def test_node_types_and_link_counts_survive_mds_failover(two):
     m, a, b, client = two
     (a / "fo").mkdir()
