@@ -77,9 +77,11 @@ def test_hard_links(two):
         assert e.value.errno == want
     objects = object_files(m, client, "/hl/orig")
     assert all(p.exists() for p in objects)
+    assert os.stat(b / "hl" / "second").st_nlink == 2                         # cached by the other mount now
     os.unlink(a / "hl" / "orig")
     assert os.stat(a / "hl" / "second").st_nlink == 1                         # own mount: not the cached 2
     assert client.getattr("/hl/second").nlink == 1
+    assert os.stat(b / "hl" / "second").st_nlink == 1                         # the other mount's cached 2 revoked
     (a / "sentinel").write_bytes(b"s")                                        # destroyed after any wrong destroy
     sentinel = object_files(m, client, "/sentinel")
     os.unlink(a / "sentinel")

@@ -205,6 +205,7 @@ def _change(fn: Callable, mgr: LockManager, paths: Callable[[Any], tuple[list[st
             mgr.grant(client, [request.path])
         reply = await fn(request, context)
         plain, subtrees = paths(request)
+        plain += getattr(reply, "linked", [])   # a hard-linked file's other names: their link count changed
         await mgr.revoke(client, plain, subtrees)
         return reply
     return call

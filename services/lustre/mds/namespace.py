@@ -348,6 +348,14 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
+    def paths_of(self, ino: int) -> list[str]:
+        """Every name of inode `ino` as a path (a hard-linked file has several)."""
+        def path(i: int) -> str:
+            e = self.where[i][0]
+            return "" if i == 1 else path(e.parent) + "/" + e.name
+        with self.lock:
+            return [path(e.parent) + "/" + e.name for e in self.where.get(ino, [])]
+
     def readlink(self, path: str, cred: Cred) -> str:
         with self.lock:
             node = self.ns.lookup(path, cred)

@@ -105,8 +105,16 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
             r.path, inode_time(), r.mode or 0o755, cred_of(r.cred), spec))))
 
     async def Unlink(self, request, context):  # noqa: N802
-        return pb.LustreMdsUnlinkResponse(freed=await self._removed(
-            context, lambda ns: ns.unlink(request.path, inode_time(), cred_of(request.cred))))
+        linked: list[str] = []
+
+        def unlink(ns: DurableNamespace) -> list[StripeObject]:
+            with ns.lock:
+                ino = ns.lookup(request.path, cred_of(request.cred)).ino
+                freed = ns.unlink(request.path, inode_time(), cred_of(request.cred))
+                linked.extend(ns.paths_of(ino))
+                return freed
+        freed = await self._removed(context, unlink)
+        return pb.LustreMdsUnlinkResponse(freed=freed, linked=linked)
 
     async def Rmdir(self, request, context):  # noqa: N802
         return pb.LustreMdsRmdirResponse(freed=await self._removed(
@@ -119,8 +127,12 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Link(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsLinkResponse(attr=await self._call(context, lambda ns: attr_of(ns.link(
-            r.src, r.dst, inode_time(), cred_of(r.cred)))))
+
+        def link(ns: DurableNamespace) -> pb.LustreMdsLinkResponse:
+            with ns.lock:
+                node = ns.link(r.src, r.dst, inode_time(), cred_of(r.cred))
+                return pb.LustreMdsLinkResponse(attr=attr_of(node), linked=ns.paths_of(node.ino))
+        return await self._call(context, link)
 
     async def Symlink(self, request, context):  # noqa: N802
         r = request

@@ -236,10 +236,12 @@ class LustreMdsUnlinkRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
 
 class LustreMdsUnlinkResponse(_message.Message):
-    __slots__ = ("freed",)
+    __slots__ = ("freed", "linked")
     FREED_FIELD_NUMBER: _ClassVar[int]
+    LINKED_FIELD_NUMBER: _ClassVar[int]
     freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
-    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ..., linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsRmdirRequest(_message.Message):
     __slots__ = ("path", "cred")
@@ -282,10 +284,12 @@ class LustreMdsLinkRequest(_message.Message):
     def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
 
 class LustreMdsLinkResponse(_message.Message):
-    __slots__ = ("attr",)
+    __slots__ = ("attr", "linked")
     ATTR_FIELD_NUMBER: _ClassVar[int]
+    LINKED_FIELD_NUMBER: _ClassVar[int]
     attr: LustreAttr
-    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ..., linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsSymlinkRequest(_message.Message):
     __slots__ = ("path", "target", "cred")
