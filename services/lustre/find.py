@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import stat
 from dataclasses import dataclass
 
 from services.lustre.errors import LustreError
@@ -48,16 +49,20 @@ def parse_count_filter(text: str | int, what: str = "--stripe-count") -> Compare
     return Compare(m[1], int(m[2]))
 
 
+TYPES = {"f": stat.S_IFREG, "d": stat.S_IFDIR, "l": stat.S_IFLNK, "p": stat.S_IFIFO, "s": stat.S_IFSOCK,
+         "c": stat.S_IFCHR, "b": stat.S_IFBLK}
+
+
 @dataclass(frozen=True)
 class FindQuery:
     name: str | None = None  # glob on the last path component
     size: Compare | None = None
     stripe_count: Compare | None = None
     ost: int | None = None  # files with an object on this OST index
-    type: str | None = None  # "f" or "d"
+    type: str | None = None  # find's letters: f d l p s c b
 
     def matches(self, path: str, node: Inode) -> bool:
-        if self.type == "f" and node.is_dir or self.type == "d" and not node.is_dir:
+        if self.type is not None and stat.S_IFMT(node.st_mode) != TYPES[self.type]:
             return False
         if self.name is not None and not fnmatch.fnmatchcase(path.rsplit("/", 1)[-1] or "/", self.name):
             return False
@@ -73,8 +78,8 @@ class FindQuery:
 
 def find(ns: Namespace, start: str, query: FindQuery) -> list[str]:
     """Matching paths under `start` (inside the filesystem), in walk order."""
-    if query.type not in (None, "f", "d"):
-        raise LustreError("EINVAL", f"bad --type {query.type!r}: use f or d")
+    if query.type is not None and query.type not in TYPES:
+        raise LustreError("EINVAL", f"bad --type {query.type!r}: use one of {' '.join(TYPES)}")
     if query.ost is not None and query.ost not in ns.osts:
         raise LustreError("EINVAL", f"--ost {query.ost}: no such OST in {ns.fsname}")
     return [p for p, n in ns.walk(start) if query.matches(p, n)]

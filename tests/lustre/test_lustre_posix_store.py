@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from services.lustre import find as lfind
 from services.lustre.errors import LustreError
 from services.lustre.layout import StripeSpec
 from services.lustre.mds.namespace import DurableNamespace
@@ -162,4 +163,22 @@ def test_only_setuid_and_setgid_may_be_dropped_by_another_user(tmp_path):
     ns.setattr("/f", 5.0, c, mode=0o6777)
     ns.setattr("/f", 6.0, c, size=30)                                   # root keeps them (CAP_FSETID)
     assert ns.lookup("/f", c).mode == 0o6777
+    ns.close()
+
+
+def test_lfs_find_by_node_type(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    ns.mkdir("/d", 2.0, 0o755, c, None)
+    ns.create("/d/f", 2.0, 0o644, c, None)
+    ns.link("/d/f", "/d/g", 2.0, c)
+    ns.symlink("/d/l", "f", 2.0, c)
+    ns.mknod("/d/p", stat.S_IFIFO | 0o644, 0, 2.0, c)
+    ns.mknod("/d/s", stat.S_IFSOCK | 0o644, 0, 2.0, c)
+    ns.mknod("/d/c", stat.S_IFCHR | 0o644, 0x103, 2.0, c)
+    ns.mknod("/d/b", stat.S_IFBLK | 0o644, 0x800, 2.0, c)
+    got = {t: lfind.find(ns.ns, "/d", lfind.FindQuery(type=t)) for t in lfind.TYPES}
+    assert got == {"f": ["/d/f", "/d/g"], "d": ["/d"], "l": ["/d/l"], "p": ["/d/p"], "s": ["/d/s"],
+                   "c": ["/d/c"], "b": ["/d/b"]}
+    assert err(lfind.find, ns.ns, "/d", lfind.FindQuery(type="x")) == "EINVAL"
     ns.close()
