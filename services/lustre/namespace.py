@@ -193,7 +193,7 @@ class Namespace:
             spec.validate(self._ost_count())
         parent, name = self._new_entry(path, cred)
         self.mdt.take_inode()
-        d = self._inode(True, mode, cred, now)
+        d = self._inode(True, mode, cred, now, parent)
         d.nlink = 2
         d.default_spec = spec if spec is not None else parent.default_spec
         parent.children[name] = d
@@ -209,7 +209,7 @@ class Namespace:
         parent, name = self._new_entry(path, cred)
         objects = None if delay_layout else self._plan(given, parent.default_spec)
         self.mdt.take_inode()
-        f = self._inode(False, mode, cred, now)
+        f = self._inode(False, mode, cred, now, parent)
         if objects is not None:
             f.layout = self._commit(objects, resolve(given, parent.default_spec).size, gen=0)
         parent.children[name] = f
@@ -290,7 +290,7 @@ class Namespace:
         parent, name = self._new_entry(path, cred)
         self._special_inode_free()
         self.mdt.take_inode()
-        node = self._inode(False, 0o777, cred, now)
+        node = self._inode(False, 0o777, cred, now, parent)
         node.kind, node.target, node.size = st.S_IFLNK, target, len(target.encode())
         parent.children[name] = node
         parent.mtime = parent.ctime = now
@@ -309,7 +309,7 @@ class Namespace:
         parent, name = self._new_entry(path, cred)
         self._special_inode_free()
         self.mdt.take_inode()
-        node = self._inode(False, mode, cred, now)
+        node = self._inode(False, mode, cred, now, parent)
         node.kind, node.rdev = kind, rdev if kind in (st.S_IFCHR, st.S_IFBLK) else 0
         parent.children[name] = node
         parent.mtime = parent.ctime = now
@@ -447,9 +447,13 @@ class Namespace:
     def _ost_count(self) -> int:
         return max(self.osts) + 1 if self.osts else 0
 
-    def _inode(self, is_dir: bool, mode: int, cred: Cred, now: float) -> Inode:
+    def _inode(self, is_dir: bool, mode: int, cred: Cred, now: float, parent: Inode | None = None) -> Inode:
         fid = self.fids.allocate()
         node = Inode(fid, self._next_ino, is_dir, mode & 0o7777, cred.uid, cred.gid, now, now, now)
+        if parent is not None and parent.mode & st.S_ISGID:   # a setgid directory: its group, and for
+            node.gid = parent.gid                              # a subdirectory its setgid bit (Linux)
+            if is_dir:
+                node.mode |= st.S_ISGID
         self._next_ino += 1
         self.by_fid[fid] = node
         return node

@@ -86,7 +86,11 @@ def test_supplementary_groups_reach_the_mds(fs):
     assert as_user(f"open({str(d / 'shared')!r}).read()") == "EACCES"
     assert as_user(f"open({str(d / 'shared')!r}).read()", groups=(2000,)) == "OK"
     assert as_user(f"open({str(d / 'made')!r}, 'w').close()", groups=(2000,)) == "OK"   # w+x via the group
-    assert os.stat(d / "made").st_uid == NOBODY
+    assert (os.stat(d / "made").st_uid, os.stat(d / "made").st_gid) == (NOBODY, NOBODY)
+    os.chmod(d, 0o2770)                                                        # setgid: new entries take its group
+    assert as_user(f"os.mkdir({str(d / 'sub')!r})", groups=(2000,)) == "OK"
+    st_sub = os.stat(d / "sub")
+    assert (st_sub.st_gid, stat.S_IMODE(st_sub.st_mode) & stat.S_ISGID) == (2000, stat.S_ISGID)
 
 
 def test_sticky_directory(fs):

@@ -182,3 +182,18 @@ def test_lfs_find_by_node_type(tmp_path):
                    "c": ["/d/c"], "b": ["/d/b"]}
     assert err(lfind.find, ns.ns, "/d", lfind.FindQuery(type="x")) == "EINVAL"
     ns.close()
+
+
+def test_a_setgid_directory_gives_its_group(tmp_path):
+    ns = open_ns(tmp_path)
+    c, alice = Cred(), Cred(1000, 1000)
+    ns.mkdir("/team", 2.0, 0o2777, c, None)
+    ns.setattr("/team", 2.0, c, gid=3000)
+    ns.setattr("/team", 2.0, c, mode=0o2777)
+    f = ns.create("/team/f", 3.0, 0o644, alice, None)
+    d = ns.mkdir("/team/d", 3.0, 0o755, alice, None)
+    s = ns.symlink("/team/s", "f", 3.0, alice)
+    assert (f.uid, f.gid, d.gid, s.gid) == (1000, 3000, 3000, 3000)
+    assert d.mode == 0o2755 and f.mode == 0o644                        # subdirectories inherit the bit
+    assert ns.create("/g", 3.0, 0o644, c, None).gid == 0
+    ns.close()
