@@ -46,14 +46,18 @@ def as_user(statement: str, uid: int = NOBODY, gid: int = NOBODY, groups: tuple[
     return r.stdout.strip()
 
 
+def directory_of(d: Path, **files: tuple[bytes, int]) -> Path:
+    """`d` made, with each file given its content and mode."""
+    d.mkdir()
+    for name, (data, mode) in files.items():
+        (d / name).write_bytes(data)
+        os.chmod(d / name, mode)
+    return d
+
+
 def test_mode_bits_refuse_other_users(fs):
     m, mnt, client = fs
-    d = mnt / "modes"
-    d.mkdir()
-    (d / "private").write_bytes(b"secret")
-    os.chmod(d / "private", 0o600)
-    (d / "public").write_bytes(b"hello")
-    os.chmod(d / "public", 0o644)
+    d = directory_of(mnt / "modes", private=(b"secret", 0o600), public=(b"hello", 0o644))
     assert as_user(f"open({str(d / 'public')!r}).read()") == "OK"
     assert as_user(f"open({str(d / 'private')!r}).read()") == "EACCES"
     assert as_user(f"open({str(d / 'public')!r}, 'ab')") == "EACCES"
@@ -132,12 +136,7 @@ def test_chown_rules_and_setuid_cleared(fs):
 
 def test_utimensat_rules_and_ctime(fs):
     m, mnt, client = fs
-    d = mnt / "times"
-    d.mkdir()
-    (d / "shared").write_bytes(b"x")
-    os.chmod(d / "shared", 0o666)
-    (d / "ro").write_bytes(b"x")
-    os.chmod(d / "ro", 0o644)
+    d = directory_of(mnt / "times", shared=(b"x", 0o666), ro=(b"x", 0o644))
     assert as_user(f"os.utime({str(d / 'shared')!r})") == "OK"                     # to now: any writer
     assert as_user(f"os.utime({str(d / 'shared')!r}, (1, 2))") == "EPERM"          # explicit: the owner only
     assert as_user(f"os.utime({str(d / 'ro')!r})") == "EACCES"
