@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from emulator.errors import UserError
 from emulator.health import SERVING, check_all
 from emulator.manifest import DaemonEntry, Manifest
@@ -90,16 +92,12 @@ def make_options(topo: Topology, *, name: str | None = None, network: str = "loo
         except StoreError as e:
             raise TwinError(str(e)) from None
     flags = set(optional_services())
-    # What `rest` may carry: a service's flag, or an Options field that is not built here (--ceph-users, ...).
-    built = {"twin", "network", "store_url", "broker_url", "clock_epoch", "clock_scale", "telemetry_interval",
-             "bandwidth_scale", "services"}
-    unknown = sorted(k for k in rest if k not in flags and (k not in Options.__dataclass_fields__ or k in built))
-    if unknown:
-        raise TwinError(f"unknown option(s) {', '.join(unknown)}; services: {', '.join(sorted(flags))}")
+    service_options = _service_options(rest, flags)
     opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
                    telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                   services=tuple(s for s in optional_services() if rest.pop(s, False)), **rest)
+                   services=tuple(s for s in optional_services() if rest.pop(s, False)),
+                   service_options=service_options)
     for service in services().values():
         if service.check is not None:
             try:
@@ -107,6 +105,27 @@ def make_options(topo: Topology, *, name: str | None = None, network: str = "loo
             except ServiceError as e:
                 raise TwinError(str(e)) from None
     return opts
+
+
+def _service_options(rest: dict[str, Any], flags: set[str]) -> dict[str, dict[str, Any]]:
+    """The services' own options out of `rest` (what is left is the service flags), each checked by its
+    service's model; an option no service declares is refused by name."""
+    found: dict[str, dict[str, Any]] = {}
+    for service in services().values():
+        fields = service.options.model_fields if service.options else {}
+        given = {k: rest.pop(k) for k in list(rest) if k in fields}
+        if given:
+            try:
+                service.options.model_validate(given)
+            except ValidationError as e:
+                bad = "; ".join(f"--{str(err['loc'][0]).replace('_', '-')} {err.get('input')!r}: {err['msg']}"
+                                for err in e.errors())
+                raise TwinError(bad) from None
+            found[service.name] = given
+    unknown = sorted(k for k in rest if k not in flags)
+    if unknown:
+        raise TwinError(f"unknown option(s) {', '.join(unknown)}; services: {', '.join(sorted(flags))}")
+    return found
 
 
 def _start_clean(run: RunDir) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 
@@ -19,13 +19,20 @@ class Options:
     telemetry_interval: float = 1.0
     bandwidth_scale: float = 0.001        # netns links shaped to real rate x this (0: unshaped)
     services: tuple[str, ...] = ()        # the optional services turned on (`--fabric`, `--ceph`, `--lustre`)
-    ceph_users: str | None = None         # RGW users file (JSON/YAML) the gateway creates at start-up
-    rgw_lc_debug_interval: float = 0.0    # twin seconds per lifecycle day (0: real days)
-    storage_timing: str = "model"         # Ceph OSDs: "model" waits out the device model, "fast" does not
+    # Each service's own options (`--storage-timing`, ...), by service name, as its Service.options model
+    # checked them; the service reads them back through that model.
+    service_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Options:
         return cls(**{k: tuple(d[k]) if k == "services" else d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    def of(self, service: str) -> dict[str, Any]:
+        """A service's own options as given (its model fills in the defaults)."""
+        return dict(self.service_options.get(service, {}))
+
+    def with_options(self, service: str, values: dict[str, Any]) -> Options:
+        return replace(self, service_options={**self.service_options, service: values})
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, services=list(self.services))

@@ -6,7 +6,9 @@ group `clustertwin.services` (pyproject.toml), as pytest finds its plugins. The 
 starts, checks and stops a service through that object alone: the daemon code is loaded by its
 "module:function" name in the child that runs it, so `twin --help` imports no daemon. Each daemon
 kind names its spec model (a DaemonSpec: the kind's own configuration, typed), which the daemon's
-config is parsed with before it runs.
+config is parsed with before it runs. A service's own `twin up` options (`--storage-timing`, ...) are a
+pydantic model it names: the CLI makes a flag of each field and the options carry the values, checked
+by that model, under the service's name.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from emulator.daemon_config import DaemonConfig, DaemonSpec
 from emulator.errors import UserError
@@ -84,6 +88,9 @@ class Service:
     daemons: Mapping[str, DaemonKind] = field(default_factory=dict)    # by kind name
     plan: Callable[[PlanContext], ServicePlan] | None = None
     check: Callable[[Options, Topology], None] | None = None    # raise ServiceError to refuse `twin up`
+    # Its own `twin up` options: each field a `--field-name` flag (description: the help), values in
+    # Options.service_options[name]; extra="forbid" on the model refuses a misspelt one.
+    options: type[BaseModel] | None = None
     # Stop what the service's clients started before the daemons go (returns what it stopped); lower first.
     before_down: Callable[[RunDir], list[str]] | None = None
     down_order: int = 50

@@ -6,7 +6,7 @@ import inspect
 import json
 import time
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any, Literal, get_origin
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -31,16 +31,7 @@ def up(
     bandwidth_scale: Annotated[float, typer.Option(help="netns: links shaped to real rate x this; 0 unshaped.")
                                ] = 0.001,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every daemon to be healthy.")] = 120.0,
-    ceph_users: Annotated[str | None, typer.Option("--ceph-users", help="With --ceph: RGW users to create at "
-                                                   "start-up, a JSON/YAML list of {uid, display_name, email?, "
-                                                   "tenant?, access_key, secret_key}.")] = None,
-    rgw_lc_debug_interval: Annotated[float, typer.Option(
-        "--rgw-lc-debug-interval", help="With --ceph: a lifecycle day is this many twin seconds and a pass runs "
-        "every quarter of one (RGW's rgw_lc_debug_interval); 0: real days.")] = 0.0,
-    storage_timing: Annotated[str, typer.Option(
-        "--storage-timing", help="With --ceph: model (each chunk I/O takes its HDD/SSD device time) or fast "
-        "(no modelled waits, for test suites).")] = "model",
-    **services: bool,
+    **services: Any,
 ) -> None:
     """Start a twin: one process per emulated daemon, a broker, a manifest of endpoints."""
     started = time.monotonic()
@@ -55,9 +46,7 @@ def up(
             manifest = lifecycle.up(topology, RunDir(run_dir), network=network, name=name, store_url=store_url,
                                     broker_url=broker_url, clock_scale=clock_scale,
                                     telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
-                                    timeout=timeout, progress=progress, ceph_users=ceph_users,
-                                    rgw_lc_debug_interval=rgw_lc_debug_interval, storage_timing=storage_timing,
-                                    **services)
+                                    timeout=timeout, progress=progress, **services)
     n = len(manifest.daemons)
     console.print(f"twin [bold]{manifest.twin}[/] up: {n} daemons healthy in {time.monotonic() - started:.1f}s "
                   f"(network {manifest.network}, broker {manifest.broker.url})")
@@ -65,8 +54,8 @@ def up(
 
 
 def _with_service_flags(command: Callable[..., None]) -> Callable[..., None]:
-    """`twin up --NAME` for each optional service, as the service registered itself (emulator/service.py),
-    in place of the command's **services."""
+    """`twin up --NAME` for each optional service and a flag for each of a service's own options, as the
+    service registered itself (emulator/service.py), in place of the command's **services."""
     sig = inspect.signature(command, eval_str=True)
     params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
     for service in services().values():
@@ -74,6 +63,11 @@ def _with_service_flags(command: Callable[..., None]) -> Callable[..., None]:
             flag = Annotated[bool, typer.Option(f"--{service.name}", help=service.summary)]
             params.append(inspect.Parameter(service.name, inspect.Parameter.KEYWORD_ONLY, default=False,
                                             annotation=flag))
+        for name, f in (service.options.model_fields if service.options else {}).items():
+            kind = str if get_origin(f.annotation) is Literal else f.annotation   # the model checks the choice
+            option = Annotated[kind, typer.Option(f"--{name.replace('_', '-')}", help=f.description)]
+            params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                            annotation=option))
     command.__signature__ = sig.replace(parameters=params)
     command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
     return command

@@ -14,6 +14,7 @@ from services.ceph.daemon_spec import (
     RgwSpec,
 )
 from services.ceph.manifest import OsdEntry, RgwEntry
+from services.ceph.options import CephOptions
 
 CEPH_MON_GRPC_PORT = 3300    # the monitor's msgr2 port; here its gRPC CephMon service
 CEPH_OSD_GRPC_PORT = 6800    # first of Ceph's OSD port range; OSD n of a host listens on 6800 + n
@@ -29,6 +30,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
     Ceph host (Ceph colocates them with OSDs). gRPC listens on each host's OOB address (the twin's
     management plane); S3 on the first host's storage address."""
     ce = ctx.topo.spec.ceph
+    o = CephOptions(**ctx.opts.of("ceph"))
     names = naming.series(naming.CEPH_HOST, ce.hosts)
     addrs = {h: ctx.hosts.addresses(h, CEPH_HOST_BASE + i) for i, h in enumerate(names)}
     mon_host = names[0]
@@ -46,7 +48,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
             c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, spec=OsdSpec(
                 osd=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12),
                 data_dir=str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), mon=mon,
-                heartbeat_interval=TIMING.heartbeat_interval, storage_timing=ctx.opts.storage_timing))
+                heartbeat_interval=TIMING.heartbeat_interval, storage_timing=o.storage_timing))
             out.daemons.append(c)
             out.entries.append(OsdEntry(name=c.name, kind="ceph_osd", host=host, grpc=grpc, addresses=addrs[host],
                                         osd=osd, device_class=cls, service="clustertwin.v1.CephOsd",
@@ -56,8 +58,8 @@ def plan(ctx: PlanContext) -> ServicePlan:
         replicated=ReplicatedProfile(**(ce.rbd.model_dump() if ce.rbd else {})), timing=TIMING))
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = ctx.config("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
-                         spec=RgwSpec(mon=mon, s3=s3, op_timeout=30.0, users_file=ctx.opts.ceph_users or None,
-                                      lc_debug_interval=ctx.opts.rgw_lc_debug_interval or None))
+                         spec=RgwSpec(mon=mon, s3=s3, op_timeout=30.0, users_file=o.ceph_users or None,
+                                      lc_debug_interval=o.rgw_lc_debug_interval or None))
     out.daemons = [mon_cfg, *out.daemons, rgw_cfg]
     out.entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                            "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from emulator.service import DaemonKind, Service, ServiceError
 from services.ceph.daemon_spec import MonSpec, OsdSpec, RgwSpec
+from services.ceph.options import CephOptions
 from services.ceph.plan import plan
 
 
@@ -15,23 +15,22 @@ def check(opts, topo):  # noqa: ANN001, ANN201 - emulator.plan.Options, emulator
     on = "ceph" in opts.services
     if on and topo.spec.ceph is None:
         raise ServiceError(f"--ceph: topology {topo.name} ({topo.source}) has no ceph section")
-    if opts.rgw_lc_debug_interval and (not on or opts.rgw_lc_debug_interval < 0):
+    given = opts.of("ceph")
+    o = CephOptions(**given)
+    if o.rgw_lc_debug_interval and (not on or o.rgw_lc_debug_interval < 0):
         raise ServiceError("--rgw-lc-debug-interval needs --ceph and a number of seconds >= 0")
-    from services.ceph.osd.device import STORAGE_TIMINGS
-    if opts.storage_timing not in STORAGE_TIMINGS:
-        raise ServiceError(f"--storage-timing {opts.storage_timing!r}: choose one of {', '.join(STORAGE_TIMINGS)}")
-    if opts.storage_timing != "model" and not on:
+    if o.storage_timing != "model" and not on:
         raise ServiceError("--storage-timing needs --ceph")
-    if not opts.ceph_users:
+    if not o.ceph_users:
         return None
     if not on:
         raise ServiceError("--ceph-users needs --ceph")
     from services.ceph.users_file import UsersFileError, load_users
     try:
-        load_users(opts.ceph_users)   # a bad file is refused before anything starts
+        load_users(o.ceph_users)   # a bad file is refused before anything starts
     except UsersFileError as e:
         raise ServiceError(str(e)) from None
-    return dataclasses.replace(opts, ceph_users=str(Path(opts.ceph_users).resolve()))
+    return opts.with_options("ceph", given | {"ceph_users": str(Path(o.ceph_users).resolve())})
 
 
 def ceph_admin(twin, timeout: float):  # noqa: ANN001, ANN201 - emulator.client.Twin
@@ -56,7 +55,7 @@ def s3(twin, access_key: str, secret_key: str, **options):  # noqa: ANN001, ANN0
 SERVICE = Service(
     name="ceph", summary="Also run Ceph: a monitor, one daemon per OSD of the topology's ceph section, "
     "and the RGW S3 gateway.",
-    order=30, plan=plan, check=check,
+    order=30, plan=plan, check=check, options=CephOptions,
     daemons={"ceph_mon": DaemonKind("services.ceph.mon.daemon:run", MonSpec),
              "ceph_osd": DaemonKind("services.ceph.osd.daemon:run", OsdSpec),
              "ceph_rgw": DaemonKind("services.ceph.rgw.daemon:run", RgwSpec)},

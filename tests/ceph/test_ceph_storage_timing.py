@@ -57,7 +57,7 @@ def test_the_option_reaches_the_osds_and_sets_their_device_waits(tmp_path_factor
 
 def test_a_bad_storage_timing_is_refused_before_anything_starts(tmp_path_factory: pytest.TempPathFactory) -> None:
     run = RunDir(tmp_path_factory.mktemp("timing-bad"))
-    with pytest.raises(UserError, match="--storage-timing 'slow': choose one of model, fast"):
+    with pytest.raises(UserError, match="--storage-timing 'slow': Input should be 'model' or 'fast'"):
         lifecycle.up("mini", run, ceph=True, storage_timing="slow", timeout=30)
     with pytest.raises(UserError, match="--storage-timing needs --ceph"):
         lifecycle.up("mini", run, storage_timing="fast", timeout=30)
