@@ -6,8 +6,10 @@ Each call runs in a process started with `setpriv` as that user."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,17 +23,20 @@ NOBODY, ALICE = 65534, 1000
 
 
 @pytest.fixture(scope="module")
-def fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LustreMount, Path, LustreClient]]:
-    base = tmp_path_factory.mktemp("lustre-perms")
-    for p in (base, base.parent):   # pytest's directories are 0700: other users must reach the mount
-        os.chmod(p, 0o755)
-    for m in lustre_mount(base, "rack"):
-        os.chmod(m.mnt, 0o755)
-        client = LustreClient.from_manifest(m.manifest, failover_timeout=30.0)
-        try:
-            yield m, m.mnt, client
-        finally:
-            client.close()
+def fs() -> Iterator[tuple[LustreMount, Path, LustreClient]]:
+    # Not under pytest's base directory: /tmp/pytest-of-root is 0700, and other users must reach the mount.
+    base = Path(tempfile.mkdtemp(prefix="lustre-perms-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    try:
+        for m in lustre_mount(base, "rack"):
+            os.chmod(m.mnt, 0o755)
+            client = LustreClient.from_manifest(m.manifest, failover_timeout=30.0)
+            try:
+                yield m, m.mnt, client
+            finally:
+                client.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def as_user(statement: str, uid: int = NOBODY, gid: int = NOBODY, groups: tuple[int, ...] = ()) -> str:
