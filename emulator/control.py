@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulator import unix_socket
 from emulator.errors import UserError
 
 MAX_REQUEST = 1 << 20
@@ -36,7 +37,7 @@ class ControlServer:
         self.handler = handler
         path.unlink(missing_ok=True)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
+        unix_socket.bind(self.sock, path)
         path.chmod(0o600)
         self.sock.listen(8)
         self.sock.setblocking(False)
@@ -89,7 +90,7 @@ def call(path: Path, op: str, *args: Any, timeout: float = 120.0, **kwargs: Any)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
-            sock.connect(str(path))
+            unix_socket.connect(sock, path)
             sock.sendall(json.dumps({"op": op, "args": list(args), "kwargs": kwargs}).encode())
             sock.shutdown(socket.SHUT_WR)
             reply = json.loads(_read_all(sock))

@@ -15,6 +15,7 @@ import socket
 import threading
 from pathlib import Path
 
+from emulator import unix_socket
 from services.lustre.client.tunables import Registry
 from services.lustre.errors import LustreError
 
@@ -29,7 +30,7 @@ def serve(path: Path, registry: Registry) -> threading.Thread:
     """Answer on `path` in a daemon thread, for the life of the process."""
     path.unlink(missing_ok=True)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(str(path))
+    unix_socket.bind(srv, path)
     os.chmod(path, 0o600)
     srv.listen(8)
 
@@ -77,6 +78,6 @@ def request(path: Path, req: dict, timeout: float = 5.0) -> dict:
     """One request to a mount's socket (the lctl side)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
-        s.connect(str(path))
+        unix_socket.connect(s, path)
         s.sendall(json.dumps(req).encode() + b"\n")
         return json.loads(_recv(s))
