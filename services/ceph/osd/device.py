@@ -22,9 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STORAGE_TIMINGS = ("model", "fast")
-
-
 @dataclass(frozen=True)
 class DeviceModel:
     device_class: str
