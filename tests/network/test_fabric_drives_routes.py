@@ -222,21 +222,28 @@ def test_one_port_failure_through_every_view(tmp_path: Path, rack_map: ComputeMa
             ev = events.wait_for(lambda e: e.get("kind") == "port_up", timeout=10)
             assert ev["port"] == port
 
-            # The network's own fault command on a compute cable goes through the fabric too: the
-            # cable is cut in ibsim, OpenSM re-routes, the veth and the kernel routes follow.
-            cli = [twin_exe, "net", "fault", "link-down", "ib-leaf01", spine, "--index", "0",
-                   "--run-dir", str(twin.run.path)]
-            cut = subprocess.run(cli, capture_output=True, text=True, timeout=60)
-            assert cut.returncode == 0 and "re-swept" in cut.stdout, cut.stdout + cut.stderr
-            cable0 = sorted(fabric.cables_between("ib-leaf01", spine), key=lambda c: c.a_port)[0].a_port
-            ports = {p.number: p for p in stub.ListPorts(pb.FabricListPortsRequest(system="ib-leaf01"),
-                                                         timeout=10).ports}
-            assert ports[cable0].logical_state == "Down" and ports[cable0].disabled
-            if0 = rack_map.ends[("ib-leaf01", cable0)].ifname
-            assert "state DOWN" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
-            assert if0 not in kernel_routes(net, "ib-leaf01").values()
-            assert events.wait_for(lambda e: e.get("kind") == "port_down", timeout=10)["port"] == cable0
-            back = subprocess.run([*cli[:3], "link-up", *cli[4:]], capture_output=True, text=True, timeout=60)
-            assert back.returncode == 0 and "is Active" in back.stdout, back.stdout + back.stderr
-            assert "state UP" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
-            assert ping(net, "gpu001", rails["gpu001"][0], rails["gpu004"][0])
+            _net_fault_cuts_a_cable(twin, net, stub, events, rack_map, spine, twin_exe)
+
+
+def _net_fault_cuts_a_cable(twin: Twin, net: Network, stub: pb_grpc.FabricStub, events, rack_map: ComputeMap,
+                            spine: str, twin_exe: str) -> None:
+    """`twin net fault link-down` on a compute cable goes through the fabric too: the cable is cut in
+    ibsim, OpenSM re-routes, the veth and the kernel routes follow."""
+    fabric = rack_map.fabric
+    rails = {h: net.rail_addresses(h) for h in ("gpu001", "gpu004")}
+    cli = [twin_exe, "net", "fault", "link-down", "ib-leaf01", spine, "--index", "0",
+           "--run-dir", str(twin.run.path)]
+    cut = subprocess.run(cli, capture_output=True, text=True, timeout=60)
+    assert cut.returncode == 0 and "re-swept" in cut.stdout, cut.stdout + cut.stderr
+    cable0 = sorted(fabric.cables_between("ib-leaf01", spine), key=lambda c: c.a_port)[0].a_port
+    ports = {p.number: p for p in stub.ListPorts(pb.FabricListPortsRequest(system="ib-leaf01"),
+                                                 timeout=10).ports}
+    assert ports[cable0].logical_state == "Down" and ports[cable0].disabled
+    if0 = rack_map.ends[("ib-leaf01", cable0)].ifname
+    assert "state DOWN" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
+    assert if0 not in kernel_routes(net, "ib-leaf01").values()
+    assert events.wait_for(lambda e: e.get("kind") == "port_down", timeout=10)["port"] == cable0
+    back = subprocess.run([*cli[:3], "link-up", *cli[4:]], capture_output=True, text=True, timeout=60)
+    assert back.returncode == 0 and "is Active" in back.stdout, back.stdout + back.stderr
+    assert "state UP" in kernel_exec(net, "ib-leaf01", ["ip", "link", "show", "dev", if0])
+    assert ping(net, "gpu001", rails["gpu001"][0], rails["gpu004"][0])
