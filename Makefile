@@ -7,7 +7,7 @@ VENV        ?= .venv
 BIN         := $(VENV)/bin
 TOPOLOGY    ?= mini
 RUN_DIR     ?= .twin
-APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl
+APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl mininet bridge-utils bonnie++ dbench
 PROTOS      := $(wildcard protos/clustertwin/v1/*.proto)
 PYTEST_ARGS ?=
 
