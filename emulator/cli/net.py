@@ -78,10 +78,10 @@ def exec_(host: Annotated[str, typer.Argument(help="Host (gpu001) or switch name
 
 
 @app.command()
-def cli(run_dir: RunDirOption = DEFAULT) -> None:
-    """An operator shell on the running twin's network, shaped like Mininet's CLI."""
-    from emulator.network.remote import RemoteNetwork
-    from emulator.network.shell import NetShell
+def cli(run_dir: RunDirOption = DEFAULT,
+        plane: Annotated[str, typer.Option(help="The plane hosts, IP() and pingall are about.")] = "compute") -> None:
+    """Mininet's CLI over the running twin's network (`emulator.network.mininet.attach`), with the
+    twin's `plane` and `faults` commands."""
     from emulator.rundir import RunDir
 
     if os.geteuid() != 0:
@@ -89,7 +89,17 @@ def cli(run_dir: RunDirOption = DEFAULT) -> None:
     run = RunDir(run_dir)
     if run.running_supervisor() is None:
         fail(f"no twin running in {run.path}")
-    NetShell(_attach(run_dir, None), RemoteNetwork(run.control_socket)).cmdloop()
+    try:
+        from emulator.network.mininet import attach
+        from emulator.network.mininet_cli import TwinCLI
+
+        net = attach(run_dir, plane=plane)
+    except NetworkError as e:
+        fail(str(e))
+    try:
+        TwinCLI(net)
+    finally:
+        net.stop()
 
 
 @app.command()

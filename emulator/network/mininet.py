@@ -98,12 +98,19 @@ class TwinMininet(Mininet):
 
     # --- lifecycle: the twin owns the network -----------------------------------------------
 
+    def __iter__(self) -> Any:
+        """Every node, also hosts not on the chosen plane (Mininet's iterates `hosts` and `switches`)."""
+        return iter(self.nameToNode)
+
+    def __len__(self) -> int:
+        return len(self.nameToNode)
+
     def start(self) -> None:
         pass   # already running
 
     def stop(self) -> None:
         """End this object's node shells; the twin's namespaces, links and daemons stay."""
-        for node in self.values():
+        for node in self.nameToNode.values():
             node.terminate()
 
 
