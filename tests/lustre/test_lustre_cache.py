@@ -143,9 +143,9 @@ def test_set_param_changes_the_live_client(lustre):
             os.close(fd)
     finally:
         m.cli("lustre", "lctl", "set_param", "osc.*.max_dirty_mb=2000")
-    fd = os.open(m.mnt / "through.log", os.O_WRONLY | os.O_APPEND)
+    fd = os.open(m.mnt / "through.log", os.O_WRONLY)   # not O_APPEND: that is written through (fuse.py)
     try:
-        os.write(fd, b"c" * 100)
+        os.pwrite(fd, b"c" * 100, 200)
         assert on_osts(client, "/through.log", 300)[200:] == bytes(100)   # buffered again
     finally:
         os.close(fd)

@@ -78,3 +78,31 @@ def test_namespace_changes_are_seen_at_once(two):
     assert (b / "moved" / "new").read_bytes() == b"n"
     os.chmod(a / "moved" / "new", 0o600)
     assert os.stat(b / "moved" / "new").st_mode & 0o777 == 0o600
+
+
+def test_o_append_writers_on_two_clients_lose_nothing(two):
+    """Two clients append records to one file at once, unbuffered: every record is there, whole."""
+    import threading
+
+    m, a, b = two
+    (a / "shared.log").write_bytes(b"")
+    n = 150
+
+    def append(mnt, tag: str) -> None:
+        fd = os.open(mnt / "shared.log", os.O_WRONLY | os.O_APPEND)
+        try:
+            for i in range(n):
+                os.write(fd, f"{tag} {i:04d} {'.' * (i % 50)}\n".encode())
+        finally:
+            os.close(fd)
+
+    writers = [threading.Thread(target=append, args=(mnt, tag)) for mnt, tag in ((a, "A"), (b, "B"))]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    want = {f"{tag} {i:04d} {'.' * (i % 50)}" for tag in "AB" for i in range(n)}
+    for mnt in (a, b):
+        lines = (mnt / "shared.log").read_bytes().decode().splitlines()
+        assert len(lines) == 2 * n and set(lines) == want
+        assert os.stat(mnt / "shared.log").st_size == sum(len(x) + 1 for x in want)

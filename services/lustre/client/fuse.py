@@ -116,6 +116,7 @@ class LustreFuse(mfusepy.Operations):
         self.files: dict[str, OpenFile] = {}
         self.handles: dict[int, OpenFile] = {}
         self.next_fh = 1
+        self.appenders: set[int] = set()   # handles opened with O_APPEND
         self.attrs: dict[str, tuple[float, pb.LustreAttr]] = {}
         self._statfs: tuple[float, dict[str, int]] | None = None
 
@@ -166,7 +167,7 @@ class LustreFuse(mfusepy.Operations):
             parent = p.rsplit("/", 1)[0] or "/"
             self.attrs.pop(parent, None)
 
-    def _open_state(self, path: str, a: pb.LustreAttr) -> int:
+    def _open_state(self, path: str, a: pb.LustreAttr, flags: int = 0) -> int:
         with self._mu:
             of = self.files.get(path)
             if of is None:
@@ -176,6 +177,8 @@ class LustreFuse(mfusepy.Operations):
             fh = self.next_fh
             self.next_fh += 1
             self.handles[fh] = of
+            if flags & os.O_APPEND:
+                self.appenders.add(fh)
             return fh
 
     def _of(self, path: str, fh: int | None) -> OpenFile | None:
@@ -400,16 +403,17 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- files -------------------------------------------------------------------------------
     def create(self, path: str, mode: int, fi: Any = None) -> int:
+        """`fi`: the open flags (mfusepy passes them to a three-argument create)."""
         self._forget(path)
         a = self.c.create(path, mode & 0o7777, cred=self.cred())
         self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # libfuse's getattr after create
-        return self._open_state(path, a)
+        return self._open_state(path, a, fi if isinstance(fi, int) else 0)
 
     def open(self, path: str, flags: int) -> int:
         a = self._attr(path, fresh=path not in self.files)
         if stat.S_ISDIR(a.mode):
             raise mfusepy.FuseOSError(errno.EISDIR)
-        return self._open_state(path, a)
+        return self._open_state(path, a, flags)
 
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
         of = self._of(path, fh)
@@ -432,6 +436,8 @@ class LustreFuse(mfusepy.Operations):
         layout = self._ensure_layout(of)
         if of.ra is not None:
             of.ra.invalidate()
+        if fh in self.appenders:
+            return self._append(of, layout, data)
         wb = of.wb
         if wb is None or wb.layout is not layout:
             with of.lock:
@@ -448,6 +454,21 @@ class LustreFuse(mfusepy.Operations):
                     of.size = end
                     of.dirty = True
         return n
+
+    def _append(self, of: OpenFile, layout: Layout, data: bytes) -> int:
+        """An O_APPEND write lands at the end of the file as the MDS knows it, whatever the kernel's
+        offset: Lustre takes a whole-file PW extent lock and glimpses the size for it. Here the MDS moves
+        the end past the data in one call (Setattr append) and the data is on the OSTs before write()
+        returns, so appenders on two clients never write over each other. The MDS revokes the other
+        clients' locks on the file (their cached size goes)."""
+        self._flush_data(of)   # this client's earlier writes, and their size, first
+        self._push_size(of)
+        a = self.c.setattr(of.path, self.cred(), append=len(data), mtime=time.time())
+        self.c.write(layout, a.size - len(data), data)
+        with of.lock:
+            of.size = max(of.size, a.size)
+        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)
+        return len(data)
 
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)
@@ -472,6 +493,7 @@ class LustreFuse(mfusepy.Operations):
     def release(self, path: str, fh: int) -> int:
         with self._mu:
             of = self.handles.pop(fh, None)
+            self.appenders.discard(fh)
         if of is None:
             return 0
         try:
@@ -597,6 +619,20 @@ class _Fuse(mfusepy.FUSE):
         else:
             self._listings.pop(p, None)
         return 0
+
+    def open(self, path, fip):  # noqa: ANN001, ANN201
+        return self._direct_if_append(super().open(path, fip), fip)
+
+    def create(self, path, mode, fip):  # noqa: ANN001, ANN201
+        return self._direct_if_append(super().create(path, mode, fip), fip)
+
+    @staticmethod
+    def _direct_if_append(ret: int, fip: Any) -> int:
+        """An O_APPEND handle bypasses the kernel's page cache (direct_io): its writes land where the MDS
+        says (LustreFuse._append), not at the offset the kernel chose, so pages cached there would lie."""
+        if ret == 0 and fip.contents.flags & os.O_APPEND:
+            fip.contents.direct_io = 1
+        return ret
 
     def getxattr(self, path, name, value, size, *args):  # noqa: ANN001, ANN201
         # `ls -l` asks for security.selinux and system.posix_acl_* of every entry: answer those

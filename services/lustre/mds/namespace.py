@@ -365,9 +365,14 @@ class DurableNamespace:
 
     def setattr(self, path: str, now: float, cred: Cred, *, mode: int | None = None, uid: int | None = None,
                 gid: int | None = None, size: int | None = None, atime: float | None = None,
-                mtime: float | None = None, grow_only: bool = False, explicit_times: bool = False) -> Inode:
+                mtime: float | None = None, grow_only: bool = False, explicit_times: bool = False,
+                append: int = 0) -> Inode:
+        """`append`: an O_APPEND write's length; the size grows by it under this lock (the reply's size
+        minus it is the write's offset), so concurrent appenders get ranges that do not overlap."""
         with self.lock:
             node = self.ns.lookup(path, cred)
+            if append:
+                size, grow_only = node.size + append, False
             if mode is not None:
                 self.ns.chmod(path, mode, now, cred)
             if uid is not None or gid is not None:

@@ -164,7 +164,8 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         r = request
         kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
         return pb.LustreMdsSetattrResponse(attr=await self._call(context, lambda ns: attr_of(ns.setattr(
-            r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only, explicit_times=r.explicit_times, **kw))))
+            r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only, explicit_times=r.explicit_times,
+            append=r.append, **kw))))
 
     async def Setstripe(self, request, context):  # noqa: N802
         r = request

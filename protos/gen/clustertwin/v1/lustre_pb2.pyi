@@ -360,7 +360,7 @@ class LustreMdsReaddirResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class LustreMdsSetattrRequest(_message.Message):
-    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only", "explicit_times")
+    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only", "explicit_times", "append")
     PATH_FIELD_NUMBER: _ClassVar[int]
     CRED_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -371,6 +371,7 @@ class LustreMdsSetattrRequest(_message.Message):
     MTIME_FIELD_NUMBER: _ClassVar[int]
     GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
     EXPLICIT_TIMES_FIELD_NUMBER: _ClassVar[int]
+    APPEND_FIELD_NUMBER: _ClassVar[int]
     path: str
     cred: LustreCred
     mode: int
@@ -381,7 +382,8 @@ class LustreMdsSetattrRequest(_message.Message):
     mtime: float
     grow_only: bool
     explicit_times: bool
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ..., explicit_times: _Optional[bool] = ...) -> None: ...
+    append: int
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ..., explicit_times: _Optional[bool] = ..., append: _Optional[int] = ...) -> None: ...
 
 class LustreMdsSetattrResponse(_message.Message):
     __slots__ = ("attr",)
