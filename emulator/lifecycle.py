@@ -24,7 +24,7 @@ from emulator.service import ServiceError, optional_services, services
 from emulator.store import StoreError, check_store
 from emulator.topology import Topology, load_topology
 
-NETWORKS = ("loopback", "netns")
+NETWORKS = ("loopback", "netns", "mininet")   # mininet: the netns network, its nodes and links made by Mininet
 DOWN_TIMEOUT_S = 15.0
 
 
@@ -70,11 +70,19 @@ def make_options(topo: Topology, *, name: str | None = None, network: str = "loo
     `check` (which may refuse them with a ServiceError)."""
     if network not in NETWORKS:
         raise TwinError(f"unknown network backend {network!r}; choose one of {', '.join(NETWORKS)}")
-    if network == "mininet":
-        raise TwinError("there is no Mininet backend: --network netns builds the three planes in network "
-                        "namespaces directly (faster at su-1024 scale); see `twin net show`")
+    builder = "netns"
+    if network == "mininet":   # the same namespace network for every service; Mininet's API builds it
+        from emulator.network.errors import NetworkError
+        from emulator.network.mininet_import import load_mininet
+
+        try:
+            load_mininet()
+        except NetworkError as e:
+            raise TwinError(str(e)) from None
+        network, builder = "netns", "mininet"
     if network == "netns" and os.geteuid() != 0:
-        raise TwinError("--network netns needs root (it creates network namespaces)")
+        raise TwinError(f"--network {'mininet' if builder == 'mininet' else 'netns'} needs root "
+                        "(it creates network namespaces)")
     if broker_url:
         try:
             parse_broker_url(broker_url)
@@ -93,7 +101,8 @@ def make_options(topo: Topology, *, name: str | None = None, network: str = "loo
             raise TwinError(str(e)) from None
     flags = set(optional_services())
     service_options = _service_options(rest, flags)
-    opts = Options(twin=name or topo.name, network=network, store_url=store_url, broker_url=broker_url,
+    opts = Options(twin=name or topo.name, network=network, network_builder=builder, store_url=store_url,
+                   broker_url=broker_url,
                    clock_epoch=time.time() if clock_scale != 1.0 else 0.0, clock_scale=clock_scale,
                    telemetry_interval=telemetry_interval, bandwidth_scale=bandwidth_scale,
                    services=tuple(s for s in optional_services() if rest.pop(s, False)),

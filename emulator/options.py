@@ -12,6 +12,7 @@ class Options:
 
     twin: str
     network: str = "loopback"
+    network_builder: str = "netns"        # what makes a netns network's nodes and links: netns (ip -batch) or mininet
     store_url: str | None = None          # None: SQLite per daemon in the run directory
     broker_url: str | None = None         # None: the supervisor starts Mosquitto
     clock_epoch: float = 0.0

@@ -177,7 +177,7 @@ class Supervisor:
         self.slot = acquire_slot(config.get("slot"))
         hosts = None
         if opts.network == "netns":
-            hosts = self.build_network(topo, opts.bandwidth_scale or None)
+            hosts = self.build_network(topo, opts.bandwidth_scale or None, opts.network_builder)
         plan = make_plan(topo, self.slot.slot, self.run.path, opts, hosts)
         if self.network is not None:
             plan.manifest.network_backend = NetworkBackendInfo.model_validate(self.network.show() | {
@@ -201,15 +201,15 @@ class Supervisor:
         self.write_status()
         log.info("started %d daemons (slot %d)", len(plan.daemons), self.slot.slot)
 
-    def build_network(self, topo: object, bandwidth_scale: float | None) -> NamespaceAddressing:
+    def build_network(self, topo: object, bandwidth_scale: float | None, builder: str = "netns") -> NamespaceAddressing:
         from emulator.network import build_network
         from emulator.network.operator import attach_operator_port
 
         started = time.monotonic()
         self.network = build_network(topo, prefix=f"ct{self.slot.slot}", state_dir=self.run.network,
-                                     bandwidth_scale=bandwidth_scale)
+                                     bandwidth_scale=bandwidth_scale, backend=builder)
         attach_operator_port(self.network)
-        log.info("network built in %.1fs (%d namespaces)", time.monotonic() - started,
+        log.info("network built (by %s) in %.1fs (%d namespaces)", builder, time.monotonic() - started,
                  len(self.network.namespaces))
         return NamespaceAddressing(self.network)
 

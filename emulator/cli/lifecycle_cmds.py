@@ -22,7 +22,8 @@ from emulator.service import services
 def up(
     topology: Annotated[str, typer.Argument(help="Topology name (under topologies/) or path.")] = "mini",
     run_dir: RunDirOption = DEFAULT,
-    network: Annotated[str, typer.Option(help="loopback (127.x) or netns (namespaces; root).")] = "loopback",
+    network: Annotated[str, typer.Option(help="loopback (127.x), netns (namespaces; root) or mininet "
+                                             "(the same namespaces, built by Mininet's API; root).")] = "loopback",
     name: Annotated[str | None, typer.Option(help="Twin name for topics and identities.")] = None,
     store_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default SQLite in the run dir.")] = None,
     broker_url: Annotated[str | None, typer.Option(help="Use this MQTT broker (mqtt://HOST:PORT).")] = None,

@@ -66,8 +66,9 @@ class Network:
     """A built network. Get one from `build_network` or, in another process, `Network.attach`."""
 
     def __init__(self, plan: NetworkPlan, state_dir: Path, topology_source: str,
-                 bandwidth_scale: float | None, netem: bool) -> None:
+                 bandwidth_scale: float | None, netem: bool, backend: str = "netns") -> None:
         self.plan = plan
+        self.backend = backend   # what made the namespaces and links: "netns" (ip -batch) or "mininet"
         self.prefix = plan.prefix
         self.state_dir = state_dir
         self.topology_source = topology_source
@@ -492,6 +493,9 @@ class Network:
         }
         return {
             "prefix": self.prefix, "topology": plan.topology, "state_file": str(state_path(self.state_dir)),
+            "built_by": ("Mininet's Python API (Topo, Mininet(controller=None), LinuxBridge for OOB), then "
+                         "the same addresses, routes, guards and shaping as netns") if self.backend == "mininet"
+                        else "ip -batch",
             "namespaces": len(plan.namespaces), "veth_pairs": len(plan.wires), "cables": len(plan.links),
             "planes": planes,
             "faults": [f.to_dict() for f in self.log.active()],
@@ -507,7 +511,7 @@ class Network:
 
     def _state(self) -> dict[str, Any]:
         return {
-            "version": 1, "prefix": self.prefix, "topology": self.plan.topology,
+            "version": 1, "prefix": self.prefix, "topology": self.plan.topology, "backend": self.backend,
             "topology_source": self.topology_source, "bandwidth_scale": self.bandwidth_scale,
             "netem": self.netem, "pid": os.getpid(),
             "namespaces": self.namespaces,
@@ -537,7 +541,7 @@ class Network:
             raise NetworkError(f"unreadable network state file {path}: {e}") from None
         plan = make_network_plan(load_topology(state["topology_source"]), state["prefix"])
         net = cls(plan, Path(state_dir), state["topology_source"], state.get("bandwidth_scale"),
-                  bool(state.get("netem")))
+                  bool(state.get("netem")), state.get("backend", "netns"))
         net._down_links = set(state.get("down_links", []))
         net._down_nodes = set(state.get("down_nodes", []))
         net._loss = dict(state.get("loss", {}))
@@ -551,14 +555,19 @@ class Network:
         return net
 
 
-def _phase1(plan: NetworkPlan, ns_label: str, ends: list[End]) -> str:
+def bridge_args(plan: NetworkPlan) -> str:
+    """`ip link add br0 type bridge ...` options of an OOB bridge."""
+    return "stp_state 1 forward_delay 200 hello_time 100 max_age 600" if plan.oob_stp else "stp_state 0"
+
+
+def phase1(plan: NetworkPlan, ns_label: str, ends: list[End], make_bridge: bool = True) -> str:
+    """A namespace's `ip -batch`: lo, router id, the OOB bridge (unless already made), addresses."""
     ns = plan.namespaces[ns_label]
     lines = ["link set lo up"]
     if ns.kind == "router":
         lines.append(f"addr add {ns.router_id}/32 dev lo")
-    if ns.kind == "bridge":
-        stp = "stp_state 1 forward_delay 200 hello_time 100 max_age 600" if plan.oob_stp else "stp_state 0"
-        lines.append(f"link add br0 type bridge {stp} mcast_snooping 0")
+    if ns.kind == "bridge" and make_bridge:
+        lines.append(f"link add br0 type bridge {bridge_args(plan)} mcast_snooping 0")
         lines += [f"link set {e.ifname} master br0" for e in ends]
         lines.append("link set br0 up")
     for e in ends:
@@ -578,8 +587,9 @@ def _shaping(ends: list[tuple[End, int]], scale: float) -> str:
 
 
 def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: float | None = None,
-                  state_dir: Path | str | None = None) -> Network:
-    """Build every plane of `topo` in namespaces named `<prefix>-...`; record it in
+                  state_dir: Path | str | None = None, backend: str = "netns") -> Network:
+    """Build every plane of `topo` in namespaces named `<prefix>-...` (their nodes and links made by
+    `ip -batch`, or with backend="mininet" by Mininet's Python API); record it in
     `<state_dir>/network.json` (default /run/clustertwin-net/<prefix>) before touching the kernel,
     so `clean_network(state_dir)` works even after a crash mid-build."""
     if isinstance(topo, str):
@@ -605,7 +615,9 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
             old_prefix = None
         if old_prefix and old_prefix != prefix and any(n.startswith(old_prefix + "-") for n in kernel.netns_list()):
             raise NetworkError(f"{old} records network {old_prefix!r}, which still exists; clean it first")
-    net = Network(plan, state_dir, str(topo.source), bandwidth_scale, netem=False)
+    if backend not in ("netns", "mininet"):
+        raise NetworkError(f"unknown network backend {backend!r} (netns or mininet)")
+    net = Network(plan, state_dir, str(topo.source), bandwidth_scale, netem=False, backend=backend)
     net._save(status="building")
     try:
         _build(net)
@@ -620,14 +632,25 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
     return net
 
 
-def _build(net: Network) -> None:
-    plan, t = net.plan, net.timings
+def _create(net: Network) -> None:
+    """The netns backend: every namespace and veth pair, in one `ip -batch`."""
+    plan = net.plan
     t0 = time.monotonic()
     root = [f"netns add {ns.name}" for ns in plan.namespaces.values()]
     root += [f"link add {w.a.ifname} netns {plan.ns_name(w.a.ns)} type veth peer name {w.b.ifname} "
              f"netns {plan.ns_name(w.b.ns)}" for w in plan.wires]
     run_jobs([Job("", "ip", "\n".join(root) + "\n")])
-    t["namespaces_and_veths"] = time.monotonic() - t0
+    net.timings["namespaces_and_veths"] = time.monotonic() - t0
+
+
+def _build(net: Network) -> None:
+    plan, t = net.plan, net.timings
+    if net.backend == "mininet":
+        from emulator.network.mininet_build import create
+
+        create(net)
+    else:
+        _create(net)
 
     t0 = time.monotonic()
     sysctls = {}
@@ -643,7 +666,9 @@ def _build(net: Network) -> None:
         ends[w.b.ns].append((w.b, w))
 
     t0 = time.monotonic()
-    run_jobs([Job(plan.ns_name(label), "ip", _phase1(plan, label, [e for e, _ in es])) for label, es in ends.items()])
+    made = net.backend == "netns"   # Mininet's switches made their bridges
+    run_jobs([Job(plan.ns_name(label), "ip", phase1(plan, label, [e for e, _ in es], make_bridge=made))
+              for label, es in ends.items()])
     t["interfaces_and_addresses"] = time.monotonic() - t0
 
     first = next(iter(plan.namespaces.values())).name

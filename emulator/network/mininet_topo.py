@@ -1,0 +1,95 @@
+"""The twin's planes as a Mininet `Topo`, from a plan spec (a JSON-able dict, `mininet_build.plan_spec`).
+
+Only the standard library and Mininet are imported here, so that `mn --custom topologies/mininet.py`
+(Debian's /usr/bin/python3, which has Mininet but not the twin's dependencies) can load this file
+by path. Nodes (every one in its own namespace, as in the twin):
+
+- hosts: `PlanHost`; compute and Ethernet routers (one per segment): `PlanRouter`, a Mininet node
+  that forwards (the twin's planes are routed, ECMP);
+- OOB switches: `PlanBridge`, Mininet's `LinuxBridge` in its own namespace, its bridge called `br0`
+  as the twin's are (the operator port joins it), with the twin's STP settings.
+
+With `setup` in the spec (the bare planes of `mn --custom`), each host and router applies its
+sysctls, addresses, routes and plane guard in `config()`; `twin up --network mininet` leaves that
+to the twin's own phases (network.py), as for the netns backend.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from mininet.node import Host, Node
+from mininet.nodelib import LinuxBridge
+from mininet.topo import Topo
+
+
+def _apply(node: Node, setup: dict[str, Any] | None) -> None:
+    """Sysctls, then `ip -batch` (addresses, routes), then the nftables plane guard, in the node."""
+    if not setup:
+        return
+    for key, value in setup.get("sysctls", {}).items():
+        node.cmd(f"sysctl -qw {key}={value}")
+    for tool, script in (("ip", setup.get("ip")), ("nft", setup.get("nft"))):
+        if not script:
+            continue
+        argv = ["ip", "-batch", "-"] if tool == "ip" else ["nft", "-f", "-"]
+        proc = node.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _out, err = proc.communicate(script.encode())
+        if proc.returncode:
+            raise RuntimeError(f"{tool} in {node.name}: {err.decode().strip()}")
+
+
+class PlanHost(Host):
+    def config(self, **params: Any) -> dict[str, Any]:
+        r = super().config(**params)
+        _apply(self, params.get("setup"))
+        return r
+
+
+class PlanRouter(Node):
+    """A router: forwarding and routes come from its setup (ip_forward=1, ECMP nexthop groups)."""
+
+    def config(self, **params: Any) -> dict[str, Any]:
+        r = super().config(**params)
+        _apply(self, params.get("setup"))
+        return r
+
+
+class PlanBridge(LinuxBridge):
+    """Mininet's LinuxBridge, in its own namespace, named br0 there, with the twin's bridge options."""
+
+    def __init__(self, name: str, bridge_args: str = "stp_state 0", **params: Any) -> None:
+        self.bridge_args = bridge_args
+        params["inNamespace"] = True   # the twin's switches each have a namespace; Mininet's default is the root's
+        super().__init__(name, **params)
+
+    def start(self, _controllers: list[Any]) -> None:
+        lines = [f"link add br0 type bridge {self.bridge_args} mcast_snooping 0"]
+        lines += [f"link set {i.name} master br0" for i in self.intfList() if i.name != "lo"]
+        lines += ["link set lo up", "link set br0 up"]
+        proc = self.popen(["ip", "-batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+        _out, err = proc.communicate(("\n".join(lines) + "\n").encode())
+        if proc.returncode:
+            raise RuntimeError(f"bridge in {self.name}: {err.decode().strip()}")
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        self.cmd("ip link del br0")
+        super(LinuxBridge, self).stop(deleteIntfs)
+
+
+class TwinTopo(Topo):
+    """`spec`: {"nodes": [{"name", "kind": host|router|bridge, "setup"?}], "links": [{"a", "a_if",
+    "b", "b_if"}], "bridge_args": "..."}."""
+
+    def build(self, spec: dict[str, Any]) -> None:   # type: ignore[override]
+        for k, node in enumerate(spec["nodes"]):
+            name, kind = node["name"], node["kind"]
+            if kind == "bridge":
+                self.addSwitch(name, cls=PlanBridge, bridge_args=spec["bridge_args"], dpid=f"{k + 1:x}")
+            else:
+                self.addHost(name, cls=PlanHost if kind == "host" else PlanRouter, ip=None,
+                             setup=node.get("setup"))
+        for link in spec["links"]:
+            self.addLink(link["a"], link["b"], intfName1=link["a_if"], intfName2=link["b_if"])
