@@ -28,7 +28,7 @@ from emulator.network.faults import guard_script
 from emulator.network.kernel import Job, run_jobs
 from emulator.network.mininet_import import load_mininet
 from emulator.network.network import HOST_SYSCTLS, QUIET_SYSCTLS, ROUTER_SYSCTLS, Network, bridge_args, phase1
-from emulator.network.plan import NetworkPlan, make_network_plan
+from emulator.network.plan import OOB, NetworkPlan, make_network_plan
 from emulator.network.routing import RouteTable, shortest_path_routes
 
 
@@ -36,6 +36,10 @@ def plan_spec(plan: NetworkPlan, setup: bool = False) -> dict[str, Any]:
     """The plan as `TwinTopo` takes it; with `setup`, what each host and router configures itself
     (sysctls, addresses, routes, plane guard: the bare planes, without the twin)."""
     nodes: list[dict[str, Any]] = [{"name": label, "kind": ns.kind} for label, ns in plan.namespaces.items()]
+    oob = {w.a.ns: {"ifname": w.a.ifname, "address": w.a.address} for w in plan.wires if w.plane == OOB and w.a.address}
+    for node in nodes:
+        if node["name"] in oob:
+            node["default"] = oob[node["name"]]
     links = [{"a": w.a.ns, "a_if": w.a.ifname, "b": w.b.ns, "b_if": w.b.ifname} for w in plan.wires]
     if setup:
         _add_setup(plan, nodes)

@@ -27,6 +27,7 @@ from emulator.network.mininet import TwinMininet  # noqa: E402
 
 class TwinCLI(CLI):
     prompt = "mininet> "
+    identchars = CLI.identchars + "-"   # node names such as ib-leaf01 and pdu-r01-1 are commands' first word
 
     def __init__(self, net: TwinMininet, **kwargs: Any) -> None:
         self.twin_net = net

@@ -4,13 +4,13 @@ Only the standard library and Mininet are imported here, so that `mn --custom to
 (Debian's /usr/bin/python3, which has Mininet but not the twin's dependencies) can load this file
 by path. Nodes (every one in its own namespace, as in the twin):
 
-- hosts: `PlanHost`; compute and Ethernet routers (one per segment): `PlanRouter`, a Mininet node
-  that forwards (the twin's planes are routed, ECMP);
+- hosts: `PlanHost`; compute and Ethernet routers (one per segment): `PlanRouter`, a Mininet
+  switch that forwards by its kernel routes (the twin's planes are routed, ECMP), no controller;
 - OOB switches: `PlanBridge`, Mininet's `LinuxBridge` in its own namespace, its bridge called `br0`
   as the twin's are (the operator port joins it), with the twin's STP settings.
 
-With `setup` in the spec (the bare planes of `mn --custom`), each host and router applies its
-sysctls, addresses, routes and plane guard in `config()`; `twin up --network mininet` leaves that
+With `setup` in the spec (the bare planes of `mn --custom`), each host applies its sysctls,
+addresses, routes and plane guard in `config()`, each router when it starts; `twin up --network mininet` leaves that
 to the twin's own phases (network.py), as for the netns backend.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from mininet.node import Host, Node
+from mininet.node import Host, Node, Switch
 from mininet.nodelib import LinuxBridge
 from mininet.topo import Topo
 
@@ -41,19 +41,38 @@ def _apply(node: Node, setup: dict[str, Any] | None) -> None:
 
 
 class PlanHost(Host):
-    def config(self, **params: Any) -> dict[str, Any]:
-        r = super().config(**params)
-        _apply(self, params.get("setup"))
-        return r
-
-
-class PlanRouter(Node):
-    """A router: forwarding and routes come from its setup (ip_forward=1, ECMP nexthop groups)."""
+    """A host; its default interface (what `IP()` and `pingall` use) is its OOB one, on every host."""
 
     def config(self, **params: Any) -> dict[str, Any]:
         r = super().config(**params)
         _apply(self, params.get("setup"))
+        default = params.get("default")
+        if default and default["ifname"] in self.nameToIntf:
+            intf = self.nameToIntf[default["ifname"]]
+            intf.ip, plen = default["address"].split("/")
+            intf.prefixLen = int(plen)
         return r
+
+    def defaultIntf(self) -> Any:
+        default = self.params.get("default")
+        if default and default["ifname"] in self.nameToIntf:
+            return self.nameToIntf[default["ifname"]]
+        return super().defaultIntf()
+
+
+class PlanRouter(Switch):
+    """A compute or Ethernet router (a Mininet switch in its own namespace, no controller): with a
+    setup, forwarding and routes come from it (ip_forward=1, ECMP nexthop groups) when it starts."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        params["inNamespace"] = True
+        super().__init__(name, **params)
+
+    def start(self, _controllers: list[Any]) -> None:
+        _apply(self, self.params.get("setup"))
+
+    def connected(self) -> bool:
+        return True
 
 
 class PlanBridge(LinuxBridge):
@@ -88,8 +107,9 @@ class TwinTopo(Topo):
             name, kind = node["name"], node["kind"]
             if kind == "bridge":
                 self.addSwitch(name, cls=PlanBridge, bridge_args=spec["bridge_args"], dpid=f"{k + 1:x}")
+            elif kind == "router":
+                self.addSwitch(name, cls=PlanRouter, dpid=f"{k + 1:x}", setup=node.get("setup"))
             else:
-                self.addHost(name, cls=PlanHost if kind == "host" else PlanRouter, ip=None,
-                             setup=node.get("setup"))
+                self.addHost(name, cls=PlanHost, ip=None, setup=node.get("setup"), default=node.get("default"))
         for link in spec["links"]:
             self.addLink(link["a"], link["b"], intfName1=link["a_if"], intfName2=link["b_if"])
