@@ -209,8 +209,8 @@ class Supervisor:
         self.network = build_network(topo, prefix=f"ct{self.slot.slot}", state_dir=self.run.network,
                                      bandwidth_scale=bandwidth_scale, backend=builder)
         attach_operator_port(self.network)
-        log.info("network built (by %s) in %.1fs (%d namespaces)", builder, time.monotonic() - started,
-                 len(self.network.namespaces))
+        log.info("network built in %.1fs (%d namespaces, by %s)", time.monotonic() - started,
+                 len(self.network.namespaces), builder)
         return NamespaceAddressing(self.network)
 
     # -- daemons started on demand -----------------------------------------------------------
