@@ -98,7 +98,8 @@ def bench_su1024_netns(repeats: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings"],
+    parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings",
+                                           "mininet"],
                         help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
@@ -110,6 +111,13 @@ def main() -> None:
             report(netns_rows(args.repeats))
     if args.only in (None, "fabric"):
         report(fabric_rows(args.repeats))
+    if args.only in (None, "mininet"):
+        if os.geteuid() != 0:
+            print("su-1024, Mininet backend against netns: skipped (needs root)")
+        else:
+            from bench.mininet import rows as mininet_rows
+            print("su-1024: the Mininet backend against the netns backend:")
+            report(mininet_rows("su-1024", args.repeats))
     if args.only in (None, "s3"):
         from bench.s3_vs_moto import run as s3_rows
         report(s3_rows(repeats=args.repeats))
