@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -38,19 +39,20 @@ def _last_key(rpc: str, token: str) -> int:
 
 
 def page(rpc: str, items: Sequence[T], page_size: int, page_token: str,
-         key: Callable[[T], int] | None = None) -> tuple[Sequence[T], str]:
+         key: Callable[[T], int] | None = None, keys: Sequence[int] | None = None) -> tuple[Sequence[T], str]:
     """One page of `items` and the token of the next ("" after the last page).
 
     `key` gives each item a number that grows along the list (a lease's sequence number); without
-    it the position is the key, for lists that do not change between pages."""
+    it the position is the key, for lists that do not change between pages. `keys`: those numbers
+    already computed, one per item (a large list paged many times: the page is found by bisection)."""
     if page_size < 0:
         raise DaemonError("INVALID_ARGUMENT", f"{rpc}: page_size must not be negative (got {page_size})")
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    keys = [key(x) for x in items] if key else list(range(len(items)))
+    if keys is None:
+        keys = [key(x) for x in items] if key else list(range(len(items)))
     start = 0
     if page_token:
-        after = _last_key(rpc, page_token)
-        start = next((i for i, k in enumerate(keys) if k > after), len(items))
+        start = bisect.bisect_right(keys, _last_key(rpc, page_token))
     end = start + size
     return items[start:end], _token(rpc, keys[end - 1]) if end < len(items) else ""
 

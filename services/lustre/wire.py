@@ -53,10 +53,10 @@ def dir_cookie(name: str) -> int:
 
 
 def page_of(rpc: str, items: Sequence[T], page_size: int, page_token: str,
-            key: Callable[[T], int] | None = None) -> tuple[Sequence[T], str]:
+            key: Callable[[T], int] | None = None, keys: Sequence[int] | None = None) -> tuple[Sequence[T], str]:
     """emulator/paging.py's page, a bad token or size refused as EINVAL (INVALID_ARGUMENT)."""
     try:
-        return paging.page(rpc, items, page_size, page_token, key)
+        return paging.page(rpc, items, page_size, page_token, key, keys)
     except DaemonError as e:
         raise LustreError("EINVAL", e.message) from None
 

@@ -605,6 +605,9 @@ class _Fuse(mfusepy.FUSE):
             snap = (now + READDIR_CACHE_S, ops.readdir_plus(p))
             self._listings[p] = snap
         items = snap[1]
+        if offset >= len(items):   # the kernel's last request, past the end: the snapshot is done with
+            self._listings.pop(p, None)
+            return 0
         for i in range(offset, len(items)):
             name, attrs = items[i]
             st = mfusepy.c_stat()
@@ -616,8 +619,6 @@ class _Fuse(mfusepy.FUSE):
                 fill = FUSE_FILL_DIR_PLUS
             if filler(buf, name.encode(self.encoding, self.errors), st, i + 1, fill) != 0:
                 break
-        else:
-            self._listings.pop(p, None)
         return 0
 
     def open(self, path, fip):  # noqa: ANN001, ANN201

@@ -25,7 +25,7 @@ from emulator.store import Base, create_tables, make_engine
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout, StripeObject, StripeSpec
-from services.lustre.namespace import Cred, Inode, Namespace, split
+from services.lustre.namespace import Cred, Inode, Namespace, R, split
 from services.lustre.ost import MdtState, OstState
 
 
@@ -113,6 +113,7 @@ class DurableNamespace:
         self._typed: set[int] = set()    # inodes with a NodeTypeRow stored
         self.xattrs: dict[int, dict[str, bytes]] = {}
         self._saved_meta: dict[str, Any] | None = None
+        self.versions: dict[int, int] = {}   # ino -> changes saved (a directory's: its entries changed)
         if not self._load():
             self._save([self.ns.root], [])
 
@@ -138,6 +139,8 @@ class DurableNamespace:
         written when they changed. SQLAlchemy Core on the engine (the ORM's unit of work cost
         several ms per call, most of an MDS round trip)."""
         rows = {n.ino: self._row(n) for n in upsert}
+        for ino in rows:
+            self.versions[ino] = self.versions.get(ino, 0) + 1
         meta = self._meta()
         gone = set(removed) | set(rows)
         table = InodeRow.__table__
@@ -248,6 +251,15 @@ class DurableNamespace:
     def lookup(self, path: str, cred: Cred) -> Inode:
         with self.lock:
             return self.ns.lookup(path, cred)
+
+    def directory(self, path: str, cred: Cred) -> Inode:
+        """The directory `path`, which the caller may list (Readdir's checks, without listing it)."""
+        with self.lock:
+            d = self.ns.lookup(path, cred)
+            if not d.is_dir:
+                raise LustreError("ENOTDIR", f"{path} is not a directory")
+            self.ns._check(d, R, cred, path)
+            return d
 
     def readdir(self, path: str, cred: Cred) -> list[tuple[str, Inode]]:
         with self.lock:

@@ -28,6 +28,8 @@ from services.lustre.wire import answer, dir_cookie, layout_to_pb, page_of, spec
 # it reads itself (make, find -newer, rsync, tar's "time stamp in the future"); utimens(UTIME_NOW)
 # means the caller's now. What the twin reports of itself (events, faults) uses the twin clock.
 inode_time = time.time
+ORDERS_KEPT = 64   # directories whose cookie order Readdir keeps
+ATTRS_KEPT = 1 << 20   # inodes whose attribute message the MDS keeps
 
 Ctx = grpc.aio.ServicerContext
 
@@ -68,6 +70,8 @@ def target_pb(fsname: str, t: OstState | MdtState, kind: str, server: str) -> pb
 class MdsServicer(pb_grpc.LustreMdsServicer):
     def __init__(self, mds: MdsState) -> None:
         self.d = mds
+        self._attrs: dict[int, tuple[tuple, pb.LustreAttr]] = {}   # Readdir's (servicer._attr_pb)
+        self._orders: dict[int, tuple[tuple, list[str], list[int]]] = {}   # Readdir's (servicer._cookie_order)
 
     def _ns(self) -> DurableNamespace:
         ns = self.d.ns
@@ -86,7 +90,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Getattr(self, request, context):  # noqa: N802
         return pb.LustreMdsGetattrResponse(attr=await self._call(
-            context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)))))
+            context, lambda ns: self._attr_pb(ns, ns.lookup(request.path, cred_of(request.cred)))))
 
     async def Getstripe(self, request, context):  # noqa: N802
         return pb.LustreMdsGetstripeResponse(attr=await self._call(
@@ -95,7 +99,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     async def Create(self, request, context):  # noqa: N802
         r = request
         spec = spec_from_pb(r.spec) if r.HasField("spec") else None
-        return pb.LustreMdsCreateResponse(attr=await self._call(context, lambda ns: attr_of(ns.create(
+        return pb.LustreMdsCreateResponse(attr=await self._call(context, lambda ns: self._attr_pb(ns, ns.create(
             r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout, r.exclusive))))
 
     async def Mkdir(self, request, context):  # noqa: N802
@@ -153,17 +157,44 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
         def readdir(ns: DurableNamespace) -> pb.LustreMdsReaddirResponse:
             # in cookie order, as Lustre's readdir pages go (wire.dir_cookie); attributes for this page only
-            children = dict(ns.readdir(r.path, cred_of(r.cred)))
-            order = sorted(children, key=dir_cookie)
-            got, token = page_of("Readdir", order, r.page_size, r.page_token, key=dir_cookie)
-            return pb.LustreMdsReaddirResponse(entries=[pb.LustreDirEntry(name=name, attr=attr_of(children[name]))
-                                                        for name in got], next_page_token=token)
+            with ns.lock:
+                d = ns.directory(r.path, cred_of(r.cred))
+                names, cookies = self._cookie_order(d, ns.versions.get(d.ino, 0))
+                got, token = page_of("Readdir", names, r.page_size, r.page_token, keys=cookies)
+                return pb.LustreMdsReaddirResponse(entries=[
+                    pb.LustreDirEntry(name=n, attr=self._attr_pb(ns, d.children[n])) for n in got],
+                    next_page_token=token)
         return await self._call(context, readdir)
+
+    def _attr_pb(self, ns: DurableNamespace, n: Inode) -> pb.LustreAttr:
+        """attr_of(n), kept while the inode is unchanged (building the message costs more than the rest
+        of a Readdir page): any change of an inode saves it, which counts its version (read before the
+        message is built: a change meanwhile leaves a key that no longer matches)."""
+        key = (id(ns), ns.versions.get(n.ino, 0))
+        hit = self._attrs.get(n.ino)
+        if hit is None or hit[0] != key:
+            if len(self._attrs) >= ATTRS_KEPT:   # removed inodes' too: start again
+                self._attrs.clear()
+            hit = self._attrs[n.ino] = (key, attr_of(n))
+        return hit[1]
+
+    def _cookie_order(self, d: Inode, version: int) -> tuple[list[str], list[int]]:
+        """A directory's names in cookie order and their cookies, kept while it is unchanged (each of a
+        large directory's pages would sort it all again): any change of its entries saves its inode,
+        which counts its `version` (DurableNamespace.versions)."""
+        key = (version, len(d.children))
+        hit = self._orders.get(d.ino)
+        if hit is None or hit[0] != key:
+            names = sorted(d.children, key=dir_cookie)
+            hit = self._orders[d.ino] = (key, names, [dir_cookie(n) for n in names])
+            while len(self._orders) > ORDERS_KEPT:
+                del self._orders[next(iter(self._orders))]
+        return hit[1], hit[2]
 
     async def Setattr(self, request, context):  # noqa: N802
         r = request
         kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
-        return pb.LustreMdsSetattrResponse(attr=await self._call(context, lambda ns: attr_of(ns.setattr(
+        return pb.LustreMdsSetattrResponse(attr=await self._call(context, lambda ns: self._attr_pb(ns, ns.setattr(
             r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only, explicit_times=r.explicit_times,
             append=r.append, **kw))))
 
