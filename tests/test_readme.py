@@ -6,8 +6,8 @@ scratch directory that looks like a checkout (symlinks to the repository's top-l
 `.twin`), so the README's default run directory `./.twin` is what the commands use, as a user's
 would be. A command that fails names its README line, its block and the output. A section that
 starts a twin must stop it (`twin down`) before it ends: a README that leaves a user with a running
-twin is incomplete. Sections with a `--network netns` twin take the machine's netns lock (only one
-such twin at a time).
+twin is incomplete. Sections with a `--network netns` or `--network mininet` twin, or `mn --custom`,
+take the machine's netns lock (only one such network at a time).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_readme_section(section: Section, tmp_path: Path) -> None:
     work = scratch_checkout(tmp_path / "checkout")
     (work / "readme.sh").write_text(script(section))
     cmd = ["bash", "readme.sh"]
-    if "--network netns" in script(section):
+    if re.search(r"--network (netns|mininet)|mn --custom", script(section)):
         cmd = ["flock", "-w", str(LOCK_WAIT_S), NETNS_LOCK, *cmd]
     env = {k: v for k, v in os.environ.items() if k not in ("TWIN_RUN_DIR", "SLURM_CONF")}
     run = RunDir(work / ".twin")
