@@ -106,3 +106,22 @@ def test_o_append_writers_on_two_clients_lose_nothing(two):
         lines = (mnt / "shared.log").read_bytes().decode().splitlines()
         assert len(lines) == 2 * n and set(lines) == want
         assert os.stat(mnt / "shared.log").st_size == sum(len(x) + 1 for x in want)
+
+
+def test_a_name_another_client_created_is_found_where_this_one_knew_none(two):
+    """A mount that listed a directory (or made it) answers a missing name itself, under the directory's
+    lock: another client's create there revokes it, so the new name is found at once."""
+    m, a, b = two
+    os.mkdir(b / "neg")   # b made it: b knows it is empty
+    with pytest.raises(FileNotFoundError):
+        os.stat(b / "neg" / "late")
+    (a / "neg" / "late").write_bytes(b"here")
+    assert (b / "neg" / "late").read_bytes() == b"here"
+    assert os.listdir(b / "neg") == ["late"]   # b listed it whole now
+    with pytest.raises(FileNotFoundError):
+        os.stat(b / "neg" / "later")
+    os.mkdir(a / "neg" / "later")
+    assert os.path.isdir(b / "neg" / "later")
+    os.unlink(b / "neg" / "late")
+    with pytest.raises(FileNotFoundError):
+        os.stat(a / "neg" / "late")

@@ -118,6 +118,11 @@ class LustreFuse(mfusepy.Operations):
         self.next_fh = 1
         self.appenders: set[int] = set()   # handles opened with O_APPEND
         self.attrs: dict[str, tuple[float, pb.LustreAttr]] = {}
+        # directory -> every name in it, while this mount holds the directory's lock (listed whole, or made
+        # here): a name not in it is ENOENT without asking the MDS (Lustre's negative dentries, kept
+        # under the parent's lock); `callbacks` counts blocking callbacks (one during a change: not kept)
+        self.names: dict[str, set[str]] = {}
+        self.callbacks = 0
         self._statfs: tuple[float, dict[str, int]] | None = None
 
     # ---- helpers -----------------------------------------------------------------------------
@@ -130,7 +135,16 @@ class LustreFuse(mfusepy.Operations):
             hit = self.attrs.get(path)
             if hit and hit[0] > time.monotonic():
                 return hit[1]
+            parent, _, name = path.rpartition("/")
+            names = self.names.get(parent or "/") if name else None
+            if names is not None and name not in names:
+                raise mfusepy.FuseOSError(errno.ENOENT)
         return self.c.getattr(path, self.cred())
+
+    def _listed(self, path: str, names: set[str], callbacks: int) -> None:
+        """`names` is all of directory `path` (if no callback came since `callbacks` was read)."""
+        if self.callbacks == callbacks and (self.locks is None or self.locks.held):
+            self.names[path] = names
 
     def _drop(self, path: str, subtree: bool = False) -> None:
         """A blocking callback: what this mount cached of `path` (and under it) is gone, the kernel's too."""
@@ -138,8 +152,10 @@ class LustreFuse(mfusepy.Operations):
         if subtree:
             prefix = path.rstrip("/") + "/"
             paths |= {p for p in list(self.attrs) + list(self.known) if p.startswith(prefix)}
+        self.callbacks += 1
         for p in paths:
             self.attrs.pop(p, None)
+            self.names.pop(p, None)
             _Fuse._listings.pop(p, None)
             of = self.files.get(p)
             if of is not None:
@@ -164,8 +180,10 @@ class LustreFuse(mfusepy.Operations):
     def _forget(self, *paths: str) -> None:
         for p in paths:
             self.attrs.pop(p, None)
+            self.names.pop(p, None)
             parent = p.rsplit("/", 1)[0] or "/"
             self.attrs.pop(parent, None)
+            self.names.pop(parent, None)
 
     def _open_state(self, path: str, a: pb.LustreAttr, flags: int = 0) -> int:
         with self._mu:
@@ -200,10 +218,11 @@ class LustreFuse(mfusepy.Operations):
         with of.lock:
             if not (of.dirty or of.written):
                 return
+            callbacks = self.callbacks
             a = self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True, mtime=time.time())
             of.dirty = of.written = False
-        self._forget(of.path)
-        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)   # the stat that follows (ours: under our lock)
+        self.attrs.pop(of.path, None)   # its directory is unchanged
+        self._keep(of.path, a, callbacks)   # the stat that follows (ours: under our lock)
 
     def _ensure_layout(self, of: OpenFile) -> Layout:
         if of.layout is None:
@@ -300,7 +319,9 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- namespace ---------------------------------------------------------------------------
     def readdir(self, path: str, fh: int) -> list[Any]:
+        callbacks = self.callbacks
         entries = self.c.readdir(path, self.cred())
+        self._listed(path, {e.name for e in entries}, callbacks)
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[Any] = [".", ".."]
@@ -311,7 +332,9 @@ class LustreFuse(mfusepy.Operations):
 
     def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
         """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
+        callbacks = self.callbacks
         entries = self.c.readdir(path, self.cred())
+        self._listed(path, {e.name for e in entries}, callbacks)
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[tuple[str, dict[str, Any] | None]] = [(".", None), ("..", None)]
@@ -326,7 +349,9 @@ class LustreFuse(mfusepy.Operations):
 
     def mkdir(self, path: str, mode: int) -> int:
         self._forget(path)
+        callbacks = self.callbacks
         self.c.mkdir(path, mode & 0o7777, self.cred())
+        self._listed(path, set(), callbacks)   # new and empty; the MDS gave this client its lock
         return 0
 
     def rmdir(self, path: str) -> int:
@@ -337,8 +362,13 @@ class LustreFuse(mfusepy.Operations):
     def unlink(self, path: str) -> int:
         hit = self.attrs.get(path)
         fid = self.linked.pop(path, None) or (hit[1].fid if hit is not None and hit[1].nlink > 1 else None)
+        parent, _, name = path.rpartition("/")
+        names = self.names.get(parent or "/")
         self._forget(path)
+        callbacks = self.callbacks
         self.c.unlink(path, self.cred())
+        if names is not None:
+            self._listed(parent or "/", names - {name}, callbacks)
         if fid is not None:   # a hard-linked file: its other names' link count fell
             self._other_names(fid, path)
         with self._mu:
@@ -404,10 +434,19 @@ class LustreFuse(mfusepy.Operations):
     # ---- files -------------------------------------------------------------------------------
     def create(self, path: str, mode: int, fi: Any = None) -> int:
         """`fi`: the open flags (mfusepy passes them to a three-argument create)."""
+        parent, _, name = path.rpartition("/")
+        parent = parent or "/"
+        names = self.names.get(parent)
         self._forget(path)
-        a = self.c.create(path, mode & 0o7777, cred=self.cred())
-        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # libfuse's getattr after create
-        return self._open_state(path, a, fi if isinstance(fi, int) else 0)
+        callbacks = self.callbacks
+        r = self.c.mdcall("Create", pb.LustreMdsCreateRequest(path=path, mode=mode & 0o7777, cred=self.cred()))
+        expiry = time.monotonic() + ATTR_CACHE_S
+        self.attrs[path] = (expiry, r.attr)   # libfuse's getattr after create
+        if self.callbacks == callbacks:   # the directory as the create left it (the kernel asks for it next)
+            self.attrs[parent] = (expiry, r.parent)
+            if names is not None:
+                self._listed(parent, names | {name}, callbacks)
+        return self._open_state(path, r.attr, fi if isinstance(fi, int) else 0)
 
     def open(self, path: str, flags: int) -> int:
         a = self._attr(path, fresh=path not in self.files)
@@ -463,12 +502,19 @@ class LustreFuse(mfusepy.Operations):
         clients' locks on the file (their cached size goes)."""
         self._flush_data(of)   # this client's earlier writes, and their size, first
         self._push_size(of)
+        callbacks = self.callbacks
         a = self.c.setattr(of.path, self.cred(), append=len(data), mtime=time.time())
         self.c.write(layout, a.size - len(data), data)
         with of.lock:
             of.size = max(of.size, a.size)
-        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)
+        self._keep(of.path, a, callbacks)
         return len(data)
+
+    def _keep(self, path: str, a: pb.LustreAttr, callbacks: int) -> None:
+        """A change's reply cached, unless a blocking callback came meanwhile (it may be older than another
+        client's change the callback was for)."""
+        if self.callbacks == callbacks:
+            self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)
 
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)

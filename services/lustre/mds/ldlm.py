@@ -160,13 +160,21 @@ CHANGES: dict[str, Callable[[Any], tuple[list[str], list[str]]]] = {   # (paths,
 }
 
 
+# the creator and a setattr's caller hold the lock on what they changed (they cache its attributes; a
+# create's reply carries the directory's too, and a new directory's entries are none)
+GRANTS: dict[str, Callable[[Any], list[str]]] = {
+    "Create": lambda r: [r.path, parent(r.path)],
+    "Mkdir": lambda r: [r.path],
+    "Setattr": lambda r: [r.path],
+}
+
+
 def attach(servicer: Any, mgr: LockManager) -> Any:
     """`servicer` with its reads granting locks and its changes revoking them, and the Ldlm stream."""
     for name, paths in READS.items():
         setattr(servicer, name, _read(getattr(servicer, name), mgr, paths, name == "Readdir"))
     for name, paths in CHANGES.items():
-        # the creator and a setattr's caller hold the lock on what they changed (they cache its attributes)
-        setattr(servicer, name, _change(getattr(servicer, name), mgr, paths, name in ("Create", "Setattr")))
+        setattr(servicer, name, _change(getattr(servicer, name), mgr, paths, GRANTS.get(name)))
 
     async def Ldlm(requests, context):  # noqa: N802, ANN001, ANN202
         try:
@@ -197,12 +205,12 @@ def _read(fn: Callable, mgr: LockManager, paths: Callable[[Any], list[str]], lis
 
 
 def _change(fn: Callable, mgr: LockManager, paths: Callable[[Any], tuple[list[str], list[str]]],
-            grants: bool) -> Callable:
+            grants: Callable[[Any], list[str]] | None) -> Callable:
     @functools.wraps(fn)
     async def call(request, context):  # noqa: ANN001, ANN202
         client = _client(context)
-        if grants:
-            mgr.grant(client, [request.path])
+        if grants is not None:
+            mgr.grant(client, grants(request))
         reply = await fn(request, context)
         plain, subtrees = paths(request)
         plain += getattr(reply, "linked", [])   # a hard-linked file's other names: their link count changed

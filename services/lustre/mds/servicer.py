@@ -5,6 +5,7 @@ refuses every filesystem call with EAGAIN, which clients take as "try the other 
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -99,8 +100,14 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     async def Create(self, request, context):  # noqa: N802
         r = request
         spec = spec_from_pb(r.spec) if r.HasField("spec") else None
-        return pb.LustreMdsCreateResponse(attr=await self._call(context, lambda ns: self._attr_pb(ns, ns.create(
-            r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout, r.exclusive))))
+
+        def create(ns: DurableNamespace) -> pb.LustreMdsCreateResponse:
+            with ns.lock:   # the directory as this create left it
+                node = ns.create(r.path, inode_time(), r.mode or 0o644, cred_of(r.cred), spec, r.delay_layout,
+                                 r.exclusive)
+                return pb.LustreMdsCreateResponse(attr=self._attr_pb(ns, node), parent=self._attr_pb(
+                    ns, ns.lookup(posixpath.dirname(r.path.rstrip("/")) or "/", cred_of(r.cred))))
+        return await self._call(context, create)
 
     async def Mkdir(self, request, context):  # noqa: N802
         r = request

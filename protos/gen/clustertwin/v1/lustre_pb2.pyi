@@ -204,10 +204,12 @@ class LustreMdsCreateRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., delay_layout: _Optional[bool] = ..., exclusive: _Optional[bool] = ...) -> None: ...
 
 class LustreMdsCreateResponse(_message.Message):
-    __slots__ = ("attr",)
+    __slots__ = ("attr", "parent")
     ATTR_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     attr: LustreAttr
-    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+    parent: LustreAttr
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ..., parent: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
 
 class LustreMdsMkdirRequest(_message.Message):
     __slots__ = ("path", "mode", "cred", "spec")
