@@ -7,17 +7,21 @@ expired, so the listing asks the MDS), the cost of creating a file, and `twin st
 stops them.
 
     .venv/bin/python -m bench.lustre_fuse [--size-mib 1024] [--files 10000] [--stage-objects 1000]
+        [--network netns] [--no-workloads]
     .venv/bin/python -m bench --only lustre
 
 Targets (issue 6, issue 16): read and write >= 50 % of local disk; `ls -l` of 10,000 files <= 1 s;
-unbuffered 100-byte writes >= 50,000/s, create+write+close >= 1,000 files/s, stat >= 10,000/s (each
-with the same workload on the local disk beside it); staging 1 GiB in 1,000 objects <= 60 s.
+unbuffered 100-byte writes >= 50,000/s, create+write+close >= 1,000 files/s, stat >= 10,000/s, dbench
+with 4 clients >= 10 % of local disk, bonnie++ -s 256 -n 1 in <= 3 min, fio random 4 KiB reads reported
+(each with the same workload on the local disk beside it); staging 1 GiB in 1,000 objects <= 60 s.
 Needs root (FUSE, drop_caches).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -27,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TWIN = str(ROOT / ".venv" / "bin" / "twin")
 MiB = 1024 * 1024
 AK, SK = "AKBENCH", "sk-bench"
+NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 
 
 def drop_caches() -> None:
@@ -92,6 +98,55 @@ def small_ops(d: Path, writes: int = 20_000, files: int = 1000) -> dict[str, flo
     return out
 
 
+DBENCH_LOAD = "/usr/share/dbench/client.txt"   # Debian's dbench loadfile (NetBench's client trace)
+BONNIE_LIMIT_S = 180.0                          # issue 16: bonnie++ -s 256 -n 1 completes in <= 3 min
+
+
+def dbench(d: Path, clients: int = 4, seconds: int = 20) -> float:
+    """MB/s dbench reports for `clients` clients over `seconds` (after its warm-up)."""
+    d.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["dbench", "-D", str(d), "-t", str(seconds), "-c", DBENCH_LOAD, str(clients)],
+                       capture_output=True, text=True, timeout=seconds * 6 + 120)
+    m = re.search(r"Throughput ([\d.]+) MB/sec", r.stdout)
+    if r.returncode or not m:
+        raise RuntimeError(f"dbench failed ({r.returncode}): {(r.stdout + r.stderr)[-400:]}")
+    return float(m[1])
+
+
+def fio_randread(d: Path, size_mib: int = 256, seconds: int = 10) -> float:
+    """IOPS of random 4 KiB reads (psync, one job) from a file laid out first, caches dropped between."""
+    d.mkdir(parents=True, exist_ok=True)
+    base = ["fio", "--name=rr", f"--directory={d}", f"--size={size_mib}M", "--bs=4k", "--ioengine=psync",
+            "--output-format=json"]
+    subprocess.run([*base, "--rw=write", "--end_fsync=1"], capture_output=True, check=True)
+    drop_caches()
+    r = subprocess.run([*base, "--rw=randread", f"--runtime={seconds}", "--time_based"], capture_output=True,
+                       text=True, check=True)
+    iops = json.loads(r.stdout)["jobs"][0]["read"]["iops"]
+    for f in d.iterdir():
+        f.unlink()
+    return float(iops)
+
+
+def bonnie(d: Path, limit: float = BONNIE_LIMIT_S) -> float:
+    """Seconds `bonnie++ -s 256 -n 1` takes (-r 128: the size needs no more than twice that RAM), or -1 if
+    it had not finished within `limit` (its 1-byte write() phase is the slow one)."""
+    d.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    try:
+        subprocess.run(["bonnie++", "-u", "root", "-d", str(d), "-s", "256", "-n", "1", "-r", "128", "-q"],
+                       capture_output=True, check=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return -1.0
+    return time.monotonic() - t0
+
+
+def workloads(d: Path) -> dict[str, float]:
+    """The file-system benchmarks of issue 16 in directory `d`: dbench (4 clients), fio random 4 KiB
+    reads, bonnie++ -s 256 -n 1."""
+    return {"dbench": dbench(d / "dbench"), "fio_rr": fio_randread(d / "fio"), "bonnie_s": bonnie(d / "bonnie")}
+
+
 def breakdown(run: Path, mnt: Path, n: int = 500) -> dict[str, float]:
     """Where one operation's time goes (ms each): a FUSE round trip (statvfs, which the client answers
     from its own 1 s cache), an MDS read RPC (Getattr), MDS changes (Create, Setattr: the same round
@@ -125,21 +180,34 @@ def twin(*args: str, run: Path) -> str:
                           env=os.environ | {"AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK}).stdout
 
 
-def fuse_figures(work: Path, topology: str, size_mib: int, files: int) -> dict[str, float]:
-    run, mnt, local = work / "run", work / "mnt", work / "local"
+def local_figures(local: Path, size_mib: int, workloads_too: bool) -> dict[str, float]:
+    """The same workloads on the local disk, as the reference of each ratio."""
     local.mkdir()
     out: dict[str, float] = {}
+    out["local_write"], out["local_read"] = seq(local / "f", size_mib)
+    (local / "f").unlink()
+    out |= {f"local_{k}": v for k, v in small_ops(local / "small").items()}
+    if workloads_too:
+        out |= {f"local_{k}": v for k, v in workloads(local / "work").items()}
+    return out
+
+
+def fuse_figures(work: Path, topology: str, size_mib: int, files: int, workloads_too: bool = True,
+                 network: str = "loopback") -> dict[str, float]:
+    """`network` netns: the twin on the namespace network, the mount on gpu001 over its storage NIC."""
+    run, mnt = work / "run", work / "mnt"
+    out = local_figures(work / "local", size_mib, workloads_too)
     try:
-        out["local_write"], out["local_read"] = seq(local / "f", size_mib)
-        (local / "f").unlink()
-        out |= {f"local_{k}": v for k, v in small_ops(local / "small").items()}
-        twin("up", topology, "--lustre", run=run)
+        twin("up", topology, "--lustre", *(["--network", "netns"] if network == "netns" else []), run=run)
         twin("lustre", "mount", str(mnt), run=run)
         twin("lustre", "lfs", "setstripe", "-c", "4", str(mnt / "f"), run=run)
         out["twin_write"], out["twin_read"] = seq(mnt / "f", size_mib)
         (mnt / "f").unlink()
         out |= {f"twin_{k}": v for k, v in small_ops(mnt / "small").items()}
-        out |= breakdown(run, mnt)
+        if workloads_too:
+            out |= {f"twin_{k}": v for k, v in workloads(mnt / "work").items()}
+        if network != "netns":   # the breakdown's client runs in this process, outside the namespaces
+            out |= breakdown(run, mnt)
         d = mnt / "many"
         d.mkdir()
         t0 = time.monotonic()
@@ -191,12 +259,24 @@ def stage_figures(work: Path, objects: int, total_mib: int, workers: int = 8) ->
         subprocess.run([TWIN, "down", "--run-dir", str(run)], capture_output=True)
 
 
+@contextlib.contextmanager
+def netns_lock(network: str) -> Iterator[None]:
+    """The machine-wide lock a twin on the namespace network holds (one per machine at a time)."""
+    if network != "netns":
+        yield
+        return
+    with open(NETNS_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 def run(size_mib: int = 1024, files: int = 10_000, stage_objects: int = 1000, stage_mib: int = 1024,
-        topology: str = "rack") -> dict[str, float]:
+        topology: str = "rack", network: str = "loopback", workloads_too: bool = True) -> dict[str, float]:
     os.environ.setdefault("TWIN_LUSTRE_NVME_SCALE", "0")
     work = Path(tempfile.mkdtemp(prefix="lustre-bench-", dir=str(ROOT)))
     try:
-        out = fuse_figures(work, topology, size_mib, files)
+        with netns_lock(network):
+            out = fuse_figures(work, topology, size_mib, files, workloads_too, network)
         out["load_before_stage"] = os.getloadavg()[0]
         if stage_objects:
             out |= stage_figures(work, stage_objects, stage_mib)
@@ -225,6 +305,7 @@ def rows(f: dict[str, float]) -> list[tuple[str, str, str, bool]]:
             v, lv = f[f"twin_{key}"], f[f"local_{key}"]
             out.append((f"{name} /s", f"{v:,.0f}/s (local {lv:,.0f}/s)", f">= {target:,}" if target else "reported",
                         v >= target))
+    out += workload_rows(f)
     if "fuse_ms" in f:
         out.append(("one operation's parts (ms)", f"FUSE round trip {f['fuse_ms']:.3f}, MDS Getattr "
                     f"{f['getattr_ms']:.2f}, Create {f['create_ms']:.2f}, Setattr {f['setattr_ms']:.2f}, OSS write "
@@ -236,6 +317,22 @@ def rows(f: dict[str, float]) -> list[tuple[str, str, str, bool]]:
     return out
 
 
+def workload_rows(f: dict[str, float]) -> list[tuple[str, str, str, bool]]:
+    out = []
+    if "twin_dbench" in f:
+        r = f["twin_dbench"] / f["local_dbench"]
+        out.append(("dbench, 4 clients", f"{f['twin_dbench']:.1f} MB/s = {r:.1%} of local {f['local_dbench']:.0f} MB/s",
+                    ">= 10 %", r >= 0.10))
+    if "twin_fio_rr" in f:
+        out.append(("fio random 4 KiB reads (psync, 1 job)", f"{f['twin_fio_rr']:,.0f} IOPS (local "
+                    f"{f['local_fio_rr']:,.0f})", "reported", True))
+    if "twin_bonnie_s" in f:
+        t, lt = f["twin_bonnie_s"], f["local_bonnie_s"]
+        shown = f"{t:.0f} s" if t >= 0 else f"not finished in {BONNIE_LIMIT_S:.0f} s"
+        out.append(("bonnie++ -s 256 -n 1", f"{shown} (local {lt:.0f} s)", "<= 180 s", 0 <= t <= BONNIE_LIMIT_S))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=int, default=1024)
@@ -243,9 +340,13 @@ def main() -> int:
     ap.add_argument("--stage-objects", type=int, default=1000, help="0: skip the staging figure")
     ap.add_argument("--stage-mib", type=int, default=1024)
     ap.add_argument("--topology", default="rack")
+    ap.add_argument("--network", choices=["loopback", "netns"], default="loopback",
+                    help="netns: the client on gpu001 over the storage segment (holds the netns lock)")
+    ap.add_argument("--no-workloads", action="store_true", help="skip dbench, fio and bonnie++")
     a = ap.parse_args()
-    f = run(a.size_mib, a.files, a.stage_objects, a.stage_mib, a.topology)
-    print(f"lustre FUSE bench ({a.topology}, stripe count 4, NVMe model off; load average {os.getloadavg()[0]:.1f})")
+    f = run(a.size_mib, a.files, a.stage_objects, a.stage_mib, a.topology, a.network, not a.no_workloads)
+    print(f"lustre FUSE bench ({a.topology}, {a.network}, stripe count 4, NVMe model off; load average "
+          f"{os.getloadavg()[0]:.1f})")
     for name, value, target, ok in rows(f):
         print(f"  {name:<40} {value:<60} target {target:<8} {'ok' if ok else 'MISSED'}")
     return 0
