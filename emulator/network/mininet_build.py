@@ -5,8 +5,8 @@
 `create` builds a `Topo` from the plan (`mininet_topo.TwinTopo`: hosts, routers as forwarding
 nodes, OOB switches as LinuxBridges, every veth with the plan's interface names) and runs
 `Mininet(topo, host=PlanHost, switch=PlanBridge, link=Link, controller=None)`; each node's
-namespace then gets the twin's name (`ip netns attach <prefix>-<label> <pid>`), and Mininet's
-shells end: the namespaces live on by name, and the rest of the build (sysctls, addresses, plane
+namespace gets the twin's name as the node is made (`ip netns attach <prefix>-<label> <pid>`), and
+once built Mininet's shells end: the namespaces live on by name, and the rest of the build (sysctls, addresses, plane
 guards, shaping, routes, congestion) is network.py's, the same as the netns backend's.
 
 Links are Mininet's plain `Link`: shaping is the twin's HTB (handle 1:, which the congestion model
@@ -66,29 +66,44 @@ def _add_setup(plan: NetworkPlan, nodes: list[dict[str, Any]]) -> None:
                          "nft": guard_script(plane_ifs[label]) if kind == "host" else ""}
 
 
+def _naming_mininet(plan: NetworkPlan) -> Any:
+    """Mininet, each node's namespace named `<prefix>-<label>` as soon as the node exists: if this
+    process dies mid-build, `clean_network` finds (and its processes, ends) what was made."""
+    from mininet.net import Mininet
+
+    class NamingMininet(Mininet):
+        def addHost(self, name: str, cls: Any = None, **params: Any) -> Any:
+            return self._named(super().addHost(name, cls, **params))
+
+        def addSwitch(self, name: str, cls: Any = None, **params: Any) -> Any:
+            return self._named(super().addSwitch(name, cls, **params))
+
+        @staticmethod
+        def _named(node: Any) -> Any:
+            run_jobs([Job("", "ip", f"netns attach {plan.ns_name(node.name)} {node.pid}\n")])
+            return node
+
+    return NamingMininet
+
+
 def create(net: Network) -> None:
-    """Make the plan's nodes and links with Mininet, then name each namespace as the twin does."""
+    """Make the plan's nodes and links with Mininet, each namespace named as the twin names it."""
     load_mininet()
     from mininet.link import Link
-    from mininet.net import Mininet
 
     from emulator.network.mininet_topo import PlanBridge, PlanHost, TwinTopo
 
     plan, t = net.plan, net.timings
     t0 = time.monotonic()
-    mn = Mininet(topo=TwinTopo(plan_spec(plan)), host=PlanHost, switch=PlanBridge, link=Link,
-                 controller=None, build=False)
+    mn = _naming_mininet(plan)(topo=TwinTopo(plan_spec(plan)), host=PlanHost, switch=PlanBridge, link=Link,
+                               controller=None, build=False)
     try:
         mn.build()
         t["mininet_build"] = time.monotonic() - t0
         t0 = time.monotonic()
         for switch in mn.switches:
             switch.start([])
-        t["mininet_bridges"] = time.monotonic() - t0
-        t0 = time.monotonic()
-        run_jobs([Job("", "ip", "".join(f"netns attach {plan.ns_name(label)} {mn.nameToNode[label].pid}\n"
-                                        for label in plan.namespaces))])
-        t["netns_attach"] = time.monotonic() - t0
+        t["mininet_switches"] = time.monotonic() - t0
     except BaseException:
         mn.stop()
         raise

@@ -4,17 +4,21 @@ real `mininet.net.Mininet` over the running twin, Mininet's CLI, and a Mininet u
 from __future__ import annotations
 
 import fcntl
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from emulator.client import Twin
-from emulator.network import build_network
+from emulator.network import build_network, kernel
 from emulator.network.mininet import attach
+from emulator.procutil import pid_alive
 from emulator.topology import load_topology
 from tests.conftest import assert_nothing_left, twin_pids
 from tests.network.conftest import unique_prefix
@@ -43,8 +47,29 @@ def mn_twin(netns_lock: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
     finally:
         twin.down()
         assert_nothing_left(twin.run, pids)
-        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        assert not [line for line in left.splitlines() if line.startswith(prefix + "-")]
+        assert not our_namespaces(prefix)
+
+
+def our_namespaces(prefix: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix + "-")]
+
+
+# First, before the module's twin exists (one namespace twin per machine).
+def test_a_killed_supervisor_leaves_a_network_that_down_removes(netns_lock: None, tmp_path: Path) -> None:
+    twin = Twin.up("mini", run_dir=tmp_path / "crash", network="mininet", timeout=90)
+    prefix = f"ct{twin.manifest.slot}"
+    pids = twin_pids(twin.run)
+    in_namespaces = kernel.pids_in(our_namespaces(prefix))
+    assert set(in_namespaces) <= set(pids), "Mininet's node shells ended once the network was built"
+    os.kill(twin.run.running_supervisor(), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert our_namespaces(prefix), "the named namespaces outlive a killed supervisor until clean-up"
+    twin.down()
+    assert not our_namespaces(prefix)
+    assert_nothing_left(twin.run, pids)
 
 
 def network_faults(twin: Twin) -> list[str]:
