@@ -43,7 +43,8 @@ def show(run_dir: RunDirOption = DEFAULT, state_dir: StateDirOption = None,
         console.print_json(json.dumps(info))
         return
     console.print(f"network [bold]{info['prefix']}[/] ({info['topology']}): {info['namespaces']} namespaces, "
-                  f"{info['veth_pairs']} veth pairs, {info['cables']} cables", highlight=False)
+                  f"{info['veth_pairs']} veth pairs, {info['cables']} cables; nodes and links made by "
+                  f"{info.get('built_by', 'ip -batch')}", highlight=False)
     table = Table("plane", "prefix", "nodes", "forwarding", "isolation", "bandwidth", "loss", "latency",
                   show_lines=True)
     for plane, p in info["planes"].items():
