@@ -1,5 +1,5 @@
-"""`twin net ...`: the emulated network (the `mininet` backend): what it emulates, commands inside
-its hosts, and clean-up."""
+"""`twin net ...`: the emulated network (`--network netns` or `mininet`): what it emulates, commands
+inside its hosts, Mininet's CLI over it, faults, and clean-up."""
 
 from __future__ import annotations
 

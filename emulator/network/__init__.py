@@ -1,4 +1,6 @@
-"""The `mininet` network backend: the twin's three planes in real network namespaces.
+"""The namespace network: the twin's three planes in real network namespaces, their nodes and links
+made by `ip -batch` (`--network netns`) or by Mininet's Python API (`--network mininet`,
+mininet_build.py); `mininet.attach(run_dir)` is any running one as a `mininet.net.Mininet`.
 
     from emulator.network import build_network, clean_network
     net = build_network(load_topology("rack"), prefix="ct0", state_dir=run_dir / "network")
