@@ -16,6 +16,7 @@ Every namespace is a node (hosts are `Host`s, compute and Ethernet routers and O
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,8 @@ class TwinMininet(Mininet):
 def attach(run_dir: str | Path = ".twin", plane: str = COMPUTE, state_dir: str | Path | None = None) -> TwinMininet:
     """A Mininet whose nodes are the running twin's hosts and switches (root; netns or mininet
     backend). `plane` chooses what `hosts`, `IP()` and `pingAll()` are about (`net.use_plane`)."""
+    if os.geteuid() != 0:   # Mininet itself would print an error and exit the process
+        raise NetworkError("Mininet on the twin needs root (its nodes' shells enter network namespaces)")
     run_dir = Path(run_dir)
     twin_net = Network.attach(Path(state_dir) if state_dir else _state_dir(run_dir))
     net = TwinMininet(twin_net, run_dir, plane)
