@@ -151,7 +151,7 @@ class LustreFuse(mfusepy.Operations):
         paths = {path}
         if subtree:
             prefix = path.rstrip("/") + "/"
-            paths |= {p for p in list(self.attrs) + list(self.known) if p.startswith(prefix)}
+            paths |= {p for p in list(self.attrs) + list(self.known) + list(self.names) if p.startswith(prefix)}
         self.callbacks += 1
         for p in paths:
             self.attrs.pop(p, None)
@@ -174,7 +174,7 @@ class LustreFuse(mfusepy.Operations):
                 of.size = max(of.size, a.size) if of.dirty else a.size
 
     def _drop_all(self) -> None:
-        for p in list(self.known) + list(self.attrs) + list(self.files):
+        for p in list(self.known) + list(self.attrs) + list(self.files) + list(self.names):
             self._drop(p)
 
     def _forget(self, *paths: str) -> None:
