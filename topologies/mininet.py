@@ -43,8 +43,17 @@ def twin(topology: str = "rack", prefix: str = "mn"):
                             cwd=ROOT, capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"cannot plan topology {topology!r}: {result.stderr.strip().splitlines()[-1:]}")
-    return _topo_module().TwinTopo(json.loads(result.stdout))
+    return _TOPO.TwinTopo(json.loads(result.stdout))
 
+
+_TOPO = _topo_module()
+
+# On an exception or ^C, mn's clean-up kills every Mininet process on the machine (`pkill -9 -f
+# mininet:`, `killall mnexec`, rm /tmp/*.log): others' networks too. Under mn (its __main__ has
+# `cleanup`), this network's nodes are stopped instead, and nothing else.
+_main = sys.modules.get("__main__")
+if _main is not None and callable(getattr(_main, "cleanup", None)) and hasattr(_main, "MininetRunner"):
+    _main.cleanup = _TOPO.stop_made
 
 # The twin's node names have hyphens (ib-leaf01, pdu-r01-1); Mininet's CLI reads a command's first
 # word with cmd.Cmd's identifier characters, which have none, so `ib-leaf01 ip route` would be unknown.

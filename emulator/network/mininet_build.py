@@ -4,7 +4,7 @@
 
 `create` builds a `Topo` from the plan (`mininet_topo.TwinTopo`: hosts, routers as forwarding
 nodes, OOB switches as LinuxBridges, every veth with the plan's interface names) and runs
-`Mininet(topo, host=PlanHost, switch=PlanBridge, link=Link, controller=None)`; each node's
+`Mininet(topo, host=PlanHost, switch=PlanBridge, link=Link, intf=PlanIntf, controller=None)`; each node's
 namespace gets the twin's name as the node is made (`ip netns attach <prefix>-<label> <pid>`), and
 once built Mininet's shells end: the namespaces live on by name, and the rest of the build (sysctls, addresses, plane
 guards, shaping, routes, congestion) is network.py's, the same as the netns backend's.
@@ -91,12 +91,12 @@ def create(net: Network) -> None:
     load_mininet()
     from mininet.link import Link
 
-    from emulator.network.mininet_topo import PlanBridge, PlanHost, TwinTopo
+    from emulator.network.mininet_topo import PlanBridge, PlanHost, PlanIntf, TwinTopo
 
     plan, t = net.plan, net.timings
     t0 = time.monotonic()
     mn = _naming_mininet(plan)(topo=TwinTopo(plan_spec(plan)), host=PlanHost, switch=PlanBridge, link=Link,
-                               controller=None, build=False)
+                               intf=PlanIntf, controller=None, build=False)
     try:
         mn.build()
         t["mininet_build"] = time.monotonic() - t0

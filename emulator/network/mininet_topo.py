@@ -19,9 +19,21 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from mininet.link import Intf
 from mininet.node import Host, Node, Switch
 from mininet.nodelib import LinuxBridge
 from mininet.topo import Topo
+
+MADE: list[Node] = []   # every node these classes made, for `stop_made`
+
+
+def stop_made() -> None:
+    """End the shells of the nodes made here (their namespaces, veths and bridges go with them):
+    a clean-up of this network only, where `mn`'s own kills every Mininet process on the machine."""
+    while MADE:
+        node = MADE.pop()
+        if node.shell:
+            node.terminate()
 
 
 def _apply(node: Node, setup: dict[str, Any] | None) -> None:
@@ -40,8 +52,21 @@ def _apply(node: Node, setup: dict[str, Any] | None) -> None:
             raise RuntimeError(f"{tool} in {node.name}: {err.decode().strip()}")
 
 
+class PlanIntf(Intf):
+    """Mininet's Intf, not set up on creation (an `ifconfig up` per end, two shell round trips per
+    link), for `twin up --network mininet`, whose own phase brings every interface up before any
+    route. (The bare planes keep Mininet's Intf: a host's routes need its peer's end up.)"""
+
+    def config(self, up: bool | None = None, **params: Any) -> dict[str, Any]:   # type: ignore[override]
+        return super().config(up=up, **params)
+
+
 class PlanHost(Host):
     """A host; its default interface (what `IP()` and `pingall` use) is its OOB one, on every host."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        super().__init__(name, **params)
+        MADE.append(self)
 
     def config(self, **params: Any) -> dict[str, Any]:
         r = super().config(**params)
@@ -67,6 +92,7 @@ class PlanRouter(Switch):
     def __init__(self, name: str, **params: Any) -> None:
         params["inNamespace"] = True
         super().__init__(name, **params)
+        MADE.append(self)
 
     def start(self, _controllers: list[Any]) -> None:
         _apply(self, self.params.get("setup"))
@@ -82,10 +108,12 @@ class PlanBridge(LinuxBridge):
         self.bridge_args = bridge_args
         params["inNamespace"] = True   # the twin's switches each have a namespace; Mininet's default is the root's
         super().__init__(name, **params)
+        MADE.append(self)
 
     def start(self, _controllers: list[Any]) -> None:
         lines = [f"link add br0 type bridge {self.bridge_args} mcast_snooping 0"]
-        lines += [f"link set {i.name} master br0" for i in self.intfList() if i.name != "lo"]
+        ports = [i.name for i in self.intfList() if i.name != "lo"]
+        lines += [f"link set {name} master br0" for name in ports] + [f"link set {name} up" for name in ports]
         lines += ["link set lo up", "link set br0 up"]
         proc = self.popen(["ip", "-batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE)

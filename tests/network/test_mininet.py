@@ -210,3 +210,28 @@ def test_mn_custom_file_brings_up_the_bare_planes(netns_lock: None) -> None:
     assert "1 packets transmitted, 1 received" in out   # compute, routed through the leaf
     assert "10.100.255.1/32" in out
     assert "Caught exception" not in out
+
+
+def test_a_failing_mn_custom_build_stops_only_its_own_nodes(netns_lock: None, tmp_path: Path) -> None:
+    """mn's own clean-up on an exception kills every Mininet process on the machine; with the twin's
+    custom file, only the nodes it made stop."""
+    root = Path(__file__).parents[2]
+    spec = ('{"prefix": "mn", "topology": "x", "bridge_args": "stp_state 0", '
+            '"nodes": [{"name": "h1", "kind": "host", "setup": {"sysctls": {}, "ip": "bogus command", "nft": ""}}, '
+            '{"name": "s1", "kind": "bridge"}], "links": [{"a": "h1", "a_if": "oob0", "b": "s1", "b_if": "h1"}]}')
+    planner = tmp_path / "planner"
+    planner.write_text(f"#!/bin/sh\necho '{spec}'\n")
+    planner.chmod(0o755)
+    bystander = subprocess.Popen(["sleep", "60"], cwd=tmp_path)   # stands for another's process
+    try:
+        result = subprocess.run(["mn", "--custom", str(root / "topologies" / "mininet.py"), "--topo", "twin,x",
+                                 "--controller", "none"], input="exit\n", capture_output=True, text=True,
+                                timeout=120, env={**os.environ, "CLUSTERTWIN_PYTHON": str(planner)})
+        out = result.stdout + result.stderr
+        assert 'Object "bogus" is unknown' in out and "pkill" not in out and "killall" not in out
+        assert bystander.poll() is None
+        shells = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+        assert not [line for line in shells if line.endswith(("mininet:h1", "mininet:s1"))]
+    finally:
+        bystander.kill()
+        bystander.wait()
