@@ -91,7 +91,7 @@ def create(net: Network) -> None:
     load_mininet()
     from mininet.link import Link
 
-    from emulator.network.mininet_topo import PlanBridge, PlanHost, PlanIntf, TwinTopo
+    from emulator.network.mininet_topo import PlanBridge, PlanHost, PlanIntf, TwinTopo, stop_made
 
     plan, t = net.plan, net.timings
     t0 = time.monotonic()
@@ -107,8 +107,7 @@ def create(net: Network) -> None:
     except BaseException:
         mn.stop()
         raise
-    for node in mn.nameToNode.values():
-        node.terminate()   # the named namespaces keep the nodes; the shells are no longer needed
+    stop_made()   # the named namespaces keep the nodes; their shells are no longer needed
 
 
 def main(argv: list[str] | None = None) -> int:
