@@ -62,7 +62,7 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunDir, Man
     if reason := _why_skip():
         pytest.skip(reason)
     run = RunDir(tmp_path_factory.mktemp("ceph-netns"))
-    manifest = lifecycle.up("mini", run, network="netns", ceph=True, clock_scale=50.0, timeout=120)
+    manifest = lifecycle.up("mini", run, network="netns", ceph=True, clock_scale=5.0, timeout=120)
     pids = twin_pids(run)
     try:
         r = subprocess.run([TWIN, "ceph", "user", "create", "--uid", "netns", "--display-name", "Netns",
