@@ -20,7 +20,7 @@ from emulator.errors import DaemonError
 
 Errno = Literal[
     "ENOENT", "EEXIST", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EACCES", "EINVAL", "ENOSPC",
-    "EBUSY", "EIO", "ENODEV", "EPERM", "ENODATA", "EAGAIN", "ENAMETOOLONG",
+    "EBUSY", "EIO", "ENODEV", "EPERM", "ENODATA", "EAGAIN", "ENAMETOOLONG", "EOPNOTSUPP", "ERANGE",
 ]
 ERRNO_KEY = "lustre-errno"   # the trailing metadata entry that carries the errno name
 
@@ -35,6 +35,8 @@ _STATUS = {
     "EAGAIN": grpc.StatusCode.UNAVAILABLE,    # the standby MDS: try the other one
     "EINVAL": grpc.StatusCode.INVALID_ARGUMENT,
     "ENAMETOOLONG": grpc.StatusCode.INVALID_ARGUMENT,
+    "ERANGE": grpc.StatusCode.INVALID_ARGUMENT,
+    "EOPNOTSUPP": grpc.StatusCode.UNIMPLEMENTED,   # an xattr namespace the MDS does not keep
 }
 
 

@@ -32,6 +32,7 @@ PATH_MAX = 4096   # a symlink's body is at most PATH_MAX - 1 bytes, as Linux's s
 SPECIAL = (st.S_IFIFO, st.S_IFSOCK, st.S_IFCHR, st.S_IFBLK)   # mknod's inode-only types
 
 R, W, X = 4, 2, 1
+RELATIME_NS = 24 * 3600 * 10**9   # relatime: an atime a day old moves on a read even if newer than mtime
 
 
 def ost_seq(index: int) -> int:
@@ -59,9 +60,9 @@ class Inode:
     mode: int  # permission bits (07777)
     uid: int
     gid: int
-    ctime: float
-    mtime: float
-    atime: float
+    ctime: int   # times: integer nanoseconds since the epoch, as the MDT's struct timespec
+    mtime: int
+    atime: int
     size: int = 0
     nlink: int = 1
     children: dict[str, Inode] = field(default_factory=dict)
@@ -90,9 +91,9 @@ class Stat:
     gid: int
     size: int
     blocks: int  # 512-byte blocks
-    atime: float
-    mtime: float
-    ctime: float
+    atime: int
+    mtime: int
+    ctime: int
 
 
 def split(path: str) -> list[str]:
@@ -115,7 +116,7 @@ class Namespace:
         self,
         fsname: str,
         osts: Sequence[OstState],
-        now: float,
+        now: int,
         *,
         mdt: MdtState | None = None,
         allocator: Allocator | None = None,
@@ -186,7 +187,7 @@ class Namespace:
 
     # ---- creation ---------------------------------------------------------------------------
 
-    def mkdir(self, path: str, now: float, mode: int = 0o755, cred: Cred = ROOT,
+    def mkdir(self, path: str, now: int, mode: int = 0o755, cred: Cred = ROOT,
               spec: StripeSpec | None = None) -> Inode:
         """A new directory; its default layout is `spec`, else the parent's (inherited at creation)."""
         if spec is not None:
@@ -201,7 +202,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         return d
 
-    def create(self, path: str, now: float, mode: int = 0o644, cred: Cred = ROOT,
+    def create(self, path: str, now: int, mode: int = 0o644, cred: Cred = ROOT,
                spec: StripeSpec | None = None, delay_layout: bool = False) -> Inode:
         """A new empty regular file with objects allocated per `spec` + the directory default."""
         given = spec or StripeSpec()
@@ -216,7 +217,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         return f
 
-    def setstripe(self, path: str, spec: StripeSpec, now: float, cred: Cred = ROOT) -> Inode:
+    def setstripe(self, path: str, spec: StripeSpec, now: int, cred: Cred = ROOT) -> Inode:
         """`lfs setstripe`: a directory's default; a new file with this layout; or the layout of a
         file created without one. A file that already has a layout is refused with EEXIST."""
         spec.validate(self._ost_count())
@@ -241,7 +242,7 @@ class Namespace:
         node.ctime = now
         return node
 
-    def migrate(self, path: str, spec: StripeSpec, now: float, cred: Cred = ROOT) -> list[StripeObject]:
+    def migrate(self, path: str, spec: StripeSpec, now: int, cred: Cred = ROOT) -> list[StripeObject]:
         """`lfs migrate`: a new layout (generation + 1) for an existing file. Returns the old objects,
         which the caller copies from and then destroys on their OSTs."""
         spec.validate(self._ost_count())
@@ -269,7 +270,7 @@ class Namespace:
         f.ctime = now
         return list(old.objects) if old else []
 
-    def link(self, src: str, dst: str, now: float, cred: Cred = ROOT) -> Inode:
+    def link(self, src: str, dst: str, now: int, cred: Cred = ROOT) -> Inode:
         """A hard link: `dst` a second name of the file at `src` (its nlink counts the names)."""
         node = self.lookup(src, cred)
         if node.is_dir:
@@ -281,7 +282,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         return node
 
-    def symlink(self, path: str, target: str, now: float, cred: Cred = ROOT) -> Inode:
+    def symlink(self, path: str, target: str, now: int, cred: Cred = ROOT) -> Inode:
         """A symbolic link whose body is `target` (not resolved: dangling links are allowed)."""
         if not target:
             raise LustreError("ENOENT", f"{path}: a symlink's target may not be empty")
@@ -296,7 +297,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         return node
 
-    def mknod(self, path: str, mode: int, rdev: int, now: float, cred: Cred = ROOT) -> Inode:
+    def mknod(self, path: str, mode: int, rdev: int, now: int, cred: Cred = ROOT) -> Inode:
         """mknod(2): a FIFO, socket or device node (an inode, nothing behind it), or an empty regular file."""
         kind = st.S_IFMT(mode) or st.S_IFREG
         if kind == st.S_IFREG:
@@ -317,7 +318,7 @@ class Namespace:
 
     # ---- removal and rename ----------------------------------------------------------------
 
-    def unlink(self, path: str, now: float, cred: Cred = ROOT) -> list[StripeObject]:
+    def unlink(self, path: str, now: int, cred: Cred = ROOT) -> list[StripeObject]:
         """Remove a file; returns its objects, which the OSSs destroy."""
         parent, name, node = self._existing_entry(path, cred)
         if node.is_dir:
@@ -327,7 +328,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         return self._drop_link(node, now)
 
-    def rmdir(self, path: str, now: float, cred: Cred = ROOT) -> None:
+    def rmdir(self, path: str, now: int, cred: Cred = ROOT) -> None:
         if not split(path):
             raise LustreError("EBUSY", "cannot remove the filesystem root")
         parent, name, node = self._existing_entry(path, cred)
@@ -341,7 +342,7 @@ class Namespace:
         parent.mtime = parent.ctime = now
         self._destroy(node)
 
-    def rename(self, src: str, dst: str, now: float, cred: Cred = ROOT) -> list[StripeObject]:
+    def rename(self, src: str, dst: str, now: int, cred: Cred = ROOT) -> list[StripeObject]:
         """POSIX rename; a replaced destination file's objects are returned for destruction."""
         sparent, sname, node = self._existing_entry(src, cred)
         dparts = split(dst)
@@ -385,7 +386,7 @@ class Namespace:
 
     # ---- attributes -------------------------------------------------------------------------
 
-    def set_size(self, path: str, size: int, now: float, cred: Cred = ROOT) -> None:
+    def set_size(self, path: str, size: int, now: int, cred: Cred = ROOT) -> None:
         """The file's size after writes or truncate; object bytes on the OSTs follow the layout."""
         if size < 0:
             raise LustreError("EINVAL", f"size {size} is negative")
@@ -402,7 +403,7 @@ class Namespace:
         f.size = size
         f.mtime = f.ctime = now
 
-    def chmod(self, path: str, mode: int, now: float, cred: Cred = ROOT) -> None:
+    def chmod(self, path: str, mode: int, now: int, cred: Cred = ROOT) -> None:
         n = self.lookup(path, cred)
         mode &= 0o7777
         if mode != n.mode and mode == n.mode & ~(st.S_ISUID | st.S_ISGID) and not n.is_dir:
@@ -415,7 +416,7 @@ class Namespace:
         n.mode = mode
         n.ctime = now
 
-    def chown(self, path: str, uid: int, gid: int, now: float, cred: Cred = ROOT) -> None:
+    def chown(self, path: str, uid: int, gid: int, now: int, cred: Cred = ROOT) -> None:
         """chown(2): root changes anything; the owner may only change the group, to one of their own."""
         n = self.lookup(path, cred)
         if cred.uid != 0:
@@ -428,7 +429,7 @@ class Namespace:
             n.mode &= ~(st.S_ISUID | (st.S_ISGID if n.mode & st.S_IXGRP else 0))
         n.ctime = now
 
-    def set_times(self, path: str, atime: float | None, mtime: float | None, now: float, explicit: bool,
+    def set_times(self, path: str, atime: int | None, mtime: int | None, now: int, explicit: bool,
                   cred: Cred = ROOT) -> None:
         """utimensat(2): times set to given values only by the owner (EPERM), to now also by a writer (EACCES)."""
         n = self.lookup(path, cred)
@@ -442,12 +443,24 @@ class Namespace:
             n.mtime = mtime
         n.ctime = now
 
+    def read_atime(self, path: str, when: int, cred: Cred = ROOT) -> bool:
+        """A reader's access at `when`, under relatime (Linux's default, which llite follows): atime moves
+        only if it is not after mtime or ctime, or is a day old. Needs read permission; ctime stays.
+        True when atime changed."""
+        n = self.lookup(path, cred)
+        self._check(n, R, cred, path)
+        if n.atime <= n.mtime or n.atime <= n.ctime or when - n.atime >= RELATIME_NS:
+            if when > n.atime:
+                n.atime = when
+                return True
+        return False
+
     # ---- internals --------------------------------------------------------------------------
 
     def _ost_count(self) -> int:
         return max(self.osts) + 1 if self.osts else 0
 
-    def _inode(self, is_dir: bool, mode: int, cred: Cred, now: float, parent: Inode | None = None) -> Inode:
+    def _inode(self, is_dir: bool, mode: int, cred: Cred, now: int, parent: Inode | None = None) -> Inode:
         fid = self.fids.allocate()
         node = Inode(fid, self._next_ino, is_dir, mode & 0o7777, cred.uid, cred.gid, now, now, now)
         if parent is not None and parent.mode & st.S_ISGID:   # a setgid directory: its group, and for
@@ -559,7 +572,7 @@ class Namespace:
         if self.mdt.inodes_free == 0 or self.mdt.avail_bytes < self.mdt.bytes_per_inode:
             raise LustreError("ENOSPC", f"MDT{self.mdt.index:04x}: no free inodes")
 
-    def _drop_link(self, node: Inode, now: float) -> list[StripeObject]:
+    def _drop_link(self, node: Inode, now: int) -> list[StripeObject]:
         """One name of a non-directory gone: its objects are freed with the last one."""
         node.nlink -= 1
         node.ctime = now

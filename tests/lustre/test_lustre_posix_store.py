@@ -197,3 +197,86 @@ def test_a_setgid_directory_gives_its_group(tmp_path):
     assert d.mode == 0o2755 and f.mode == 0o644                        # subdirectories inherit the bit
     assert ns.create("/g", 3.0, 0o644, c, None).gid == 0
     ns.close()
+
+
+def test_nanosecond_times_and_xattrs_survive_reopening_the_store(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    t0 = 1_764_000_000_123_456_789                                  # a double would keep ~240 ns of this
+    ns.create("/f", t0, 0o644, c, None)
+    ns.setattr("/f", t0 + 5, c, atime=t0 + 1, mtime=t0 + 2, explicit_times=True)
+    ns.set_xattr("/f", "security.selinux", b"system_u:object_r:tmp_t:s0\0", 0, t0 + 6, c)
+    ns.set_xattr("/f", "trusted.lov_hint", b"\x01\x02", 0, t0 + 7, c)
+    ns.set_xattr("/f", "user.k", b"v", 0, t0 + 8, c)
+    ns.close()
+    again = open_ns(tmp_path)
+    n = again.lookup("/f", c)
+    assert (n.atime, n.mtime, n.ctime) == (t0 + 1, t0 + 2, t0 + 8)
+    assert again.list_xattrs("/f", c) == ["security.selinux", "trusted.lov_hint", "user.k"]
+    assert again.get_xattr("/f", "trusted.lov_hint", c) == b"\x01\x02"
+    assert again.has_privileged_xattrs(n.ino)
+    again.close()
+
+
+def test_xattr_namespaces_as_linux_checks_them(tmp_path):
+    ns = open_ns(tmp_path)
+    root = Cred()
+    ns.create("/f", 1, 0o644, root, None)
+    ns.set_xattr("/f", "security.selinux", b"ctx", 0, 2, root)
+    ns.set_xattr("/f", "trusted.t", b"x", 0, 2, root)
+    ns.set_xattr("/f", "user.u", b"y", 0, 2, root)
+    assert ns.get_xattr("/f", "security.selinux", USER) == b"ctx"        # security.*: anyone reads
+    assert err(ns.get_xattr, "/f", "trusted.t", USER) == "ENODATA"      # trusted.*: not there for others
+    assert ns.list_xattrs("/f", USER) == ["security.selinux", "user.u"]
+    for name in ("security.selinux", "security.capability", "trusted.t"):
+        assert err(ns.set_xattr, "/f", name, b"z", 0, 3, USER) == "EPERM"
+        assert err(ns.remove_xattr, "/f", name, 3, USER) == "EPERM"
+    assert err(ns.set_xattr, "/f", "user.u", b"z", 0, 3, USER) == "EACCES"   # no write permission
+    assert err(ns.set_xattr, "/f", "system.posix_acl_access", b"z", 0, 3, root) == "EOPNOTSUPP"
+    ns.create("/mine", 1, 0o444, root, None)
+    ns.setattr("/mine", 1, root, uid=USER.uid, gid=USER.gid)
+    assert err(ns.set_xattr, "/mine", "user.u", b"z", 0, 3, USER) == "EACCES"  # the owner too, without w
+    ns.mkdir("/t", 1, 0o1777, root, None)
+    assert err(ns.set_xattr, "/t", "user.u", b"z", 0, 3, USER) == "EPERM"      # sticky: owner only
+    ns.symlink("/l", "f", 1, root)
+    assert err(ns.set_xattr, "/l", "user.u", b"z", 0, 3, root) == "EPERM"      # user.*: files and dirs only
+    ns.create("/private", 1, 0o600, root, None)
+    ns.set_xattr("/private", "user.u", b"y", 0, 2, root)
+    assert err(ns.get_xattr, "/private", "user.u", USER) == "EACCES"
+    assert ns.lookup("/f", root).ctime == 2                                    # refusals changed nothing
+    ns.close()
+
+
+def test_which_times_each_call_changes(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    ns.mkdir("/d", 1, 0o755, c, None)
+    ns.mkdir("/e", 1, 0o755, c, None)
+    ns.create("/d/f", 1, 0o644, c, None)
+
+    def times(p):
+        n = ns.lookup(p, c)
+        return n.atime, n.mtime, n.ctime
+    steps = [  # (call, path to watch, (atime, mtime, ctime) after)
+        (lambda: ns.setattr("/d/f", 2, c, size=10, mtime=2), "/d/f", (1, 2, 2)),            # a write
+        (lambda: ns.setattr("/d/f", 3, c, mode=0o600), "/d/f", (1, 2, 3)),                   # chmod
+        (lambda: ns.setattr("/d/f", 4, c, uid=0, gid=0), "/d/f", (1, 2, 4)),                 # chown, same owner
+        (lambda: ns.link("/d/f", "/e/g", 5, c), "/d/f", (1, 2, 5)),
+        (lambda: None, "/e", (1, 5, 5)),                                                       # its new parent
+        (lambda: ns.unlink("/e/g", 6, c), "/d/f", (1, 2, 6)),
+        (lambda: ns.rename("/d/f", "/e/f", 7, c), "/e/f", (1, 2, 7)),
+        (lambda: None, "/d", (1, 7, 7)),
+        (lambda: ns.setattr("/e/f", 8, c, atime=8, read_atime=True), "/e/f", (8, 2, 7)),     # read: atime only
+        (lambda: ns.setattr("/e/f", 9, c, atime=9, read_atime=True), "/e/f", (8, 2, 7)),     # relatime: not again
+        (lambda: ns.setattr("/e/f", 10, c, size=0), "/e/f", (8, 10, 10)),                      # truncate
+        (lambda: ns.setattr("/e/f", 11, c, atime=11, read_atime=True), "/e/f", (11, 10, 10)),  # after a change
+    ]
+    for i, (call, path, want) in enumerate(steps):
+        call()
+        assert times(path) == want, i
+    day = 24 * 3600 * 10**9
+    ns.setattr("/e/f", 12 + day, c, atime=12 + day, read_atime=True)      # a day later it moves again
+    assert times("/e/f")[0] == 12 + day
+    ns.setattr("/e/f", 13, c, mode=0o600)
+    assert err(ns.setattr, "/e/f", 14, USER, atime=14, read_atime=True) == "EACCES"   # a reader needs r
+    ns.close()

@@ -10,8 +10,13 @@ stat from the same mount sees it at once). Attributes listed by readdir are kept
 Extended attributes: `lustre.lov` is the file's layout in the binary `struct lov_user_md_v1` that
 real Lustre returns (`getfattr -n lustre.lov -e hex FILE`); setting it on a file without objects
 gives the file that layout, on a directory sets its default, and on a file that already has a
-layout it is ignored (as Lustre does, so that `rsync -X`/`cp --preserve=xattr` work). `user.*` go to
-the MDS; `security.*`, `system.*` and `trusted.*` are absent (ENODATA) without asking the MDS.
+layout it is ignored (as Lustre does, so that `rsync -X`/`cp --preserve=xattr` work). `user.*`,
+`security.*` and `trusted.*` go to the MDS, which checks who may (services/lustre/xattrs.py); the kernel
+asks for `security.*` names on every write and `ls -l`, so those are asked of the MDS only for an inode
+whose attributes say it has some (`privileged_xattrs`). `system.*` (ACLs) are absent (ENODATA).
+
+Times are integer nanoseconds end to end (the MDS's, the wire's, the kernel's). A read moves atime as
+llite does at close, under relatime (services/lustre/namespace.py: read_atime).
 
 Errors: a refused call raises the client's ClientError, an OSError carrying the errno the MDS or OSS
 sent (services/lustre/errors.py); mfusepy returns any OSError's errno to the kernel as it is, so the
@@ -46,7 +51,9 @@ from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
 from services.lustre.mds.ldlm import UUID_KEY
+from services.lustre.namespace import RELATIME_NS
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
+from services.lustre.xattrs import PRIVILEGED, STORED
 
 log = logging.getLogger("lustre.client")
 
@@ -71,6 +78,7 @@ class OpenFile:
     wb: WriteBack | None = None   # its dirty data (client/writeback.py)
     written: bool = False         # written since the last close: the MDS gets its size and mtime
     stale: bool = False           # another client changed it (a blocking callback): ask its size again
+    read: bool = False            # read since the last close: the MDS gets the access time (relatime)
 
 
 def _err(e: LustreError | ClientError) -> mfusepy.FuseOSError:
@@ -81,7 +89,7 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
     sz = a.size if size is None else size
     return {"st_mode": a.mode, "st_ino": a.ino, "st_nlink": a.nlink, "st_uid": a.uid, "st_gid": a.gid,
             "st_size": sz, "st_blocks": (sz + 511) // 512, "st_blksize": 4 * MiB,
-            "st_atime": int(a.atime * 1e9), "st_mtime": int(a.mtime * 1e9), "st_ctime": int(a.ctime * 1e9),
+            "st_atime": a.atime_ns, "st_mtime": a.mtime_ns, "st_ctime": a.ctime_ns,
             "st_rdev": a.rdev}
 
 
@@ -219,7 +227,7 @@ class LustreFuse(mfusepy.Operations):
             if not (of.dirty or of.written):
                 return
             callbacks = self.callbacks
-            a = self.c.setattr(of.path, self.cred(), size=of.size, grow_only=True, mtime=time.time())
+            a = self._md_setattr(of.path, size=of.size, grow_only=True, mtime_ns=time.time_ns())
             of.dirty = of.written = False
         self.attrs.pop(of.path, None)   # its directory is unchanged
         self._keep(of.path, a, callbacks)   # the stat that follows (ours: under our lock)
@@ -262,24 +270,36 @@ class LustreFuse(mfusepy.Operations):
         if of is not None:   # the writes before it are older than the times it sets (cp -p, tar)
             self._flush_data(of)
             self._push_size(of)
-        now = time.time()   # UTIME_NOW is the caller's now: this client's clock (mds/servicer.py: inode times)
+        now = time.time_ns()   # UTIME_NOW is the caller's now: this client's clock (mds/servicer.py: inode times)
         kw: dict[str, Any] = {}
         if times is None:
-            kw = {"atime": now, "mtime": now}
+            kw = {"atime_ns": now, "mtime_ns": now}
         else:
-            for key, t in zip(("atime", "mtime"), times, strict=True):
+            for key, t in zip(("atime_ns", "mtime_ns"), times, strict=True):
                 if t == UTIME_OMIT:
                     continue
-                kw[key] = now if t == UTIME_NOW else t / 1e9
+                kw[key] = now if t == UTIME_NOW else t
                 if t != UTIME_NOW:
                     kw["explicit_times"] = True
         if kw:
             self._setattr(path, **kw)
         return 0
 
+    def _md_setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
+        r = self.c.mdcall("Setattr", pb.LustreMdsSetattrRequest(path=path, cred=self.cred(), **kw))
+        self._drop_names(r.linked)
+        return r.attr
+
+    def _drop_names(self, paths: Any) -> None:
+        """A hard-linked file changed: what this mount and the kernel hold under its other names goes
+        (each name is its own inode to libfuse's path-based API; the MDS names them in its answer)."""
+        for p in paths:
+            self.attrs.pop(p, None)
+            self.kernel.invalidate(p)
+
     def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
         self._forget(path)
-        a = self.c.setattr(path, self.cred(), **kw)
+        a = self._md_setattr(path, **kw)
         self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # the getattr libfuse makes next
         return a
 
@@ -381,7 +401,7 @@ class LustreFuse(mfusepy.Operations):
             self._flush_data(of)
             self._push_size(of)
         self._forget(old, new)
-        self.c.rename(old, new, self.cred())
+        self._drop_names(self.c.mdcall("Rename", pb.LustreMdsRenameRequest(src=old, dst=new, cred=self.cred())).linked)
         with self._mu:
             moved = self.files.pop(old, None)
             self.files.pop(new, None)
@@ -461,6 +481,7 @@ class LustreFuse(mfusepy.Operations):
         if of.wb is not None and of.wb.dirty():
             self._flush_data(of)
         self._refresh(of)
+        of.read = True
         ra_bytes = self.t.max_read_ahead_mb * MiB
         ra = of.ra
         if ra is None or ra.max_bytes != ra_bytes:
@@ -503,7 +524,7 @@ class LustreFuse(mfusepy.Operations):
         self._flush_data(of)   # this client's earlier writes, and their size, first
         self._push_size(of)
         callbacks = self.callbacks
-        a = self.c.setattr(of.path, self.cred(), append=len(data), mtime=time.time())
+        a = self._md_setattr(of.path, append=len(data), mtime_ns=time.time_ns())
         self.c.write(layout, a.size - len(data), data)
         with of.lock:
             of.size = max(of.size, a.size)
@@ -524,7 +545,21 @@ class LustreFuse(mfusepy.Operations):
                 self._push_size(of)
             finally:
                 WriteBack._wait(sent)
+            if of.read:
+                self._push_atime(of)
         return 0
+
+    def _push_atime(self, of: OpenFile) -> None:
+        """A read's access time to the MDS at close, as llite packs it into MDS_CLOSE; only when relatime
+        would move it (by the attributes this mount holds under its lock), so most closes cost nothing."""
+        of.read = False
+        now = time.time_ns()
+        a = self._attr(of.path)
+        if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
+            return
+        a = self._md_setattr(of.path, atime_ns=now, read_atime=True)
+        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)
+        self.kernel.invalidate(of.path)   # the kernel's cached atime is the old one
 
     def fsync(self, path: str, datasync: int, fh: int) -> int:
         of = self._of(path, fh)
@@ -560,7 +595,7 @@ class LustreFuse(mfusepy.Operations):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
             raise mfusepy.FuseOSError(errno.ENODATA)
-        if not name.startswith("user."):
+        if not name.startswith(STORED) or name.startswith(PRIVILEGED) and not self._attr(path).privileged_xattrs:
             raise mfusepy.FuseOSError(errno.ENODATA)
         return self.c.mdcall("Getxattr", pb.LustreMdsGetxattrRequest(path=path, name=name,
                                                                      cred=self.cred())).value
@@ -588,16 +623,19 @@ class LustreFuse(mfusepy.Operations):
                 a = self._attr(path, fresh=True)
                 of.layout = layout_from_pb(a.layout) if a.HasField("layout") else None
             return 0
-        if not name.startswith("user."):
+        if not name.startswith(STORED):
             raise mfusepy.FuseOSError(errno.ENOTSUP)
-        self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(path=path, name=name, value=bytes(value),
-                                                              flags=options, cred=self.cred()))
+        self.attrs.pop(path, None)   # its privileged_xattrs may change
+        self._drop_names(self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(
+            path=path, name=name, value=bytes(value), flags=options, cred=self.cred())).linked)
         return 0
 
     def removexattr(self, path: str, name: str) -> int:
-        if not name.startswith("user."):
+        if not name.startswith(STORED):
             raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
-        self.c.mdcall("Removexattr", pb.LustreMdsRemovexattrRequest(path=path, name=name, cred=self.cred()))
+        self.attrs.pop(path, None)
+        self._drop_names(self.c.mdcall("Removexattr", pb.LustreMdsRemovexattrRequest(
+            path=path, name=name, cred=self.cred())).linked)
         return 0
 
     def access(self, path: str, amode: int) -> int:
@@ -682,9 +720,15 @@ class _Fuse(mfusepy.FUSE):
         return ret
 
     def getxattr(self, path, name, value, size, *args):  # noqa: ANN001, ANN201
-        # `ls -l` asks for security.selinux and system.posix_acl_* of every entry: answer those
-        # at once, without decoding, an exception or the per-call wrapper's logging
-        if not name.startswith((b"user.", b"lustre.")):
+        # `ls -l` asks for security.selinux and system.posix_acl_* of every entry, and a write for
+        # security.capability: answer those at once, without decoding, an exception or the per-call
+        # wrapper's logging, when the attributes this mount holds say the inode has no such xattr
+        if name.startswith((b"security.", b"trusted.")):
+            hit = self.operations.attrs.get(path.decode(self.encoding, self.errors))
+            if hit is not None and hit[0] > time.monotonic() and not hit[1].privileged_xattrs \
+                    and self.operations.locks is not None and self.operations.locks.held:
+                return -errno.ENODATA
+        elif not name.startswith((b"user.", b"lustre.")):
             return -errno.ENODATA
         return super().getxattr(path, name, value, size, *args)
 

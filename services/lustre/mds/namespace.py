@@ -18,10 +18,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, Integer, String, delete, insert, select, update
+from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, delete, insert, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from emulator.store import Base, create_tables, make_engine
+from services.lustre import xattrs
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout, StripeObject, StripeSpec
@@ -40,9 +41,9 @@ class InodeRow(Base):
     mode: Mapped[int] = mapped_column(Integer)
     uid: Mapped[int] = mapped_column(Integer)
     gid: Mapped[int] = mapped_column(Integer)
-    atime: Mapped[float] = mapped_column(Float)
-    mtime: Mapped[float] = mapped_column(Float)
-    ctime: Mapped[float] = mapped_column(Float)
+    atime_ns: Mapped[int] = mapped_column(BigInteger)   # nanoseconds, kept whole (a double holds ~240 ns)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger)
+    ctime_ns: Mapped[int] = mapped_column(BigInteger)
     size: Mapped[int] = mapped_column(Integer)
     nlink: Mapped[int] = mapped_column(Integer)
     layout: Mapped[Any] = mapped_column(JSON, nullable=True)
@@ -102,7 +103,7 @@ class DurableNamespace:
     Thread-safe: one lock serialises requests (the MDT's transactions), as the daemon's gRPC threads
     call it concurrently."""
 
-    def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: float) -> None:
+    def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: int) -> None:
         self.engine = make_engine(url)
         create_tables(self.engine, [InodeRow, LinkRow, NodeTypeRow, MetaRow])
         self.fsname = fsname
@@ -129,7 +130,8 @@ class DurableNamespace:
         spec = n.default_spec
         xs = self.xattrs.get(n.ino)
         return dict(fsname=self.fsname, ino=n.ino, parent=e.parent, name=e.name, fid=str(n.fid), is_dir=n.is_dir,
-                    mode=n.mode, uid=n.uid, gid=n.gid, atime=n.atime, mtime=n.mtime, ctime=n.ctime, size=n.size,
+                    mode=n.mode, uid=n.uid, gid=n.gid, atime_ns=n.atime, mtime_ns=n.mtime, ctime_ns=n.ctime,
+                    size=n.size,
                     nlink=n.nlink, layout=layout_doc(n.layout),
                     default_spec=[spec.count, spec.size, spec.index] if spec else None,
                     xattrs={k: base64.b64encode(v).decode() for k, v in xs.items()} if xs else None)
@@ -195,9 +197,10 @@ class DurableNamespace:
         nodes: dict[int, Inode] = {}
         for r in rows:
             node = ns.root if r.ino == 1 else Inode(Fid.parse(r.fid), r.ino, r.is_dir, r.mode, r.uid, r.gid,
-                                                    r.ctime, r.mtime, r.atime)
+                                                    r.ctime_ns, r.mtime_ns, r.atime_ns)
             node.mode, node.uid, node.gid = r.mode, r.uid, r.gid
-            node.atime, node.mtime, node.ctime, node.size, node.nlink = r.atime, r.mtime, r.ctime, r.size, r.nlink
+            node.atime, node.mtime, node.ctime = r.atime_ns, r.mtime_ns, r.ctime_ns
+            node.size, node.nlink = r.size, r.nlink
             node.layout = layout_from_doc(r.layout)
             node.default_spec = StripeSpec(*r.default_spec) if r.default_spec else None
             nodes[r.ino] = node
@@ -268,7 +271,7 @@ class DurableNamespace:
             return [(n, d.children[n]) for n in names]
 
     # ---- mutations ---------------------------------------------------------------------------
-    def create(self, path: str, now: float, mode: int, cred: Cred, spec: StripeSpec | None,
+    def create(self, path: str, now: int, mode: int, cred: Cred, spec: StripeSpec | None,
                delay_layout: bool = False, exclusive: bool = False) -> Inode:
         with self.lock:
             try:
@@ -288,7 +291,7 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
-    def mkdir(self, path: str, now: float, mode: int, cred: Cred, spec: StripeSpec | None) -> Inode:
+    def mkdir(self, path: str, now: int, mode: int, cred: Cred, spec: StripeSpec | None) -> Inode:
         with self.lock:
             node = self.ns.mkdir(path, now, mode, cred, spec)
             parent = self._parent_of(path, cred)
@@ -296,7 +299,7 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
-    def unlink(self, path: str, now: float, cred: Cred) -> list[StripeObject]:
+    def unlink(self, path: str, now: int, cred: Cred) -> list[StripeObject]:
         with self.lock:
             node = self.ns.lookup(path, cred)
             freed = self.ns.unlink(path, now, cred)
@@ -307,7 +310,7 @@ class DurableNamespace:
                 self._save([parent, node], [])
             return freed
 
-    def rmdir(self, path: str, now: float, cred: Cred) -> None:
+    def rmdir(self, path: str, now: int, cred: Cred) -> None:
         with self.lock:
             node = self.ns.lookup(path, cred)
             self.ns.rmdir(path, now, cred)
@@ -315,7 +318,7 @@ class DurableNamespace:
             self._forget(node)
             self._save([parent], [node.ino])
 
-    def rename(self, src: str, dst: str, now: float, cred: Cred) -> list[StripeObject]:
+    def rename(self, src: str, dst: str, now: int, cred: Cred) -> list[StripeObject]:
         with self.lock:
             node = self.ns.lookup(src, cred)
             try:
@@ -336,7 +339,7 @@ class DurableNamespace:
             self._save([node, sparent, dparent] + kept, removed)
             return freed
 
-    def link(self, src: str, dst: str, now: float, cred: Cred) -> Inode:
+    def link(self, src: str, dst: str, now: int, cred: Cred) -> Inode:
         with self.lock:
             node = self.ns.link(src, dst, now, cred)
             parent = self._parent_of(dst, cred)
@@ -344,7 +347,7 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
-    def symlink(self, path: str, target: str, now: float, cred: Cred) -> Inode:
+    def symlink(self, path: str, target: str, now: int, cred: Cred) -> Inode:
         with self.lock:
             node = self.ns.symlink(path, target, now, cred)
             parent = self._parent_of(path, cred)
@@ -352,7 +355,7 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
-    def mknod(self, path: str, mode: int, rdev: int, now: float, cred: Cred) -> Inode:
+    def mknod(self, path: str, mode: int, rdev: int, now: int, cred: Cred) -> Inode:
         with self.lock:
             node = self.ns.mknod(path, mode, rdev, now, cred)
             parent = self._parent_of(path, cred)
@@ -375,22 +378,25 @@ class DurableNamespace:
                 raise LustreError("EINVAL", f"{path} is not a symbolic link")
             return node.target
 
-    def setattr(self, path: str, now: float, cred: Cred, *, mode: int | None = None, uid: int | None = None,
-                gid: int | None = None, size: int | None = None, atime: float | None = None,
-                mtime: float | None = None, grow_only: bool = False, explicit_times: bool = False,
-                append: int = 0) -> Inode:
+    def setattr(self, path: str, now: int, cred: Cred, *, mode: int | None = None, uid: int | None = None,
+                gid: int | None = None, size: int | None = None, atime: int | None = None,
+                mtime: int | None = None, grow_only: bool = False, explicit_times: bool = False,
+                append: int = 0, read_atime: bool = False) -> Inode:
         """`append`: an O_APPEND write's length; the size grows by it under this lock (the reply's size
-        minus it is the write's offset), so concurrent appenders get ranges that do not overlap."""
+        minus it is the write's offset), so concurrent appenders get ranges that do not overlap.
+        `read_atime`: a reader's access time, alone in the request, saved only when relatime moves it."""
         with self.lock:
             node = self.ns.lookup(path, cred)
+            if read_atime:
+                if atime is not None and self.ns.read_atime(path, atime, cred):
+                    self._save([node], [])
+                return node
             if append:
                 size, grow_only = node.size + append, False
             if mode is not None:
                 self.ns.chmod(path, mode, now, cred)
-            if uid is not None or gid is not None:
-                if uid is not None and uid != node.uid or gid is not None and gid != node.gid:
-                    self.ns.chown(path, node.uid if uid is None else uid, node.gid if gid is None else gid, now,
-                                  cred)
+            if uid is not None or gid is not None:   # even to the same owner: ctime, and setuid dropped (Linux)
+                self.ns.chown(path, node.uid if uid is None else uid, node.gid if gid is None else gid, now, cred)
             if size is not None and not (grow_only and size <= node.size):
                 self.ns.set_size(path, size, now, cred)
             if size is not None and cred.uid != 0 and node.is_reg:   # a write or truncate without CAP_FSETID
@@ -400,7 +406,7 @@ class DurableNamespace:
             self._save([node], [])
             return node
 
-    def setstripe(self, path: str, spec: StripeSpec, now: float, cred: Cred) -> Inode:
+    def setstripe(self, path: str, spec: StripeSpec, now: int, cred: Cred) -> Inode:
         with self.lock:
             try:
                 self.ns.lookup(path, cred)
@@ -423,39 +429,51 @@ class DurableNamespace:
             self._save([node] + ([parent] if parent is not None else []), [])
             return node
 
-    def _relayout(self, path: str, node: Inode, spec: StripeSpec, now: float, cred: Cred) -> Inode:
+    def _relayout(self, path: str, node: Inode, spec: StripeSpec, now: int, cred: Cred) -> Inode:
         """`lfs setstripe` on an existing empty file: Lustre refuses it (EEXIST) - see FIDELITY."""
         raise LustreError("EEXIST", f"{path}: file already has a layout; setstripe works on new files or "
                           "directories (an existing file keeps its layout, as on Lustre)")
 
-    def set_xattr(self, path: str, name: str, value: bytes, flags: int, now: float, cred: Cred) -> None:
+    def set_xattr(self, path: str, name: str, value: bytes, flags: int, now: int, cred: Cred) -> None:
         with self.lock:
             node = self.ns.lookup(path, cred)
-            if cred.uid not in (0, node.uid):
-                self.ns._check(node, 2, cred, path)
+            xattrs.check_write(self.ns, node, name, cred, path)
             xs = self.xattrs.setdefault(node.ino, {})
             if flags == 1 and name in xs:
                 raise LustreError("EEXIST", f"{path}: xattr {name} exists")
             if flags == 2 and name not in xs:
-                raise LustreError("ENODATA", f"{path}: no xattr {name}")  # type: ignore[arg-type]
+                raise LustreError("ENODATA", f"{path}: no xattr {name}")
             xs[name] = value
             node.ctime = now
             self._save([node], [])
 
-    def remove_xattr(self, path: str, name: str, now: float, cred: Cred) -> None:
+    def remove_xattr(self, path: str, name: str, now: int, cred: Cred) -> None:
         with self.lock:
             node = self.ns.lookup(path, cred)
+            xattrs.check_write(self.ns, node, name, cred, path)
             xs = self.xattrs.get(node.ino, {})
             if name not in xs:
-                raise LustreError("ENODATA", f"{path}: no xattr {name}")  # type: ignore[arg-type]
+                raise LustreError("ENODATA", f"{path}: no xattr {name}")
             del xs[name]
             node.ctime = now
             self._save([node], [])
 
-    def get_xattrs(self, path: str, cred: Cred) -> dict[str, bytes]:
+    def get_xattr(self, path: str, name: str, cred: Cred) -> bytes:
         with self.lock:
             node = self.ns.lookup(path, cred)
-            return dict(self.xattrs.get(node.ino, {}))
+            xattrs.check_name(name)
+            value = self.xattrs.get(node.ino, {}).get(name)
+            if not xattrs.may_read(self.ns, node, name, cred, path) or value is None:
+                raise LustreError("ENODATA", f"{path}: no xattr {name}")
+            return value
+
+    def list_xattrs(self, path: str, cred: Cred) -> list[str]:
+        with self.lock:
+            node = self.ns.lookup(path, cred)
+            return xattrs.listed(sorted(self.xattrs.get(node.ino, {})), cred)
+
+    def has_privileged_xattrs(self, ino: int) -> bool:
+        return any(n.startswith(xattrs.PRIVILEGED) for n in self.xattrs.get(ino, ()))
 
     def close(self) -> None:
         self.engine.dispose()

@@ -19,7 +19,7 @@ from services.lustre.errors import LustreError
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
 from services.lustre.mds.namespace import DurableNamespace
-from services.lustre.namespace import Cred, Inode
+from services.lustre.namespace import ROOT, Cred, Inode
 from services.lustre.ost import MdtState, OstState, target_name
 from services.lustre.wire import answer, dir_cookie, layout_to_pb, page_of, spec_from_pb, spec_to_pb, watch
 
@@ -28,7 +28,7 @@ from services.lustre.wire import answer, dir_cookie, layout_to_pb, page_of, spec
 # --clock-scale twin times would lie in the future for every program that compares them with the time
 # it reads itself (make, find -newer, rsync, tar's "time stamp in the future"); utimens(UTIME_NOW)
 # means the caller's now. What the twin reports of itself (events, faults) uses the twin clock.
-inode_time = time.time
+inode_time = time.time_ns   # integer nanoseconds, as the MDT keeps them
 ORDERS_KEPT = 64   # directories whose cookie order Readdir keeps
 ATTRS_KEPT = 1 << 20   # inodes whose attribute message the MDS keeps
 
@@ -50,14 +50,29 @@ def cred_of(msg: pb.LustreCred) -> Cred:
     return Cred(msg.uid, msg.gid, tuple(msg.groups))
 
 
-def attr_of(n: Inode) -> pb.LustreAttr:
+def attr_of(n: Inode, ns: DurableNamespace | None = None) -> pb.LustreAttr:
     a = pb.LustreAttr(fid=str(n.fid), ino=n.ino, mode=n.st_mode, nlink=n.nlink, uid=n.uid, gid=n.gid, size=n.size,
-                      blocks=(n.size + 511) // 512, atime=n.atime, mtime=n.mtime, ctime=n.ctime, rdev=n.rdev)
+                      blocks=(n.size + 511) // 512, atime_ns=n.atime, mtime_ns=n.mtime, ctime_ns=n.ctime, rdev=n.rdev,
+                      privileged_xattrs=ns is not None and ns.has_privileged_xattrs(n.ino))
     if n.layout is not None:
         a.layout.CopyFrom(layout_to_pb(n.layout))
     if n.default_spec is not None:
         a.default_spec.CopyFrom(spec_to_pb(n.default_spec))
     return a
+
+
+def other_names(ns: DurableNamespace, node: Inode | None, but: str) -> list[str]:
+    """A hard-linked file's names but `but`: what a client cached under them changed too."""
+    if node is None or node.is_dir or node.nlink <= 1:
+        return []
+    return [p for p in ns.paths_of(node.ino) if p != but]
+
+
+def lookup_or_none(ns: DurableNamespace, path: str, cred: Cred) -> Inode | None:
+    try:
+        return ns.lookup(path, cred)
+    except LustreError:
+        return None
 
 
 def target_pb(fsname: str, t: OstState | MdtState, kind: str, server: str) -> pb.LustreTargetState:
@@ -95,7 +110,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Getstripe(self, request, context):  # noqa: N802
         return pb.LustreMdsGetstripeResponse(attr=await self._call(
-            context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)))))
+            context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)), ns)))
 
     async def Create(self, request, context):  # noqa: N802
         r = request
@@ -113,7 +128,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         r = request
         spec = spec_from_pb(r.spec) if r.HasField("spec") else None
         return pb.LustreMdsMkdirResponse(attr=await self._call(context, lambda ns: attr_of(ns.mkdir(
-            r.path, inode_time(), r.mode or 0o755, cred_of(r.cred), spec))))
+            r.path, inode_time(), r.mode or 0o755, cred_of(r.cred), spec), ns)))
 
     async def Unlink(self, request, context):  # noqa: N802
         linked: list[str] = []
@@ -133,8 +148,18 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Rename(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsRenameResponse(freed=await self._removed(
-            context, lambda ns: ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred))))
+        linked: list[str] = []
+
+        def rename(ns: DurableNamespace) -> list[StripeObject]:
+            with ns.lock:
+                node, old = ns.lookup(r.src, cred_of(r.cred)), lookup_or_none(ns, r.dst, cred_of(r.cred))
+                freed = ns.rename(r.src, r.dst, inode_time(), cred_of(r.cred))
+                linked.extend(other_names(ns, node, r.dst))
+                if old is not None and old is not node and not old.is_dir:   # its other names' nlink fell
+                    linked.extend(p for p in ns.paths_of(old.ino) if p != r.dst)
+                return freed
+        freed = await self._removed(context, rename)
+        return pb.LustreMdsRenameResponse(freed=freed, linked=linked)
 
     async def Link(self, request, context):  # noqa: N802
         r = request
@@ -142,18 +167,18 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         def link(ns: DurableNamespace) -> pb.LustreMdsLinkResponse:
             with ns.lock:
                 node = ns.link(r.src, r.dst, inode_time(), cred_of(r.cred))
-                return pb.LustreMdsLinkResponse(attr=attr_of(node), linked=ns.paths_of(node.ino))
+                return pb.LustreMdsLinkResponse(attr=attr_of(node, ns), linked=ns.paths_of(node.ino))
         return await self._call(context, link)
 
     async def Symlink(self, request, context):  # noqa: N802
         r = request
         return pb.LustreMdsSymlinkResponse(attr=await self._call(context, lambda ns: attr_of(ns.symlink(
-            r.path, r.target, inode_time(), cred_of(r.cred)))))
+            r.path, r.target, inode_time(), cred_of(r.cred)), ns)))
 
     async def Mknod(self, request, context):  # noqa: N802
         r = request
         return pb.LustreMdsMknodResponse(attr=await self._call(context, lambda ns: attr_of(ns.mknod(
-            r.path, r.mode, r.rdev, inode_time(), cred_of(r.cred)))))
+            r.path, r.mode, r.rdev, inode_time(), cred_of(r.cred)), ns)))
 
     async def Readlink(self, request, context):  # noqa: N802
         return pb.LustreMdsReadlinkResponse(target=await self._call(
@@ -182,7 +207,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         if hit is None or hit[0] != key:
             if len(self._attrs) >= ATTRS_KEPT:   # removed inodes' too: start again
                 self._attrs.clear()
-            hit = self._attrs[n.ino] = (key, attr_of(n))
+            hit = self._attrs[n.ino] = (key, attr_of(n, ns))
         return hit[1]
 
     def _cookie_order(self, d: Inode, version: int) -> tuple[list[str], list[int]]:
@@ -200,15 +225,20 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Setattr(self, request, context):  # noqa: N802
         r = request
-        kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size", "atime", "mtime") if r.HasField(k)}
-        return pb.LustreMdsSetattrResponse(attr=await self._call(context, lambda ns: self._attr_pb(ns, ns.setattr(
-            r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only, explicit_times=r.explicit_times,
-            append=r.append, **kw))))
+        kw = {k: getattr(r, k) for k in ("mode", "uid", "gid", "size") if r.HasField(k)}
+        kw |= {k[:-3]: getattr(r, k) for k in ("atime_ns", "mtime_ns") if r.HasField(k)}
+
+        def setattr_(ns: DurableNamespace) -> pb.LustreMdsSetattrResponse:
+            with ns.lock:
+                node = ns.setattr(r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only,
+                                  explicit_times=r.explicit_times, append=r.append, read_atime=r.read_atime, **kw)
+                return pb.LustreMdsSetattrResponse(attr=self._attr_pb(ns, node), linked=other_names(ns, node, r.path))
+        return await self._call(context, setattr_)
 
     async def Setstripe(self, request, context):  # noqa: N802
         r = request
         return pb.LustreMdsSetstripeResponse(attr=await self._call(context, lambda ns: attr_of(ns.setstripe(
-            r.path, spec_from_pb(r.spec), inode_time(), cred_of(r.cred)))))
+            r.path, spec_from_pb(r.spec), inode_time(), cred_of(r.cred)), ns)))
 
     async def Statfs(self, request, context):  # noqa: N802
         def statfs(ns: DurableNamespace) -> pb.LustreMdsStatfsResponse:
@@ -219,32 +249,35 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         return await self._call(context, statfs)
 
     async def Getxattr(self, request, context):  # noqa: N802
-        def get(ns: DurableNamespace) -> pb.LustreMdsGetxattrResponse:
-            xs = ns.get_xattrs(request.path, cred_of(request.cred))
-            if request.name not in xs:
-                raise LustreError("ENODATA", f"{request.path}: no xattr {request.name}")
-            return pb.LustreMdsGetxattrResponse(value=xs[request.name])
-        return await self._call(context, get)
+        r = request
+        return pb.LustreMdsGetxattrResponse(value=await self._call(
+            context, lambda ns: ns.get_xattr(r.path, r.name, cred_of(r.cred))))
 
     async def Listxattr(self, request, context):  # noqa: N802
         r = request
 
         def listxattr(ns: DurableNamespace) -> pb.LustreMdsListxattrResponse:
-            names, token = page_of("Listxattr", sorted(ns.get_xattrs(r.path, cred_of(r.cred))), r.page_size,
-                                   r.page_token)
+            names, token = page_of("Listxattr", ns.list_xattrs(r.path, cred_of(r.cred)), r.page_size, r.page_token)
             return pb.LustreMdsListxattrResponse(names=names, next_page_token=token)
         return await self._call(context, listxattr)
 
     async def Setxattr(self, request, context):  # noqa: N802
         r = request
-        await self._call(context, lambda ns: ns.set_xattr(r.path, r.name, r.value, r.flags, inode_time(),
-                                                          cred_of(r.cred)))
-        return pb.LustreMdsSetxattrResponse()
+
+        def setxattr(ns: DurableNamespace) -> pb.LustreMdsSetxattrResponse:
+            with ns.lock:
+                ns.set_xattr(r.path, r.name, r.value, r.flags, inode_time(), cred_of(r.cred))
+                return pb.LustreMdsSetxattrResponse(linked=other_names(ns, ns.lookup(r.path, ROOT), r.path))
+        return await self._call(context, setxattr)
 
     async def Removexattr(self, request, context):  # noqa: N802
         r = request
-        await self._call(context, lambda ns: ns.remove_xattr(r.path, r.name, inode_time(), cred_of(r.cred)))
-        return pb.LustreMdsRemovexattrResponse()
+
+        def removexattr(ns: DurableNamespace) -> pb.LustreMdsRemovexattrResponse:
+            with ns.lock:
+                ns.remove_xattr(r.path, r.name, inode_time(), cred_of(r.cred))
+                return pb.LustreMdsRemovexattrResponse(linked=other_names(ns, ns.lookup(r.path, ROOT), r.path))
+        return await self._call(context, removexattr)
 
     async def Find(self, request, context):  # noqa: N802
         r = request

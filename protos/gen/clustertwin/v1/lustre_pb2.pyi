@@ -49,7 +49,7 @@ class LustreLayout(_message.Message):
     def __init__(self, stripe_size: _Optional[int] = ..., gen: _Optional[int] = ..., pattern: _Optional[str] = ..., objects: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
 
 class LustreAttr(_message.Message):
-    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "atime", "mtime", "ctime", "layout", "default_spec", "rdev")
+    __slots__ = ("fid", "ino", "mode", "nlink", "uid", "gid", "size", "blocks", "layout", "default_spec", "rdev", "atime_ns", "mtime_ns", "ctime_ns", "privileged_xattrs")
     FID_FIELD_NUMBER: _ClassVar[int]
     INO_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -58,12 +58,13 @@ class LustreAttr(_message.Message):
     GID_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     BLOCKS_FIELD_NUMBER: _ClassVar[int]
-    ATIME_FIELD_NUMBER: _ClassVar[int]
-    MTIME_FIELD_NUMBER: _ClassVar[int]
-    CTIME_FIELD_NUMBER: _ClassVar[int]
     LAYOUT_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_SPEC_FIELD_NUMBER: _ClassVar[int]
     RDEV_FIELD_NUMBER: _ClassVar[int]
+    ATIME_NS_FIELD_NUMBER: _ClassVar[int]
+    MTIME_NS_FIELD_NUMBER: _ClassVar[int]
+    CTIME_NS_FIELD_NUMBER: _ClassVar[int]
+    PRIVILEGED_XATTRS_FIELD_NUMBER: _ClassVar[int]
     fid: str
     ino: int
     mode: int
@@ -72,13 +73,14 @@ class LustreAttr(_message.Message):
     gid: int
     size: int
     blocks: int
-    atime: float
-    mtime: float
-    ctime: float
     layout: LustreLayout
     default_spec: LustreStripeSpec
     rdev: int
-    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., ctime: _Optional[float] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., rdev: _Optional[int] = ...) -> None: ...
+    atime_ns: int
+    mtime_ns: int
+    ctime_ns: int
+    privileged_xattrs: bool
+    def __init__(self, fid: _Optional[str] = ..., ino: _Optional[int] = ..., mode: _Optional[int] = ..., nlink: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., blocks: _Optional[int] = ..., layout: _Optional[_Union[LustreLayout, _Mapping]] = ..., default_spec: _Optional[_Union[LustreStripeSpec, _Mapping]] = ..., rdev: _Optional[int] = ..., atime_ns: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., ctime_ns: _Optional[int] = ..., privileged_xattrs: _Optional[bool] = ...) -> None: ...
 
 class LustreDirEntry(_message.Message):
     __slots__ = ("name", "attr")
@@ -270,10 +272,12 @@ class LustreMdsRenameRequest(_message.Message):
     def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
 
 class LustreMdsRenameResponse(_message.Message):
-    __slots__ = ("freed",)
+    __slots__ = ("freed", "linked")
     FREED_FIELD_NUMBER: _ClassVar[int]
+    LINKED_FIELD_NUMBER: _ClassVar[int]
     freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
-    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ...) -> None: ...
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ..., linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsLinkRequest(_message.Message):
     __slots__ = ("src", "dst", "cred")
@@ -362,36 +366,40 @@ class LustreMdsReaddirResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[LustreDirEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class LustreMdsSetattrRequest(_message.Message):
-    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "atime", "mtime", "grow_only", "explicit_times", "append")
+    __slots__ = ("path", "cred", "mode", "uid", "gid", "size", "grow_only", "explicit_times", "append", "atime_ns", "mtime_ns", "read_atime")
     PATH_FIELD_NUMBER: _ClassVar[int]
     CRED_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
     GID_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
-    ATIME_FIELD_NUMBER: _ClassVar[int]
-    MTIME_FIELD_NUMBER: _ClassVar[int]
     GROW_ONLY_FIELD_NUMBER: _ClassVar[int]
     EXPLICIT_TIMES_FIELD_NUMBER: _ClassVar[int]
     APPEND_FIELD_NUMBER: _ClassVar[int]
+    ATIME_NS_FIELD_NUMBER: _ClassVar[int]
+    MTIME_NS_FIELD_NUMBER: _ClassVar[int]
+    READ_ATIME_FIELD_NUMBER: _ClassVar[int]
     path: str
     cred: LustreCred
     mode: int
     uid: int
     gid: int
     size: int
-    atime: float
-    mtime: float
     grow_only: bool
     explicit_times: bool
     append: int
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., atime: _Optional[float] = ..., mtime: _Optional[float] = ..., grow_only: _Optional[bool] = ..., explicit_times: _Optional[bool] = ..., append: _Optional[int] = ...) -> None: ...
+    atime_ns: int
+    mtime_ns: int
+    read_atime: bool
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., mode: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., size: _Optional[int] = ..., grow_only: _Optional[bool] = ..., explicit_times: _Optional[bool] = ..., append: _Optional[int] = ..., atime_ns: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., read_atime: _Optional[bool] = ...) -> None: ...
 
 class LustreMdsSetattrResponse(_message.Message):
-    __slots__ = ("attr",)
+    __slots__ = ("attr", "linked")
     ATTR_FIELD_NUMBER: _ClassVar[int]
+    LINKED_FIELD_NUMBER: _ClassVar[int]
     attr: LustreAttr
-    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ..., linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsSetstripeRequest(_message.Message):
     __slots__ = ("path", "spec", "cred")
@@ -468,8 +476,10 @@ class LustreMdsSetxattrRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., flags: _Optional[int] = ...) -> None: ...
 
 class LustreMdsSetxattrResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("linked",)
+    LINKED_FIELD_NUMBER: _ClassVar[int]
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsListxattrRequest(_message.Message):
     __slots__ = ("path", "cred", "page_size", "page_token")
@@ -502,8 +512,10 @@ class LustreMdsRemovexattrRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
 
 class LustreMdsRemovexattrResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("linked",)
+    LINKED_FIELD_NUMBER: _ClassVar[int]
+    linked: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, linked: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LustreMdsFindRequest(_message.Message):
     __slots__ = ("start", "name", "size", "stripe_count", "ost", "type")
