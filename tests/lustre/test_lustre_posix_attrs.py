@@ -184,3 +184,16 @@ def test_times_and_xattrs_survive_mds_failover(two):
         assert times(f) == (after["/fo/f"].atime_ns, T0 + 13, after["/fo/f"].ctime_ns)
         assert times(f)[0] == T0 + 11
         assert [os.getxattr(f, n) for n in ("security.selinux", "trusted.t", "user.u")] == [b"ctx", b"t", b"u"]
+
+
+def test_open_with_o_trunc_empties_the_file(two):
+    # libfuse asks the kernel for atomic_o_trunc by default: O_TRUNC arrives with the open, not as a setattr
+    m, a, b, client = two
+    (a / "trunc").mkdir()
+    (a / "trunc" / "f").write_bytes(b"this is file A\n")
+    before = times(b / "trunc" / "f")
+    (a / "trunc" / "f").write_bytes(b"abcdefg")                              # open(O_WRONLY|O_CREAT|O_TRUNC)
+    assert (b / "trunc" / "f").read_bytes() == b"abcdefg"
+    open(a / "trunc" / "f", "w").close()
+    assert os.stat(b / "trunc" / "f").st_size == 0 and client.getattr("/trunc/f").size == 0
+    assert changed({"f": before}, {"f": times(b / "trunc" / "f")}) == {"f": "amc"}

@@ -472,6 +472,9 @@ class LustreFuse(mfusepy.Operations):
         a = self._attr(path, fresh=path not in self.files)
         if stat.S_ISDIR(a.mode):
             raise mfusepy.FuseOSError(errno.EISDIR)
+        if flags & os.O_TRUNC and stat.S_ISREG(a.mode):   # libfuse's default atomic_o_trunc: the open truncates
+            self.truncate(path, 0)
+            a = self.attrs[path][1]
         return self._open_state(path, a, flags)
 
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
