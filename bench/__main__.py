@@ -99,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings",
-                                           "mininet"],
+                                           "mininet", "lustre-posix"],
                         help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
@@ -128,6 +128,13 @@ def main() -> None:
         report(train_rows(measure()))
     if args.only in (None, "lustre"):
         report(lustre_rows())
+    if args.only in (None, "lustre-posix"):
+        if os.geteuid() != 0:
+            print("CPython's file-system tests in the Lustre mount: skipped (needs root)")
+        else:
+            from bench import lustre_posix
+            print("CPython's file-system tests, local disk and the Lustre mount (rack) in one run:")
+            report(lustre_posix.rows(*lustre_posix.run()))
     if args.only in (None, "timings"):
         from bench.timings import rows as timing_rows
         print(f"Times the tests no longer assert (bench/timings.py), {args.repeats} runs (medians):")
