@@ -82,7 +82,8 @@ def run_suite(place: Path, tests: str) -> Outcome:
                        capture_output=True, text=True, timeout=FILE_TIMEOUT_S * len(tests.split()) + 60)
     out = parse_junit(xml) if xml.exists() else Outcome()
     out.seconds = time.monotonic() - t0
-    out.crashed = [m[0] + " " + m[1] for m in FILE_FAILED.findall(r.stdout)]
+    first = {name: why for name, why in reversed(FILE_FAILED.findall(r.stdout))}   # regrtest may say it twice
+    out.crashed = [f"{name} {why}" for name, why in reversed(first.items())]
     return out
 
 
