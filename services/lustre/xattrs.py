@@ -5,7 +5,9 @@ checks again for the caller's credentials. Pure: the MDS store applies it to the
 - `user.*`: regular files and directories only; reading needs read permission (EACCES), writing needs
   write permission, and in a sticky directory also ownership (EPERM).
 - `security.*`: anyone may read; writing or removing needs CAP_SYS_ADMIN, `security.capability`
-  CAP_SETFCAP (EPERM for anyone but root).
+  CAP_SETFCAP (EPERM for anyone but root). One exception: `security.capability` is removed by the
+  owner or a writer, as the kernel's killpriv does on a write or chown by them (it reaches the mount
+  with their credentials; their own removexattr(2) of it the kernel refuses before it gets here).
 - `trusted.*`: root only; another user reads ENODATA (it does not exist for them) and writes EPERM,
   and it is not listed to them.
 - `lustre.lov` is the layout, answered by the client (services/lustre/client/fuse.py), not stored here;
@@ -55,6 +57,16 @@ def check_write(ns: Namespace, node: Inode, name: str, cred: Cred, path: str) ->
     if node.is_dir and node.mode & st.S_ISVTX and cred.uid not in (0, node.uid):
         raise LustreError("EPERM", f"{path}: sticky directory, only its owner may set its user.* xattrs")
     ns._check(node, W, cred, path)
+
+
+def check_remove(ns: Namespace, node: Inode, name: str, cred: Cred, path: str) -> None:
+    """Removing `name`: as writing it, but for the killpriv of `security.capability` (see above)."""
+    if name == CAPABILITY and cred.uid not in (0, node.uid) and node.is_reg:
+        ns._check(node, W, cred, path)
+        return
+    if name == CAPABILITY and cred.uid == node.uid and node.is_reg:
+        return
+    check_write(ns, node, name, cred, path)
 
 
 def listed(names: list[str], cred: Cred) -> list[str]:

@@ -162,6 +162,26 @@ def test_security_and_trusted_xattrs(two):
     assert e.value.errno == errno.ENODATA
 
 
+def test_security_capability_is_dropped_by_a_write(two):
+    # the kernel's killpriv: a file written (or chowned) by someone loses its file capabilities; the
+    # removal reaches the MDS with the writer's credentials
+    m, a, b, client = two
+    (a / "cap").mkdir()
+    os.chmod(a / "cap", 0o755)
+    for mnt, who in ((a, NOBODY), (b, ALICE)):
+        tool = a / "cap" / f"tool-{who}"
+        tool.write_bytes(b"#!/bin/sh\n")
+        os.chmod(tool, 0o777)
+        os.setxattr(tool, "security.capability", CAP)
+        assert os.getxattr(mnt / "cap" / tool.name, "security.capability") == CAP
+        assert as_user(f"open({str(mnt / 'cap' / tool.name)!r}, 'r+b').write(b'#')", who, who) == "OK"
+        for seen in (a, b):
+            with pytest.raises(OSError) as e:
+                os.getxattr(seen / "cap" / tool.name, "security.capability")
+            assert e.value.errno == errno.ENODATA
+        assert (b / "cap" / tool.name).read_bytes() == b"#!/bin/sh\n"
+
+
 def test_times_and_xattrs_survive_mds_failover(two):
     m, a, b, client = two
     (a / "fo").mkdir()

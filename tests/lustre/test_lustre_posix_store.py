@@ -230,7 +230,10 @@ def test_xattr_namespaces_as_linux_checks_them(tmp_path):
     assert ns.list_xattrs("/f", USER) == ["security.selinux", "user.u"]
     for name in ("security.selinux", "security.capability", "trusted.t"):
         assert err(ns.set_xattr, "/f", name, b"z", 0, 3, USER) == "EPERM"
+    for name in ("security.selinux", "trusted.t"):
         assert err(ns.remove_xattr, "/f", name, 3, USER) == "EPERM"
+    ns.set_xattr("/f", "security.capability", b"cap", 0, 2, root)
+    assert err(ns.remove_xattr, "/f", "security.capability", 3, USER) == "EACCES"   # killpriv: a writer's only
     assert err(ns.set_xattr, "/f", "user.u", b"z", 0, 3, USER) == "EACCES"   # no write permission
     assert err(ns.set_xattr, "/f", "system.posix_acl_access", b"z", 0, 3, root) == "EOPNOTSUPP"
     ns.create("/mine", 1, 0o444, root, None)
@@ -244,6 +247,8 @@ def test_xattr_namespaces_as_linux_checks_them(tmp_path):
     ns.set_xattr("/private", "user.u", b"y", 0, 2, root)
     assert err(ns.get_xattr, "/private", "user.u", USER) == "EACCES"
     assert ns.lookup("/f", root).ctime == 2                                    # refusals changed nothing
+    ns.setattr("/f", 4, root, mode=0o666)
+    ns.remove_xattr("/f", "security.capability", 5, USER)                      # a writer's write drops it
     ns.close()
 
 

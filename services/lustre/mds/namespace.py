@@ -450,7 +450,7 @@ class DurableNamespace:
     def remove_xattr(self, path: str, name: str, now: int, cred: Cred) -> None:
         with self.lock:
             node = self.ns.lookup(path, cred)
-            xattrs.check_write(self.ns, node, name, cred, path)
+            xattrs.check_remove(self.ns, node, name, cred, path)
             xs = self.xattrs.get(node.ino, {})
             if name not in xs:
                 raise LustreError("ENODATA", f"{path}: no xattr {name}")
