@@ -30,6 +30,7 @@ OST_SEQ_STRIDE = 0x40000000
 NAME_MAX = 255
 PATH_MAX = 4096   # a symlink's body is at most PATH_MAX - 1 bytes, as Linux's symlink(2)
 SPECIAL = (st.S_IFIFO, st.S_IFSOCK, st.S_IFCHR, st.S_IFBLK)   # mknod's inode-only types
+FID_DIR = "/.lustre/fid/"   # a file by its FID, as Lustre's hidden .lustre/fid directory gives it
 
 R, W, X = 4, 2, 1
 RELATIME_NS = 24 * 3600 * 10**9   # relatime: an atime a day old moves on a read even if newer than mtime
@@ -135,10 +136,13 @@ class Namespace:
         self.mdt.take_inode()
         self.root = Inode(ROOT_FID, 1, True, 0o755, 0, 0, now, now, now, nlink=2)
         self.by_fid: dict[Fid, Inode] = {ROOT_FID: self.root}
+        self.orphans: dict[int, Inode] = {}   # unlinked while open: ino -> inode, objects kept
 
     # ---- lookup -----------------------------------------------------------------------------
 
     def lookup(self, path: str, cred: Cred = ROOT) -> Inode:
+        if path.startswith(FID_DIR):
+            return self._by_fid_path(path)
         node = self.root
         walked = ""
         for name in split(path):
@@ -318,14 +322,25 @@ class Namespace:
 
     # ---- removal and rename ----------------------------------------------------------------
 
-    def unlink(self, path: str, now: int, cred: Cred = ROOT) -> list[StripeObject]:
-        """Remove a file; returns its objects, which the OSSs destroy."""
+    def unlink(self, path: str, now: int, cred: Cred = ROOT, open_: bool = False) -> list[StripeObject]:
+        """Remove a file; returns its objects, which the OSSs destroy. `open_`: a client holds it open, so
+        with its last name it becomes an orphan (reached by FID_DIR + FID) whose objects stay until that
+        path is unlinked; unlinking a FID_DIR path destroys an orphan."""
+        if path.startswith(FID_DIR):
+            node = self._by_fid_path(path)
+            if self.orphans.pop(node.ino, None) is None:
+                raise LustreError("EBUSY", f"{path}: a file with names is unlinked by name")
+            return self._destroy(node)
         parent, name, node = self._existing_entry(path, cred)
         if node.is_dir:
             raise LustreError("EISDIR", f"{path} is a directory (use rmdir)")
         self._check_sticky(parent, node, cred, path)
         del parent.children[name]
         parent.mtime = parent.ctime = now
+        if open_ and node.nlink == 1:
+            node.nlink, node.ctime = 0, now
+            self.orphans[node.ino] = node
+            return []
         return self._drop_link(node, now)
 
     def rmdir(self, path: str, now: int, cred: Cred = ROOT) -> None:
@@ -567,6 +582,15 @@ class Namespace:
     def _release(self, layout: Layout, size: int) -> None:
         for slot, o in enumerate(layout.objects):
             self.osts[o.ost].remove_object(layout.object_size(slot, size))
+
+    def _by_fid_path(self, path: str) -> Inode:
+        try:
+            node = self.by_fid.get(Fid.parse(path[len(FID_DIR):]))
+        except (ValueError, LustreError):
+            node = None
+        if node is None:
+            raise LustreError("ENOENT", f"{path}: no file with that FID")
+        return node
 
     def _special_inode_free(self) -> None:
         if self.mdt.inodes_free == 0 or self.mdt.avail_bytes < self.mdt.bytes_per_inode:

@@ -232,6 +232,28 @@ def test_errors_as_the_kernel_gives_them(two):
     assert sorted(os.listdir(b / "errs")) == ["file", "full"]
 
 
+def test_a_file_unlinked_while_open_lives_until_its_last_close(two):
+    # tmpfile's pattern: the name goes at once (both mounts, and the directory can be removed), the open
+    # file stays readable and writable, and its objects go with the last close
+    m, a, b, client = two
+    (a / "orph").mkdir()
+    with open(a / "orph" / "t", "w+b") as f:
+        f.write(b"kept while open")
+        f.flush()
+        objects = object_files(m, client, "/orph/t")
+        os.unlink(a / "orph" / "t")
+        assert os.listdir(a / "orph") == [] and os.listdir(b / "orph") == []
+        assert os.fstat(f.fileno()).st_nlink == 0
+        os.rmdir(b / "orph")
+        f.seek(0)
+        assert f.read() == b"kept while open"
+        os.ftruncate(f.fileno(), 4)
+        assert os.fstat(f.fileno()).st_size == 4 and os.pread(f.fileno(), 100, 0) == b"kept"
+        assert all(p.exists() for p in objects)
+    wait_gone(objects)
+    assert not (a / "orph").exists() and not (b / "orph").exists()
+
+
 def test_node_types_and_link_counts_survive_mds_failover(two):
     m, a, b, client = two
     (a / "fo").mkdir()

@@ -285,3 +285,19 @@ def test_which_times_each_call_changes(tmp_path):
     ns.setattr("/e/f", 13, c, mode=0o600)
     assert err(ns.setattr, "/e/f", 14, USER, atime=14, read_atime=True) == "EACCES"   # a reader needs r
     ns.close()
+
+
+def test_a_file_unlinked_while_open_is_an_orphan_until_its_fid_path_goes(tmp_path):
+    ns = open_ns(tmp_path)
+    c = Cred()
+    f = ns.create("/x", 1, 0o644, c, None)
+    objects = list(f.layout.objects)
+    assert ns.unlink("/x", 2, c, open_=True) == []                 # the name goes, the objects stay
+    assert err(ns.lookup, "/x", c) == "ENOENT" and ns.readdir("/", c) == []
+    orphan = f"/.lustre/fid/{f.fid}"
+    assert ns.lookup(orphan, c) is f and f.nlink == 0
+    ns.setattr(orphan, 3, c, size=10, mtime=3)                      # the open file is still written
+    assert ns.unlink(orphan, 4, c) == objects                       # the last close: its objects go
+    assert err(ns.lookup, orphan, c) == "ENOENT"
+    assert err(ns.unlink, f"/.lustre/fid/{ns.lookup('/', c).fid}", 5, c) == "EBUSY"   # not an orphan
+    ns.close()

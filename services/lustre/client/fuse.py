@@ -51,7 +51,7 @@ from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
 from services.lustre.mds.ldlm import UUID_KEY
-from services.lustre.namespace import RELATIME_NS
+from services.lustre.namespace import FID_DIR, RELATIME_NS
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 from services.lustre.xattrs import PRIVILEGED, STORED
 
@@ -63,6 +63,7 @@ MiB = 1024 * 1024
 UTIME_NOW = (1 << 30) - 1
 UTIME_OMIT = (1 << 30) - 2
 LOV = "lustre.lov"
+HIDDEN = ".fuse_hidden"   # libfuse's name for a file unlinked while open (services: LustreFuse._orphan)
 
 
 @dataclass
@@ -122,6 +123,7 @@ class LustreFuse(mfusepy.Operations):
             self.locks = Locks(client, uuid, self._drop, self._drop_all)
         self._mu = threading.Lock()
         self.files: dict[str, OpenFile] = {}
+        self.hidden: dict[str, OpenFile] = {}   # libfuse's hidden name -> the open orphan it stands for
         self.handles: dict[int, OpenFile] = {}
         self.next_fh = 1
         self.appenders: set[int] = set()   # handles opened with O_APPEND
@@ -242,6 +244,7 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- attributes --------------------------------------------------------------------------
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
+        path = self._real(path)
         a = self._attr(path)
         self.known.add(path)
         if a.nlink > 1 and not stat.S_ISDIR(a.mode):
@@ -266,6 +269,7 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+        path = self._real(path)
         of = self.files.get(path)
         if of is not None:   # the writes before it are older than the times it sets (cp -p, tar)
             self._flush_data(of)
@@ -298,12 +302,14 @@ class LustreFuse(mfusepy.Operations):
             self.kernel.invalidate(p)
 
     def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
+        path = self._real(path)
         self._forget(path)
         a = self._md_setattr(path, **kw)
         self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # the getattr libfuse makes next
         return a
 
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
+        path = self._real(path)
         of = self._of(path, fh)
         if of is not None:
             self._flush_data(of)
@@ -380,6 +386,10 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def unlink(self, path: str) -> int:
+        if path in self.hidden:   # libfuse's last close of a file unlinked while open: the orphan goes
+            of = self.hidden.pop(path)
+            self.c.mdcall("Unlink", pb.LustreMdsUnlinkRequest(path=of.path, cred=self.cred()))
+            return 0
         hit = self.attrs.get(path)
         fid = self.linked.pop(path, None) or (hit[1].fid if hit is not None and hit[1].nlink > 1 else None)
         parent, _, name = path.rpartition("/")
@@ -395,7 +405,30 @@ class LustreFuse(mfusepy.Operations):
             self.files.pop(path, None)
         return 0
 
+    def _real(self, path: str) -> str:
+        """The path the MDS knows: a hidden name stands for its orphan's FID path."""
+        of = self.hidden.get(path)
+        return of.path if of is not None else path
+
+    def _orphan(self, path: str, hidden: str, of: OpenFile) -> int:
+        """unlink(2) of a file this mount holds open, which libfuse turns into a rename to a hidden name
+        of its own: the last name goes on the MDS, which keeps the inode and its objects as an orphan
+        reached by FID; libfuse's unlink of the hidden name at the last close destroys it (as llite's
+        MDS_CLOSE of an orphan). The hidden name never reaches the MDS: listings do not show it and the
+        directory can be removed meanwhile, as on Lustre."""
+        self._forget(path)
+        self.c.mdcall("Unlink", pb.LustreMdsUnlinkRequest(path=path, cred=self.cred(), open=True))
+        with self._mu:
+            self.files.pop(path, None)
+            of.path = FID_DIR + of.fid
+            self.files[of.path] = of
+            self.hidden[hidden] = of
+        return 0
+
     def rename(self, old: str, new: str) -> int:
+        of = self.files.get(old)
+        if of is not None and new.rsplit("/", 1)[-1].startswith(HIDDEN) and self._attr(old, fresh=True).nlink == 1:
+            return self._orphan(old, new, of)
         of = self.files.get(old)
         if of is not None:
             self._flush_data(of)

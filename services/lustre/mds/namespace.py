@@ -26,7 +26,7 @@ from services.lustre import xattrs
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout, StripeObject, StripeSpec
-from services.lustre.namespace import Cred, Inode, Namespace, R, split
+from services.lustre.namespace import FID_DIR, Cred, Inode, Namespace, R, split
 from services.lustre.ost import MdtState, OstState
 
 
@@ -140,7 +140,7 @@ class DurableNamespace:
         """One transaction: the touched inodes' rows replaced, removed ones deleted, the counters
         written when they changed. SQLAlchemy Core on the engine (the ORM's unit of work cost
         several ms per call, most of an MDS round trip)."""
-        rows = {n.ino: self._row(n) for n in upsert}
+        rows = {n.ino: self._row(n) for n in upsert if n.ino in self.where}   # not orphans: they have no row
         for ino in rows:
             self.versions[ino] = self.versions.get(ino, 0) + 1
         meta = self._meta()
@@ -299,10 +299,14 @@ class DurableNamespace:
             self._save([node, parent], [])
             return node
 
-    def unlink(self, path: str, now: int, cred: Cred) -> list[StripeObject]:
+    def unlink(self, path: str, now: int, cred: Cred, open_: bool = False) -> list[StripeObject]:
+        """An orphan (unlinked while open) is kept in memory only: after an MDS restart its objects are
+        not destroyed (real Lustre destroys the PENDING orphans at recovery)."""
         with self.lock:
             node = self.ns.lookup(path, cred)
-            freed = self.ns.unlink(path, now, cred)
+            if path.startswith(FID_DIR):
+                return self.ns.unlink(path, now, cred)
+            freed = self.ns.unlink(path, now, cred, open_)
             parent = self._parent_of(path, cred)
             if self._unplace(node, parent, path):
                 self._save([parent], [node.ino])

@@ -136,7 +136,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         def unlink(ns: DurableNamespace) -> list[StripeObject]:
             with ns.lock:
                 ino = ns.lookup(request.path, cred_of(request.cred)).ino
-                freed = ns.unlink(request.path, inode_time(), cred_of(request.cred))
+                freed = ns.unlink(request.path, inode_time(), cred_of(request.cred), request.open)
                 linked.extend(ns.paths_of(ino))
                 return freed
         freed = await self._removed(context, unlink)

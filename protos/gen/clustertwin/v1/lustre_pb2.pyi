@@ -232,12 +232,14 @@ class LustreMdsMkdirResponse(_message.Message):
     def __init__(self, attr: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
 
 class LustreMdsUnlinkRequest(_message.Message):
-    __slots__ = ("path", "cred")
+    __slots__ = ("path", "cred", "open")
     PATH_FIELD_NUMBER: _ClassVar[int]
     CRED_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
     path: str
     cred: LustreCred
-    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ...) -> None: ...
+    open: bool
+    def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., open: _Optional[bool] = ...) -> None: ...
 
 class LustreMdsUnlinkResponse(_message.Message):
     __slots__ = ("freed", "linked")
