@@ -142,7 +142,10 @@ class Namespace:
 
     def lookup(self, path: str, cred: Cred = ROOT) -> Inode:
         if path.startswith(FID_DIR):
-            return self._by_fid_path(path)
+            node = self._by_fid_path(path)
+            if node.ino not in self.orphans and cred.uid != 0:   # no path walk: root only, as open-by-handle
+                raise LustreError("EACCES", f"{path}: files by FID are root's (orphans: their opener's)")
+            return node
         node = self.root
         walked = ""
         for name in split(path):

@@ -296,6 +296,8 @@ def test_a_file_unlinked_while_open_is_an_orphan_until_its_fid_path_goes(tmp_pat
     assert err(ns.lookup, "/x", c) == "ENOENT" and ns.readdir("/", c) == []
     orphan = f"/.lustre/fid/{f.fid}"
     assert ns.lookup(orphan, c) is f and f.nlink == 0
+    ns.create("/y", 1, 0o644, c, None)
+    assert err(ns.lookup, f"/.lustre/fid/{ns.lookup('/y', c).fid}", USER) == "EACCES"   # no walk: root's only
     ns.setattr(orphan, 3, c, size=10, mtime=3)                      # the open file is still written
     assert ns.unlink(orphan, 4, c) == objects                       # the last close: its objects go
     assert err(ns.lookup, orphan, c) == "ENOENT"
