@@ -593,8 +593,9 @@ class LustreFuse(mfusepy.Operations):
         a = self._attr(of.path)
         if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
             return
+        callbacks = self.callbacks
         a = self._md_setattr(of.path, atime_ns=now, read_atime=True)
-        self.attrs[of.path] = (time.monotonic() + ATTR_CACHE_S, a)
+        self._keep(of.path, a, callbacks)
         self.kernel.invalidate(of.path)   # the kernel's cached atime is the old one
 
     def fsync(self, path: str, datasync: int, fh: int) -> int:
