@@ -12,12 +12,26 @@ See `network.py` for how each plane is built and isolated, `plan.py` for names a
 `routing.py` for the route-table interface, `faults.py` for faults, `cleanup.py` for clean-up.
 """
 
+from pathlib import Path
+
+from emulator.network import mininet_build, network
 from emulator.network.cleanup import clean_network
 from emulator.network.errors import NetworkError
 from emulator.network.faults import NetFault
-from emulator.network.network import DEFAULT_BANDWIDTH_SCALE, STATE_FILE, Network, build_network
+from emulator.network.network import DEFAULT_BANDWIDTH_SCALE, STATE_FILE, Network
 from emulator.network.plan import NetworkPlan, make_network_plan
 from emulator.network.routing import Nexthop, Route, RouteTable, shortest_path_routes
+from emulator.topology import Topology
+
+
+def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: float | None = None,
+                  state_dir: Path | str | None = None, backend: str = "netns") -> Network:
+    """network.py's build, with the nodes and links made by `backend`: "netns" (`ip -batch`) or
+    "mininet" (Mininet's Python API, mininet_build.py). Chosen here so that network.py and the
+    Mininet builder, which uses network.py's pieces, do not import each other."""
+    make_nodes = mininet_build.create if backend == "mininet" else None
+    return network.build_network(topo, prefix, bandwidth_scale, state_dir, backend, make_nodes)
+
 
 __all__ = [
     "DEFAULT_BANDWIDTH_SCALE",

@@ -1,6 +1,6 @@
 """The `mininet` backend: the twin's nodes and links made by Mininet's Python API.
 
-    build_network(topo, prefix="ct0", backend="mininet")      # network.py calls `create` below
+    build_network(topo, prefix="ct0", backend="mininet")      # the package chooses `create` below
 
 `create` builds a `Topo` from the plan (`mininet_topo.TwinTopo`: hosts, routers as forwarding
 nodes, OOB switches as LinuxBridges, every veth with the plan's interface names) and runs

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -587,9 +587,11 @@ def _shaping(ends: list[tuple[End, int]], scale: float) -> str:
 
 
 def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: float | None = None,
-                  state_dir: Path | str | None = None, backend: str = "netns") -> Network:
+                  state_dir: Path | str | None = None, backend: str = "netns",
+                  make_nodes: Callable[[Network], None] | None = None) -> Network:
     """Build every plane of `topo` in namespaces named `<prefix>-...` (their nodes and links made by
-    `ip -batch`, or with backend="mininet" by Mininet's Python API); record it in
+    `make_nodes`: by default `ip -batch`; the package's build_network passes Mininet's for
+    backend="mininet"); record it in
     `<state_dir>/network.json` (default /run/clustertwin-net/<prefix>) before touching the kernel,
     so `clean_network(state_dir)` works even after a crash mid-build."""
     if isinstance(topo, str):
@@ -617,10 +619,12 @@ def build_network(topo: Topology | str, prefix: str = "ct0", bandwidth_scale: fl
             raise NetworkError(f"{old} records network {old_prefix!r}, which still exists; clean it first")
     if backend not in ("netns", "mininet"):
         raise NetworkError(f"unknown network backend {backend!r} (netns or mininet)")
+    if (backend == "mininet") != (make_nodes is not None):
+        raise ValueError("backend='mininet' is built by emulator.network.build_network, which passes its maker")
     net = Network(plan, state_dir, str(topo.source), bandwidth_scale, netem=False, backend=backend)
     net._save(status="building")
     try:
-        _build(net)
+        _build(net, make_nodes or _create)
         t0 = time.monotonic()
         lossless = {s.name: s.lossless for s in topo.spec.ethernet.segments}
         net.congestion = congestion.apply(plan, bandwidth_scale, lossless)
@@ -643,14 +647,9 @@ def _create(net: Network) -> None:
     net.timings["namespaces_and_veths"] = time.monotonic() - t0
 
 
-def _build(net: Network) -> None:
+def _build(net: Network, make_nodes: Callable[[Network], None]) -> None:
     plan, t = net.plan, net.timings
-    if net.backend == "mininet":
-        from emulator.network.mininet_build import create
-
-        create(net)
-    else:
-        _create(net)
+    make_nodes(net)
 
     t0 = time.monotonic()
     sysctls = {}
