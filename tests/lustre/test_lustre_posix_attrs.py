@@ -108,6 +108,8 @@ def test_which_times_each_call_changes_seen_from_the_other_mount(two):
          {"tc2/f": "mc"}),
         ("read as another user", lambda: as_user(f"open({str(a / 'tc2' / 'f')!r}).read()"), {"tc2/f": "a"}),
         ("mkdir", lambda: (a / "tc2" / "sub").mkdir(), {"tc2": "mc", "tc2/f": ""}),
+        ("list, atime not after mtime", lambda: os.listdir(a / "tc2"), {"tc2": "a", "tc2/f": ""}),
+        ("list again (relatime)", lambda: os.listdir(a / "tc2"), {"tc2": ""}),
     ]
     seen = {}
     for what, do, want in steps:

@@ -16,7 +16,8 @@ asks for `security.*` names on every write and `ls -l`, so those are asked of th
 whose attributes say it has some (`privileged_xattrs`). `system.*` (ACLs) are absent (ENODATA).
 
 Times are integer nanoseconds end to end (the MDS's, the wire's, the kernel's). A read moves atime as
-llite does at close, under relatime (services/lustre/namespace.py: read_atime).
+llite does at close, and a listing moves its directory's, under relatime (services/lustre/namespace.py:
+read_atime).
 
 Errors: a refused call raises the client's ClientError, an OSError carrying the errno the MDS or OSS
 sent (services/lustre/errors.py); mfusepy returns any OSError's errno to the kernel as it is, so the
@@ -344,10 +345,17 @@ class LustreFuse(mfusepy.Operations):
         return out
 
     # ---- namespace ---------------------------------------------------------------------------
-    def readdir(self, path: str, fh: int) -> list[Any]:
+    def _list(self, path: str) -> list[pb.LustreDirEntry]:
+        """A directory's entries from the MDS. Listing is reading the directory: its atime moves as a
+        file's does at close (relatime)."""
         callbacks = self.callbacks
         entries = self.c.readdir(path, self.cred())
         self._listed(path, {e.name for e in entries}, callbacks)
+        self._read_atime(path)
+        return entries
+
+    def readdir(self, path: str, fh: int) -> list[Any]:
+        entries = self._list(path)
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[Any] = [".", ".."]
@@ -358,9 +366,7 @@ class LustreFuse(mfusepy.Operations):
 
     def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
         """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
-        callbacks = self.callbacks
-        entries = self.c.readdir(path, self.cred())
-        self._listed(path, {e.name for e in entries}, callbacks)
+        entries = self._list(path)
         expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[tuple[str, dict[str, Any] | None]] = [(".", None), ("..", None)]
@@ -586,17 +592,21 @@ class LustreFuse(mfusepy.Operations):
         return 0
 
     def _push_atime(self, of: OpenFile) -> None:
-        """A read's access time to the MDS at close, as llite packs it into MDS_CLOSE; only when relatime
-        would move it (by the attributes this mount holds under its lock), so most closes cost nothing."""
+        """A read's access time to the MDS at close, as llite packs it into MDS_CLOSE."""
         of.read = False
+        self._read_atime(of.path)
+
+    def _read_atime(self, path: str) -> None:
+        """A read of `path` now, sent to the MDS only when relatime would move its atime (by the
+        attributes this mount holds under its lock), so most reads and listings cost nothing."""
         now = time.time_ns()
-        a = self._attr(of.path)
+        a = self._attr(path)
         if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
             return
         callbacks = self.callbacks
-        a = self._md_setattr(of.path, atime_ns=now, read_atime=True)
-        self._keep(of.path, a, callbacks)
-        self.kernel.invalidate(of.path)   # the kernel's cached atime is the old one
+        a = self._md_setattr(path, atime_ns=now, read_atime=True)
+        self._keep(path, a, callbacks)
+        self.kernel.invalidate(path)   # the kernel's cached atime is the old one
 
     def fsync(self, path: str, datasync: int, fh: int) -> int:
         of = self._of(path, fh)
