@@ -58,16 +58,6 @@ def settle(max_wait: float = 30.0) -> None:
         time.sleep(1.0)
 
 
-def kernel_memory() -> int:
-    """Kernel memory that namespaces, interfaces, routes and bridges live in: slab and per-CPU."""
-    fields = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            name, value = line.split(":", 1)
-            fields[name] = int(value.split()[0]) * 1024
-    return fields.get("Slab", 0) + fields.get("Percpu", 0) + fields.get("KernelStack", 0)
-
-
 def bench_su1024_netns(repeats: int) -> dict[str, float]:
     """The full su-1024 on the namespace network: every plane, every link, every daemon in its host."""
     from emulator.network.remote import RemoteNetwork
@@ -76,14 +66,14 @@ def bench_su1024_netns(repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as tmp:
             run = RunDir(Path(tmp) / "su")
-            before = kernel_memory()
+            before = procstat.kernel_memory()
             t0 = time.monotonic()
             lifecycle.up("su-1024", run, network="netns", timeout=180)
             ups.append(time.monotonic() - t0)
             log = (run.logs / "supervisor.log").read_text()
             nets.append(float(log.split("network built in ")[1].split("s")[0]))
             time.sleep(3.0)
-            mem.append((kernel_memory() - before) / GIB)
+            mem.append((procstat.kernel_memory() - before) / GIB)
             net = RemoteNetwork(run.control_socket)   # as `twin net fault` does
             t0 = time.monotonic()
             net.link_down("ib-leaf01", "ib-spine01")

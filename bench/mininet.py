@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import procstat
 from bench.report import report
 from emulator import lifecycle
 from emulator.rundir import RunDir
@@ -26,15 +27,6 @@ from emulator.rundir import RunDir
 NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 GIB = 1024 ** 3
 TARGETS = {"su-1024": {"up_s": 90.0, "down_s": 30.0}, "rack": {"up_s": 10.0}}
-
-
-def kernel_memory() -> int:
-    fields = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            name, value = line.split(":", 1)
-            fields[name] = int(value.split()[0]) * 1024
-    return fields.get("Slab", 0) + fields.get("Percpu", 0) + fields.get("KernelStack", 0)
 
 
 def _converge(run: RunDir, topology: str) -> tuple[float, float]:
@@ -61,14 +53,14 @@ def one_run(topology: str, network: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp, open(NETNS_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         run = RunDir(Path(tmp) / "twin")
-        before = kernel_memory()
+        before = procstat.kernel_memory()
         t0 = time.monotonic()
         lifecycle.up(topology, run, network=network, timeout=300)
         up = time.monotonic() - t0
         log = (run.logs / "supervisor.log").read_text()
         built = float(log.split("network built in ")[1].split("s")[0])
         time.sleep(2.0)
-        mem = (kernel_memory() - before) / GIB
+        mem = (procstat.kernel_memory() - before) / GIB
         try:
             call, converged = _converge(run, topology)
         finally:

@@ -1,4 +1,4 @@
-"""Memory (PSS) and CPU time of a set of processes, read from /proc."""
+"""Memory (PSS) and CPU time of a set of processes, and the kernel's own memory, read from /proc."""
 
 from __future__ import annotations
 
@@ -27,3 +27,13 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def kernel_memory() -> int:
+    """Kernel memory that namespaces, interfaces, routes and bridges live in: slab and per-CPU."""
+    fields = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            name, value = line.split(":", 1)
+            fields[name] = int(value.split()[0]) * 1024
+    return fields.get("Slab", 0) + fields.get("Percpu", 0) + fields.get("KernelStack", 0)

@@ -15,6 +15,7 @@ import pytest
 
 from emulator.manifest import Manifest
 from emulator.rundir import RunDir
+from services.lustre.client.core import LustreClient
 from services.lustre.client.mount import is_mounted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +62,19 @@ def lustre_mount(base: Path, *up_args: str) -> Iterator[LustreMount]:
         twin_cli("lustre", "umount", str(mnt), run=run, check=False)
         twin_cli("down", run=run, check=False)
     assert not is_mounted(str(mnt))
+
+
+def with_second_mount(m: LustreMount, mnt2: Path) -> Iterator[tuple[LustreMount, Path, Path, LustreClient]]:
+    """A second mount of the same file system at `mnt2` (another client) and a direct MDS client, for
+    tests that watch one mount from the other; afterwards both go and `mnt2` is no longer mounted."""
+    m.cli("lustre", "mount", str(mnt2))
+    client = LustreClient.from_manifest(m.manifest, failover_timeout=30.0)
+    try:
+        yield m, m.mnt, mnt2, client
+    finally:
+        client.close()
+        m.cli("lustre", "umount", str(mnt2), check=False)
+        assert not is_mounted(str(mnt2))
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,7 @@ import pytest
 
 from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import ClientError, LustreClient
-from services.lustre.client.mount import is_mounted
-from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse
+from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse, with_second_mount
 from tests.lustre.test_lustre_posix_perms import ALICE, NOBODY, as_user
 
 pytestmark = needs_fuse
@@ -37,15 +36,7 @@ def two() -> Iterator[tuple[LustreMount, Path, Path, LustreClient]]:
     try:
         for m in lustre_mount(base, "rack"):
             os.chmod(m.mnt, 0o755)
-            mnt2 = base / "mnt2"
-            m.cli("lustre", "mount", str(mnt2))
-            client = LustreClient.from_manifest(m.manifest, failover_timeout=30.0)
-            try:
-                yield m, m.mnt, mnt2, client
-            finally:
-                client.close()
-                m.cli("lustre", "umount", str(mnt2), check=False)
-                assert not is_mounted(str(mnt2))
+            yield from with_second_mount(m, base / "mnt2")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -20,11 +20,10 @@ import pytest
 
 from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import ClientError, LustreClient
-from services.lustre.client.mount import is_mounted
 from services.lustre.manifest import LustreSection
 from services.lustre.oss.objects import object_path
 from services.lustre.wire import layout_from_pb
-from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse
+from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse, with_second_mount
 
 pytestmark = needs_fuse
 
@@ -32,15 +31,7 @@ pytestmark = needs_fuse
 @pytest.fixture(scope="module")
 def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LustreMount, Path, Path, LustreClient]]:
     for m in lustre_mount(tmp_path_factory.mktemp("lustre-posix"), "rack"):
-        mnt2 = m.mnt.parent / "mnt2"
-        m.cli("lustre", "mount", str(mnt2))
-        client = LustreClient.from_manifest(m.manifest, failover_timeout=30.0)
-        try:
-            yield m, m.mnt, mnt2, client
-        finally:
-            client.close()
-            m.cli("lustre", "umount", str(mnt2), check=False)
-            assert not is_mounted(str(mnt2))
+        yield from with_second_mount(m, m.mnt.parent / "mnt2")
 
 
 def object_files(m: LustreMount, client: LustreClient, path: str) -> list[Path]:
