@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +73,15 @@ def twin_pids(run: RunDir) -> list[int]:
     pids.append(status.get("broker_pid") or 0)
     pids += [d["pid"] for d in status["daemons"].values()]
     return [p for p in pids if p]
+
+
+def kill_supervisor(run: RunDir, pids: list[int], within: float = 10.0) -> None:
+    """SIGKILL the twin's supervisor, as a crash would, and give what it started up to `within`
+    seconds to end with it (the caller checks what is left once the twin is cleaned up)."""
+    os.kill(run.running_supervisor(), signal.SIGKILL)
+    deadline = time.monotonic() + within
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def assert_nothing_left(run: RunDir, pids: list[int]) -> None:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +16,8 @@ import pytest
 from emulator.client import Twin
 from emulator.network import build_network, kernel
 from emulator.network.mininet import attach
-from emulator.procutil import pid_alive
 from emulator.topology import load_topology
-from tests.conftest import assert_nothing_left, twin_pids
+from tests.conftest import assert_nothing_left, kill_supervisor, twin_pids
 from tests.network.conftest import unique_prefix
 
 NETNS_LOCK = "/tmp/clustertwin-netns.lock"
@@ -62,10 +59,7 @@ def test_a_killed_supervisor_leaves_a_network_that_down_removes(netns_lock: None
     pids = twin_pids(twin.run)
     in_namespaces = kernel.pids_in(our_namespaces(prefix))
     assert set(in_namespaces) <= set(pids), "Mininet's node shells ended once the network was built"
-    os.kill(twin.run.running_supervisor(), signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    kill_supervisor(twin.run, pids)
     assert our_namespaces(prefix), "the named namespaces outlive a killed supervisor until clean-up"
     twin.down()
     assert not our_namespaces(prefix)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import grpc
@@ -15,8 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from emulator.client import Twin
 from emulator.network import Network
-from emulator.procutil import pid_alive
-from tests.conftest import assert_nothing_left, twin_pids
+from tests.conftest import assert_nothing_left, kill_supervisor, twin_pids
 
 
 def netns_inode(name: str) -> int:
@@ -47,10 +44,7 @@ def test_a_killed_supervisor_leaves_a_network_that_down_removes(tmp_path: Path) 
     prefix = f"ct{twin.manifest.slot}"
     pids = twin_pids(twin.run)
     assert our_namespaces(prefix)
-    os.kill(twin.run.running_supervisor(), signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    kill_supervisor(twin.run, pids)
     assert our_namespaces(prefix), "the namespaces outlive a killed supervisor until clean-up"
     twin.down()
     assert not our_namespaces(prefix)
