@@ -25,6 +25,7 @@ class OsdPlacement(Part):
     device_class: Literal["hdd", "ssd"]
     capacity_bytes: int
     grpc: str                 # its CephOsd service
+    msgr: str | None = None   # its messenger (services/ceph/msgr.py): chunk I/O; None: over gRPC's ChunkStream
 
 
 class ErasureProfile(Part):   # the data pool's (the topology's ceph.ec)
@@ -62,6 +63,7 @@ class OsdSpec(DaemonSpec):
     mon: str | None = None    # HOST:PORT of the monitor's CephMon service (None: no heartbeats)
     heartbeat_interval: float = DEFAULT_HEARTBEAT_S
     storage_timing: Literal["model", "fast"] = "model"   # `twin up --storage-timing`
+    msgr: str | None = None   # HOST:PORT its messenger listens on (services/ceph/msgr.py); None: none
 
 
 class RgwSpec(DaemonSpec):

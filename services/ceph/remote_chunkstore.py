@@ -37,6 +37,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
+from services.ceph.msgr import LinkDown, MsgrLink
 
 MAX_MESSAGE = 64 << 20
 BATCH_BYTES = 8 << 20   # a batch stops growing here (chunks are at most 512 KiB of a 4 MiB stripe)
@@ -120,9 +121,9 @@ class OsdLink:
         why = "the stream ended"
         try:
             for reply in self._call:
-                for r in reply.results:
-                    with self._lock:
-                        fut = self._waiting.pop(r.id, None)
+                with self._lock:
+                    futs = [(self._waiting.pop(r.id, None), r) for r in reply.results]
+                for fut, r in futs:
                     if fut is not None:
                         fut.set_result(r)
         except grpc.RpcError as e:
@@ -137,10 +138,6 @@ class OsdLink:
         self._out.put(None)   # ends _batches, so gRPC's sending side of the stream closes
 
 
-class LinkDown(Exception):
-    """The stream an operation was on ended before its result came (the OSD killed, stopped, away)."""
-
-
 class OpFailed(Exception):
     """A chunk operation failed: the OSD's error, its stream gone, or no answer in time (the text says)."""
 
@@ -153,17 +150,21 @@ class Started:
     key: ChunkKey
     op: str
     fut: Future[pb.CephChunkOpResult]
-    link: OsdLink
+    link: OsdLink | MsgrLink
     deadline: float
 
 
 class RemoteChunkStore:
-    def __init__(self, addresses: dict[int, str], timeout: float = 10.0) -> None:
+    """`addresses`: each OSD's gRPC service; `msgr`: the messenger address of those that listen on one
+    (chunk I/O then goes over it, msgr.py), the others' over their ChunkStream."""
+
+    def __init__(self, addresses: dict[int, str], timeout: float = 10.0, msgr: dict[int, str] | None = None) -> None:
         self.addresses = dict(addresses)
+        self.msgr = dict(msgr or {})
         self.timeout = timeout
         self._stubs: dict[int, pb_grpc.CephOsdStub] = {}
         self._channels: list[grpc.Channel] = []
-        self._links: dict[int, OsdLink] = {}
+        self._links: dict[int, OsdLink | MsgrLink] = {}
         self._local = threading.local()
         self._stub_lock = threading.Lock()
         self._used: dict[int, int] = {}
@@ -214,16 +215,17 @@ class RemoteChunkStore:
 
     # -- chunk operations on the OSDs' streams ------------------------------------------------
 
-    def link(self, osd: int) -> OsdLink:
-        """The OSD's stream, opened again if the last one ended."""
+    def link(self, osd: int) -> OsdLink | MsgrLink:
+        """The OSD's connection (messenger) or stream, opened again if the last one ended."""
         ln = self._links.get(osd)
         if ln is not None and not ln.dead:
             return ln
-        stub = self.stub(osd)
+        stub = None if osd in self.msgr else self.stub(osd)
         with self._stub_lock:
             ln = self._links.get(osd)
             if ln is None or ln.dead:
-                ln = self._links[osd] = OsdLink(stub, osd)
+                ln = self._links[osd] = (OsdLink(stub, osd) if stub is not None
+                                         else MsgrLink(self.msgr[osd], osd, self.timeout))
         return ln
 
     def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"") -> Started:

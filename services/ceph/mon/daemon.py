@@ -79,8 +79,9 @@ class MonDaemon(TwinDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
         now = self.clock.now()
-        self.addresses = {o.id: o.grpc for o in MonSpec.of(cfg).osds}
-        self.chunks = RemoteChunkStore(self.addresses)
+        osds = MonSpec.of(cfg).osds
+        self.addresses = {o.id: o.grpc for o in osds}
+        self.chunks = RemoteChunkStore(self.addresses, msgr={o.id: o.msgr for o in osds if o.msgr})
         cluster = build_cluster(cfg, self.chunks, now)
         self.store = MonStore(cfg.store_url)
         restored = self.store.load(cluster)

@@ -108,8 +108,14 @@ class OsdServicer(pb_grpc.CephOsdServicer):
 
     async def ChunkStream(self, request_iterator: AsyncIterator[pb.CephOsdChunkStreamRequest],  # noqa: N802
                           context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
-        """Operations run as they arrive (the device model queues them as it queues unary calls); their
-        results go back as they finish, those ready together in one message."""
+        async for reply in self.chunk_stream(request_iterator):
+            yield reply
+
+    async def chunk_stream(self, requests: AsyncIterator[pb.CephOsdChunkStreamRequest]
+                           ) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
+        """A stream of chunk operations, over gRPC or the messenger (msgr.py). Operations run as
+        they arrive (the device model queues them as it queues unary calls); their results go back as
+        they finish, those ready together in one message."""
         done: asyncio.Queue[pb.CephChunkOpResult | None] = asyncio.Queue()
         running: set[asyncio.Task[None]] = set()
 
@@ -118,7 +124,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
 
         async def read() -> None:
             try:
-                async for req in request_iterator:
+                async for req in requests:
                     for op in req.ops:
                         t = asyncio.create_task(one(op))
                         running.add(t)
