@@ -1,8 +1,8 @@
 """The twin's S3 gateway against moto's server, side by side, with the same boto3 workload.
 
 The headline is the twin as users start it, `twin up mini --ceph`: the RGW daemon in front of the
-monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a gRPC call
-and a file). It runs twice, `--storage-timing fast` (no modelled device waits) and `model` (the seed's
+monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a messenger
+message and a file; the gateway reads data chunks straight from the OSDs). It runs twice, `--storage-timing fast` (no modelled device waits) and `model` (the seed's
 HDD/SSD physics, the default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
 its EC chunks in memory). And `python -m moto.server`. All run at once, each workload alternating
 over them so that all see the same machine:
@@ -110,7 +110,8 @@ def server(name: str, tmp: Path) -> Iterator[Endpoint]:
 @contextlib.contextmanager
 def daemon_twin(tmp: Path, timing: str = "model") -> Iterator[Endpoint]:
     """The twin as it is deployed (`twin up mini --ceph --storage-timing TIMING`): the RGW daemon over the
-    monitor and 15 OSD daemons, every chunk a gRPC call and a file, every object's metadata a committed row."""
+    monitor and 15 OSD daemons, every chunk a messenger message and a file, every object's metadata a
+    committed row."""
     from emulator import lifecycle
     from emulator.rundir import RunDir
     from services.ceph.sdk import CephAdmin

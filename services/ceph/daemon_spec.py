@@ -73,3 +73,5 @@ class RgwSpec(DaemonSpec):
     zone: str = "default"
     users_file: str | None = None             # `twin up --ceph-users FILE`: users made at start
     lc_debug_interval: float | None = None    # `--rgw-lc-debug-interval`: a lifecycle "day" in twin seconds
+    osds: dict[int, str] = {}                 # each OSD's messenger: data-pool reads go straight there
+    ec: ErasureProfile = ErasureProfile()     # the data pool's profile (to join its data chunks)

@@ -6,9 +6,11 @@ than the chunk's own write (two thirds of a 4 KiB PUT's CPU was stream messages 
 the OSDs). The OSD listens on `msgr_address(its gRPC address)`.
 
 `MsgrLink` is the client's end of one OSD's connection, with `OsdLink`'s contract (remote_chunkstore.py):
-`submit` from any thread sends the operation at once from that thread and returns a Future of its
-result; one reader thread per connection sets results by id; a connection that breaks (the OSD
-killed, a send timing out) fails every operation waiting on it with `LinkDown`, and the link is `dead`.
+`submit` from any thread sends the operation from that thread and returns a Future of its result (a
+`cork`ed one waits in the link's outbox for `push`, which sends all that waits as one frame: the
+deletes of many objects cost the OSD one message); one reader thread per connection sets results by
+id; a connection that breaks (the OSD killed, a send timing out) fails every operation waiting on it
+with `LinkDown`, and the link is `dead`.
 `serve` is the OSD's end.
 """
 
@@ -54,6 +56,7 @@ class MsgrLink:
         self._lock = threading.Lock()       # _waiting, dead
         self._send_lock = threading.Lock()  # one frame at a time on the wire
         self._ids = itertools.count(1)
+        self._outbox: list[pb.CephChunkOp] = []
         self._why = ""
         host, _, port = address.rpartition(":")
         try:
@@ -64,7 +67,7 @@ class MsgrLink:
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=self._read, name=f"osd.{osd}-msgr", daemon=True).start()
 
-    def submit(self, op: pb.CephChunkOp, size: int = 0) -> Future[pb.CephChunkOpResult]:
+    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
         fut: Future[pb.CephChunkOpResult] = Future()
         with self._lock:
             if self.dead:
@@ -72,13 +75,22 @@ class MsgrLink:
                 return fut
             op.id = next(self._ids)
             self._waiting[op.id] = fut
-        data = frame(pb.CephOsdChunkStreamRequest(ops=[op]))
-        try:
-            with self._send_lock:
-                self._sock.sendall(data)
-        except OSError as e:   # a send that timed out leaves half a frame: the connection is unusable
-            self._fail(f"UNAVAILABLE: sending to osd.{self.osd}: {e!r}")
+            self._outbox.append(op)
+        if not cork:
+            self.push()
         return fut
+
+    def push(self) -> None:
+        """Send what waits in the outbox, as one frame (in the order it was submitted)."""
+        with self._send_lock:
+            with self._lock:
+                ops, self._outbox = self._outbox, []
+            if not ops or self.dead:
+                return
+            try:
+                self._sock.sendall(frame(pb.CephOsdChunkStreamRequest(ops=ops)))
+            except OSError as e:   # a send that timed out leaves half a frame: the connection is unusable
+                self._fail(f"UNAVAILABLE: sending to osd.{self.osd}: {e!r}")
 
     def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
         with self._lock:
@@ -122,7 +134,7 @@ class MsgrLink:
         with self._lock:
             was_dead, self.dead = self.dead, True
             self._why = self._why or why
-            waiting, self._waiting = self._waiting, {}
+            waiting, self._waiting, self._outbox = self._waiting, {}, []
         if not was_dead:
             try:
                 self._sock.shutdown(socket.SHUT_RDWR)

@@ -62,7 +62,9 @@ def plan(ctx: PlanContext) -> ServicePlan:
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = ctx.config("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
                          spec=RgwSpec(mon=mon, s3=s3, op_timeout=30.0, users_file=o.ceph_users or None,
-                                      lc_debug_interval=o.rgw_lc_debug_interval or None))
+                                      lc_debug_interval=o.rgw_lc_debug_interval or None,
+                                      osds={p.id: p.msgr for p in osds if p.msgr},
+                                      ec=ErasureProfile(**ce.ec.model_dump())))
     out.daemons = [mon_cfg, *out.daemons, rgw_cfg]
     out.entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                            "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon",

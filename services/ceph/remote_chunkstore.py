@@ -70,8 +70,9 @@ class OsdLink:
         self._call = stub.ChunkStream(self._batches())
         threading.Thread(target=self._read, name=f"osd.{osd}-link", daemon=True).start()
 
-    def submit(self, op: pb.CephChunkOp, size: int = 0) -> Future[pb.CephChunkOpResult]:
-        """`size`: the bytes `op` carries (reading op.data back would copy them)."""
+    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
+        """`size`: the bytes `op` carries (reading op.data back would copy them). `cork` is MsgrLink's:
+        here the sending thread batches what queues anyway."""
         fut: Future[pb.CephChunkOpResult] = Future()
         with self._lock:
             if self.dead:
@@ -81,6 +82,9 @@ class OsdLink:
             self._waiting[op.id] = fut
         self._out.put((op, size))
         return fut
+
+    def push(self) -> None:
+        """(MsgrLink's; nothing waits here.)"""
 
     def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
         """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
@@ -228,15 +232,17 @@ class RemoteChunkStore:
                                          else MsgrLink(self.msgr[osd], osd, self.timeout))
         return ln
 
-    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"") -> Started:
+    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"", cork: bool = False) -> Started:
+        """Send a chunk operation; a `cork`ed one (a put or delete) leaves with the others at `flush`."""
         ln = self.link(osd)
-        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data))
+        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data), cork)
         return Started(osd, key, op, fut, ln, time.monotonic() + self.timeout)
 
     @staticmethod
     def _wait(s: Started) -> pb.CephChunkOpResult:
         """The operation's result; a failure (the OSD's error, the stream ended, no answer within the
         timeout) raises OpFailed saying why."""
+        s.link.push()
         try:
             r = s.fut.result(timeout=max(0.0, s.deadline - time.monotonic()))
         except FutureTimeout:
@@ -251,11 +257,11 @@ class RemoteChunkStore:
     # -- the ChunkStore protocol ---------------------------------------------------------------
 
     def put(self, osd: int, key: ChunkKey, data: bytes) -> None:
-        self._pending.append(self._start(osd, "put", key, data))
+        self._pending.append(self._start(osd, "put", key, data, cork=True))
         self._cache.pop((osd, key), None)
 
     def delete(self, osd: int, key: ChunkKey) -> None:
-        self._pending.append(self._start(osd, "delete", key))
+        self._pending.append(self._start(osd, "delete", key, cork=True))
         self._cache.pop((osd, key), None)
 
     def get(self, osd: int, key: ChunkKey) -> bytes | None:
@@ -305,6 +311,8 @@ class RemoteChunkStore:
     def flush(self, keep: bool = False) -> list[Failure]:
         """Wait for every started put/delete; returns (and forgets, unless `keep`) the failures so far."""
         pending, self._pending = self._pending, []
+        for ln in {id(s.link): s.link for s in pending}.values():
+            ln.push()   # every OSD's batch on its way before waiting for the first
         for s in pending:
             try:
                 self._wait(s)

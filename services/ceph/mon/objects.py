@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from clustertwin.v1 import ceph_pb2 as pb
 from services.ceph.cluster import Cluster
 from services.ceph.errors import CephError, PgUnavailable
 from services.ceph.mon.store import MonStore
@@ -95,6 +96,33 @@ class ObjectIo:
         self.chunks.flush()
         self.store.save_object(pg, name)
         return existed
+
+    def remove_objects(self, pool: str, names: list[str]) -> list[tuple[str, CephError]]:
+        """Remove several objects: every chunk delete sent at once (one message per OSD), their rows in
+        one commit. Returns those that could not be removed (an inactive PG), with why."""
+        failed: list[tuple[str, CephError]] = []
+        done = []
+        for name in dict.fromkeys(names):
+            self.wait_idle((pool, name))
+            try:
+                rados.remove(self.cluster, pool, name)
+            except CephError as e:
+                failed.append((name, e))
+                continue
+            done.append((self.cluster.locate(pool, name), name))
+        self.chunks.flush()
+        self.store.save_objects(done)
+        return failed
+
+    def placement(self, pool: str, name: str) -> pb.CephObjectPlacement:
+        """Where the object's shards are now (empty if it is gone): what the gateway reads directly."""
+        with self.lock:
+            pg = self.cluster.locate(pool, name)
+            info = pg.objects.get(name)
+            if info is None:
+                return pb.CephObjectPlacement()
+            acting = [-1 if o is None or name in pg.missing.get(p, ()) else o for p, o in enumerate(pg.acting)]
+            return pb.CephObjectPlacement(acting=acting, crcs=info.crcs, size=info.size)
 
     def _finish_put(self, pool: str, name: str, failures: list[Failure]) -> str:
         c = self.cluster

@@ -134,14 +134,22 @@ class MonStore:
 
     def save_object(self, pg: PlacementGroup, name: str) -> None:
         """After a write or remove of `name`: its row (or its absence) and its PG's row, in one commit."""
+        self.save_objects([(pg, name)])
+
+    def save_objects(self, objs: list[tuple[PlacementGroup, str]]) -> None:
+        """`save_object` of several objects, in one commit."""
+        if not objs:
+            return
         with self.engine.begin() as c:
-            info = pg.objects.get(name)
-            if info is None:
-                c.execute(self._delete_object, {"pg": str(pg.pgid), "name": name})
-            else:
-                self._upsert(c, ObjectRow, {"pg": str(pg.pgid), "name": name, "size": info.size,
-                                            "crcs": list(info.crcs)})
-            self._upsert(c, PgRow, pg_row(pg))
+            for pg, name in objs:
+                info = pg.objects.get(name)
+                if info is None:
+                    c.execute(self._delete_object, {"pg": str(pg.pgid), "name": name})
+                else:
+                    self._upsert(c, ObjectRow, {"pg": str(pg.pgid), "name": name, "size": info.size,
+                                                "crcs": list(info.crcs)})
+            for pg in {id(pg): pg for pg, _ in objs}.values():
+                self._upsert(c, PgRow, pg_row(pg))
 
     def save_map(self, cluster: Cluster) -> None:
         """After an OSD-map change or recovery: the map, every OSD and every PG's peering state."""

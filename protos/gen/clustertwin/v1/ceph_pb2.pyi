@@ -430,11 +430,23 @@ class CephMonPutObjectRequest(_message.Message):
     data: bytes
     def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class CephObjectPlacement(_message.Message):
+    __slots__ = ("acting", "crcs", "size")
+    ACTING_FIELD_NUMBER: _ClassVar[int]
+    CRCS_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    acting: _containers.RepeatedScalarFieldContainer[int]
+    crcs: _containers.RepeatedScalarFieldContainer[int]
+    size: int
+    def __init__(self, acting: _Optional[_Iterable[int]] = ..., crcs: _Optional[_Iterable[int]] = ..., size: _Optional[int] = ...) -> None: ...
+
 class CephMonPutObjectResponse(_message.Message):
-    __slots__ = ("pg",)
+    __slots__ = ("pg", "placement")
     PG_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     pg: str
-    def __init__(self, pg: _Optional[str] = ...) -> None: ...
+    placement: CephObjectPlacement
+    def __init__(self, pg: _Optional[str] = ..., placement: _Optional[_Union[CephObjectPlacement, _Mapping]] = ...) -> None: ...
 
 class CephMonGetObjectRequest(_message.Message):
     __slots__ = ("pool", "name")
@@ -445,12 +457,14 @@ class CephMonGetObjectRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CephMonGetObjectResponse(_message.Message):
-    __slots__ = ("data", "pg")
+    __slots__ = ("data", "pg", "placement")
     DATA_FIELD_NUMBER: _ClassVar[int]
     PG_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     pg: str
-    def __init__(self, data: _Optional[bytes] = ..., pg: _Optional[str] = ...) -> None: ...
+    placement: CephObjectPlacement
+    def __init__(self, data: _Optional[bytes] = ..., pg: _Optional[str] = ..., placement: _Optional[_Union[CephObjectPlacement, _Mapping]] = ...) -> None: ...
 
 class CephMonRemoveObjectRequest(_message.Message):
     __slots__ = ("pool", "name")
@@ -465,6 +479,22 @@ class CephMonRemoveObjectResponse(_message.Message):
     EXISTED_FIELD_NUMBER: _ClassVar[int]
     existed: bool
     def __init__(self, existed: _Optional[bool] = ...) -> None: ...
+
+class CephMonRemoveObjectsRequest(_message.Message):
+    __slots__ = ("pool", "names")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CephMonRemoveObjectsResponse(_message.Message):
+    __slots__ = ("failed", "error")
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    failed: _containers.RepeatedScalarFieldContainer[str]
+    error: str
+    def __init__(self, failed: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class CephMonListObjectsRequest(_message.Message):
     __slots__ = ("pool", "prefix", "page_size", "page_token")

@@ -473,6 +473,11 @@ class CephMonStub:
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
                 _registered_method=True)
+        self.RemoveObjects = channel.unary_unary(
+                '/clustertwin.v1.CephMon/RemoveObjects',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
+                _registered_method=True)
         self.ListObjects = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ListObjects',
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsRequest.SerializeToString,
@@ -580,6 +585,13 @@ class CephMonServicer:
 
     def RemoveObject(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveObjects(self, request, context):
+        """Several objects of a pool at once (RGW's garbage collector): one chunk message per OSD, one commit.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -705,6 +717,11 @@ def add_CephMonServicer_to_server(servicer, server):
                     servicer.RemoveObject,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.SerializeToString,
+            ),
+            'RemoveObjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveObjects,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.SerializeToString,
             ),
             'ListObjects': grpc.unary_unary_rpc_method_handler(
                     servicer.ListObjects,
@@ -895,6 +912,33 @@ class CephMon:
             '/clustertwin.v1.CephMon/RemoveObject',
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveObjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/RemoveObjects',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
             options,
             channel_credentials,
             insecure,
