@@ -2,8 +2,9 @@
 
 The headline is the twin as users start it, `twin up mini --ceph`: the RGW daemon in front of the
 monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a messenger
-message and a file; the gateway reads data chunks straight from the OSDs). It runs twice, `--storage-timing fast` (no modelled device waits) and `model` (the seed's
-HDD/SSD physics, the default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
+message and a file; the gateway reads data chunks straight from the OSDs). It runs twice,
+`--storage-timing fast` (no modelled device waits) and `model` (the seed's HDD/SSD physics, the
+default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
 its EC chunks in memory). And `python -m moto.server`. All run at once, each workload alternating
 over them so that all see the same machine:
 - 4 KiB PutObject, then GetObject, for `seconds` each, from 16 threads with one boto3 client apiece
