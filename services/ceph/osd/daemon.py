@@ -1,9 +1,9 @@
 """The OSD daemon: one process per Ceph OSD, its chunks in its own data directory.
 
-Wires the OSD's parts: its chunks on disk (filestore.py), its own state (store.py: stopped, slow
-factor), the device model (device.py) and `clustertwin.v1.CephOsd` (servicer.py, with health and
-reflection). It heartbeats to the monitor every `heartbeat_interval` twin seconds (the twin's
-clock, so `--clock-scale` shortens it).
+Wires the OSD's parts: its chunks on disk (logstore.py, a log of segment files), its own state
+(store.py: stopped, slow factor), the device model (device.py) and `clustertwin.v1.CephOsd`
+(servicer.py, with health and reflection). It heartbeats to the monitor every `heartbeat_interval`
+twin seconds (the twin's clock, so `--clock-scale` shortens it).
 
 A *stopped* OSD (`twin ceph osd stop`) tells the monitor it is going down (marked down at once,
 as a clean `systemctl stop ceph-osd@N` does), refuses chunk I/O with UNAVAILABLE and stops
@@ -43,7 +43,7 @@ from services.ceph.daemon_spec import OsdSpec
 from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
 from services.ceph.osd.device import model_for
-from services.ceph.osd.filestore import FileChunkStore
+from services.ceph.osd.logstore import LogChunkStore
 from services.ceph.osd.servicer import OsdServicer
 from services.ceph.osd.store import OsdStore
 
@@ -64,7 +64,7 @@ class OsdDaemon:
         self.timing = x.storage_timing
         self.device_wait = 0.0   # wall seconds slept for the device model (Stat's device_wait_seconds)
         self.capacity = x.capacity_bytes
-        self.chunks = FileChunkStore(Path(x.data_dir))
+        self.chunks = LogChunkStore(Path(x.data_dir))
         self.state = OsdStore(cfg.store_url, cfg.name)
         self.stopped, self.slow_factor = self.state.load()
         self.mon = x.mon
