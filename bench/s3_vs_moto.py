@@ -2,7 +2,8 @@
 
 The headline is the twin as users start it, `twin up mini --ceph`: the RGW daemon in front of the
 monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a messenger
-message and a file; the gateway reads data chunks straight from the OSDs). It runs twice,
+message and a record in the OSD's log; the gateway moves the data pool's chunks to and from the OSDs
+itself, and commits each object's metadata to the monitor). It runs twice,
 `--storage-timing fast` (no modelled device waits) and `model` (the seed's HDD/SSD physics, the
 default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
 its EC chunks in memory). And `python -m moto.server`. All run at once, each workload alternating
@@ -425,8 +426,9 @@ def _where(d: dict[str, float]) -> str:
 
 def run(seconds: float = 5.0, repeats: int = 3, big_count: int = 3,
         client_procs: int = 4) -> list[tuple[str, str, str, bool]]:
-    print(f"S3: the deployed twin (`twin up mini --ceph`: RGW daemon -> monitor -> 15 OSD daemons, EC 8+3) vs moto's "
-          f"server; 4 KiB: {CLIENTS} boto3 clients ({client_procs} processes x threads), {seconds:g} s windows; "
+    print(f"S3: the deployed twin (`twin up mini --ceph`: RGW daemon <-> 15 OSD daemons, metadata on the monitor, "
+          f"EC 8+3) vs moto's server; 4 KiB: {CLIENTS} boto3 clients ({client_procs} processes x threads), "
+          f"{seconds:g} s windows; "
           f"64 MiB: one client, {big_count} objects; medians of {repeats} runs, all servers up, alternating:",
           flush=True)
     with (tempfile.TemporaryDirectory() as tmp, server("twin", Path(tmp)) as inproc,

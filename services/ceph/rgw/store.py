@@ -33,7 +33,7 @@ from services.ceph.errors import CephError
 from services.ceph.rgw import checksums, rados, received, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Upload, meta_name, new_version_id
 from services.ceph.rgw.entity import check_md5
-from services.ceph.rgw.group_remove import GroupRemover
+from services.ceph.rgw.group_call import GroupRemover
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
 
@@ -106,7 +106,7 @@ class Store:
     def remove_later(self, objs: list[tuple[str, str]]) -> None:
         """RGW's garbage collector: remove now what can be, keep the rest for the next pass. The removals
         run outside the store's lock (under the RADOS guard), together with those of concurrent requests
-        (group_remove.py), so one request's GC does not hold up every other request."""
+        (group_call.py), so one request's GC does not hold up every other request."""
         with self.lock:
             todo, self.gc = [*self.gc, *objs], []
         if not todo:
