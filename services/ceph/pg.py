@@ -263,6 +263,17 @@ class PlacementGroup:
             data = store.get(osd, info.chunk_key(self.pgid, pos))
             if data is not None and chunk_crc(data) == info.crcs[pos]:
                 out[pos] = data
+        if len(out) < self.pool.k:
+            # Too few: ask the shards marked stale too, as peering asks every OSD what it holds. A chunk
+            # with the CRC recorded at write time is the one written (it landed after it was given up on).
+            for pos in self.available(is_up):
+                if pos in out or info.name not in self.missing.get(pos, ()):
+                    continue
+                osd = self.acting[pos]
+                assert osd is not None
+                data = store.get(osd, info.chunk_key(self.pgid, pos))
+                if data is not None and chunk_crc(data) == info.crcs[pos]:
+                    out[pos] = data
         return out
 
     # -- recovery and backfill ---------------------------------------------------------------

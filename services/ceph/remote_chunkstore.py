@@ -232,11 +232,12 @@ class RemoteChunkStore:
                                          else MsgrLink(self.msgr[osd], osd, self.timeout))
         return ln
 
-    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"", cork: bool = False) -> Started:
+    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"", cork: bool = False,
+               timeout: float | None = None) -> Started:
         """Send a chunk operation; a `cork`ed one (a put or delete) leaves with the others at `flush`."""
         ln = self.link(osd)
         fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data), cork)
-        return Started(osd, key, op, fut, ln, time.monotonic() + self.timeout)
+        return Started(osd, key, op, fut, ln, time.monotonic() + (self.timeout if timeout is None else timeout))
 
     @staticmethod
     def _wait(s: Started) -> pb.CephChunkOpResult:
@@ -296,10 +297,10 @@ class RemoteChunkStore:
                 continue
             self._cache[(s.osd, s.key)] = r.data if r.found else None
 
-    def fetch(self, pairs: list[tuple[int, ChunkKey]]) -> list[bytes | None | Exception]:
+    def fetch(self, pairs: list[tuple[int, ChunkKey]], timeout: float | None = None) -> list[bytes | None | Exception]:
         """Get these chunks in parallel, touching no batch state: bytes, None (not there) or the error."""
         out: list[bytes | None | Exception] = []
-        for s in [self._start(osd, "get", key) for osd, key in pairs]:
+        for s in [self._start(osd, "get", key, timeout=timeout) for osd, key in pairs]:
             try:
                 r = self._wait(s)
             except OpFailed as e:

@@ -79,9 +79,11 @@ class MonDaemon(TwinDaemon):
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
         now = self.clock.now()
-        osds = MonSpec.of(cfg).osds
-        self.addresses = {o.id: o.grpc for o in osds}
-        self.chunks = RemoteChunkStore(self.addresses, msgr={o.id: o.msgr for o in osds if o.msgr})
+        self.addresses = {o.id: o.grpc for o in MonSpec.of(cfg).osds}
+        # The monitor's own chunk I/O (the bucket index, removals, recovery) stays on the OSDs' gRPC
+        # ChunkStream: with a messenger thread per OSD beside its event loop, its heartbeat answers came
+        # late enough under load for OSDs to flap at --clock-scale 10 (the chaos run lost S3 reads).
+        self.chunks = RemoteChunkStore(self.addresses)
         cluster = build_cluster(cfg, self.chunks, now)
         self.store = MonStore(cfg.store_url)
         restored = self.store.load(cluster)

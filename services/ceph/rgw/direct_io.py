@@ -4,11 +4,14 @@ gateway and the OSDs (over the messenger, msgr.py), and the monitor only keeps t
 A write encodes the object (EC k+m), puts each shard on the OSD the PG's write plan names (the acting
 OSD, and a backfill target too), then commits the object's size and chunk CRCs to the monitor with the
 plan it followed (`CephMon.CommitObjects`, the commits of concurrent writes grouped in one call,
-group_call.py). If the PG's plan changed meanwhile (an OSD down, out or
-back, backfill done), the monitor records nothing and answers with the plan now: the chunks are
-written again by it, and those left on OSDs outside it are deleted. A chunk write that fails is
-reported in the commit, and the monitor treats it as its own failure (the shard missing, the OSD
-marked down). The plans are kept per PG; the first write to a PG asks for its plan (`WritePlan`).
+group_call.py). If the PG's plan changed meanwhile (an OSD down, out or back, backfill done), the
+monitor records nothing and answers with the plan now: the chunks are written again by it, and those
+left on OSDs outside it are deleted. A chunk write that fails (the
+OSD's connection refused or reset, the OSD refusing I/O) is reported in the commit, and the monitor
+treats it as its own failure (the shard missing, the OSD marked down). One that gets no answer in time
+is not taken for a failure, as librados waits for an OSD until a new map says it is down (its
+heartbeats, not its clients, mark it down): nothing is committed and the write is tried again. The
+plans are kept per PG; the first write to a PG asks for its plan (`WritePlan`).
 
 A read fetches the k data chunks from the OSDs of the placement learned at write (or from the
 monitor's answer to a read), checks each against its CRC and joins them (no decoding: all data chunks
@@ -35,7 +38,8 @@ from services.ceph.remote_chunkstore import RemoteChunkStore
 from services.ceph.rgw.group_call import GroupCall
 
 CAPACITY = 1 << 16   # placements kept (an LRU): 11 OSD ids and CRCs each
-TIMEOUT_S = 3.0      # an OSD's answer to a chunk operation; beyond it the OSD is reported as failed
+WRITE_TIMEOUT_S = 10.0   # an OSD's answer to a chunk write (the monitor's own chunk calls wait as long)
+READ_TIMEOUT_S = 3.0     # a direct read waits this long for an OSD before asking the monitor
 ATTEMPTS = 4         # writes again after a stale plan (each a map change under the write)
 
 Plan = tuple[tuple[int, int], ...]          # (shard, OSD)
@@ -49,7 +53,7 @@ def _plan(msg: Any) -> Plan:
 class DirectIo:
     def __init__(self, osds: dict[int, str], k: int, m: int, capacity: int = CAPACITY) -> None:
         """`osds`: each OSD's messenger address."""
-        self.chunks = RemoteChunkStore({}, timeout=TIMEOUT_S, msgr=osds)
+        self.chunks = RemoteChunkStore({}, timeout=WRITE_TIMEOUT_S, msgr=osds)
         self.codec = ErasureCode(k, m)
         self.capacity = capacity
         self._where: collections.OrderedDict[str, tuple[str, list[int], list[int], int]] = collections.OrderedDict()
@@ -155,7 +159,7 @@ class DirectIo:
         k = self.codec.k
         if any(o < 0 for o in acting[:k]) or not all(o in self.chunks.msgr for o in acting[:k]):
             return None
-        got = self.chunks.fetch([(acting[p], (pg, name, p)) for p in range(k)])
+        got = self.chunks.fetch([(acting[p], (pg, name, p)) for p in range(k)], timeout=READ_TIMEOUT_S)
         if not all(isinstance(c, bytes) and chunk_crc(c) == crcs[p] for p, c in enumerate(got)):
             return None
         return self.codec.decode(dict(enumerate(got)), size)   # type: ignore[arg-type]

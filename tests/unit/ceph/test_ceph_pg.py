@@ -87,6 +87,21 @@ def test_returning_osd_recovers_objects_written_while_it_was_down() -> None:
     assert cluster.get(POOL, "later") == b"new data" * 1000
 
 
+def test_shards_marked_stale_whose_chunks_landed_are_found_as_peering_would() -> None:
+    """A client gave up on four chunk writes (no answer in time) that landed anyway: more than m shards
+    are marked stale, yet the object is read and recovered from the chunks whose CRCs match."""
+    cluster, store, pg = _one_pg_cluster(11)
+    for pos in (1, 4, 6, 9):
+        pg.missing.setdefault(pos, set()).add("obj")
+    assert cluster.get(POOL, "obj") == DATA
+    assert cluster.recover() == 4 and not pg.missing
+    store.corrupt(pg.acting[0], ("1.0", "obj", 0), offset=7)   # type: ignore[arg-type]
+    for pos in (0, 2, 3, 5):   # shard 0's chunk is rot, not the write: it must be rebuilt, not taken
+        pg.missing.setdefault(pos, set()).add("obj")
+    assert cluster.recover() == 4 and not pg.missing
+    assert cluster.deep_scrub(pg.pgid) == [] and cluster.get(POOL, "obj") == DATA
+
+
 def test_scrub_finds_corrupt_chunk_and_repair_fixes_it() -> None:
     cluster, store, pg = _one_pg_cluster(11)
     osd = pg.acting[7]
