@@ -25,7 +25,7 @@ install: $(VENV)/.installed
 # package for reproducible installs (`make lock` refreshes it).
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[dev,real]'
 	touch $@
 
 lock:
