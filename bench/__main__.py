@@ -89,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings",
-                                           "mininet", "lustre-posix"],
+                                           "mininet", "lustre-posix", "nvml"],
                         help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
@@ -125,6 +125,9 @@ def main() -> None:
             from bench import lustre_posix
             print("CPython's file-system tests, local disk and the Lustre mount (rack) in one run:")
             report(lustre_posix.rows(*lustre_posix.run()))
+    if args.only in (None, "nvml"):
+        from bench.nvml import rows as nvml_rows
+        report(nvml_rows(args.repeats))
     if args.only in (None, "timings"):
         from bench.timings import rows as timing_rows
         print(f"Times the tests no longer assert (bench/timings.py), {args.repeats} runs (medians):")
