@@ -310,3 +310,13 @@ NVML_API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, u
 
 NVML_API nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t d, int *mode) { return pcie(d, (unsigned int *)mode, 0); }
 NVML_API nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t d, int *mode) { return pcie(d, (unsigned int *)mode, 0); }
+
+/* Windows only (WDDM/TCC): on Linux the driver answers NOT_SUPPORTED. */
+NVML_API nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t d, int *current, int *pending) {
+    (void)pending;
+    return unsupported(d, current);
+}
+NVML_API nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t d, int *current, int *pending) {
+    (void)pending;
+    return unsupported(d, current);
+}

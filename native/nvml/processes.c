@@ -60,3 +60,14 @@ NVML_API nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d,
     (void)p;
     return none(d, c);
 }
+
+/* Per-process utilization samples: the twin keeps none, as a driver with no sample in the window
+ * answers (nvitop shows its %SM columns as 0). */
+NVML_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, void *samples, unsigned int *count,
+                                                      unsigned long long since) {
+    (void)samples; (void)since;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    CT_WHOLE_GPU(d, g);
+    *count = 0;
+    return ct_leave(NVML_ERROR_NOT_FOUND);
+}
