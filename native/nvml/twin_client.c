@@ -151,31 +151,69 @@ static int parse_page(char *page, ct_snapshot *s) {
     return version == 1;
 }
 
-/* A CUDA_VISIBLE_DEVICES entry: an index, a GPU UUID (or its prefix, as CUDA takes it). */
-static int find_visible(const ct_snapshot *all, const char *item) {
+/* A CUDA_VISIBLE_DEVICES entry: an index or a GPU UUID (or its prefix, as CUDA takes it), or a MIG
+ * device's UUID (*mig set to its position on the GPU). The GPU's position in `all`, or -1. */
+static int find_visible(const ct_snapshot *all, const char *item, int *mig) {
     char *end;
     long i = strtol(item, &end, 10);
+    *mig = -1;
     if (*item && !*end) return (i >= 0 && i < all->ngpu) ? (int)i : -1;
-    for (int k = 0; k < all->ngpu; k++)
+    for (int k = 0; k < all->ngpu; k++) {
         if (!strncmp(all->gpu[k].uuid, item, strlen(item))) return k;
+        for (int m = 0; m < all->gpu[k].nci; m++)
+            if (!strcmp(all->gpu[k].ci[m].uuid, item)) {
+                *mig = m;
+                return k;
+            }
+    }
     return -1;
 }
 
-/* CUDA_VISIBLE_DEVICES as the device cgroup of a Slurm job makes it: the job sees only its GPUs,
- * renumbered from 0. CUDA stops at the first entry that is not a device; so does this. */
+/* A job given MIG devices sees their GPUs, each with only those of its MIG devices (and their
+ * processes). */
+static void keep_mig(ct_gpu *g, const ct_gpu *orig, unsigned int named) {
+    g->nci = g->nproc = 0;
+    for (int m = 0; m < orig->nci; m++)
+        if (named & (1u << m)) g->ci[g->nci++] = orig->ci[m];
+    for (int p = 0; p < orig->nproc; p++)
+        for (int m = 0; m < g->nci; m++)
+            if (orig->proc[p].gi == g->ci[m].gi && orig->proc[p].ci == g->ci[m].id) g->proc[g->nproc++] = orig->proc[p];
+}
+
+/* The GPUs a process may open. Real NVML sees every GPU whose device node the process can open; a
+ * Slurm job's device cgroup leaves it those of its GRES (which Slurm names in CUDA_VISIBLE_DEVICES),
+ * a container those of NVIDIA_VISIBLE_DEVICES (the lease's env). So: NVIDIA_VISIBLE_DEVICES if set
+ * ("all": every GPU; "none" or "void": none), else CUDA_VISIBLE_DEVICES; NULL: every GPU. */
+static const char *visible_list(void) {
+    const char *nvd = getenv("NVIDIA_VISIBLE_DEVICES");
+    if (nvd) return strcmp(nvd, "all") == 0 ? NULL : (!strcmp(nvd, "none") || !strcmp(nvd, "void")) ? "" : nvd;
+    return getenv("CUDA_VISIBLE_DEVICES");
+}
+
+/* The visible GPUs, renumbered from 0 in the list's order. CUDA stops at the first entry that is not
+ * a device; so does this. */
 static void apply_visible(ct_snapshot *s) {
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    const char *cvd = visible_list();
     if (!cvd) return;
     static ct_snapshot all;
     all = *s;
     s->ngpu = 0;
-    char list[512];
+    int pos[CT_MAX_GPUS];            /* the visible position of each GPU of `all`, or -1 */
+    unsigned int named[CT_MAX_GPUS] = {0};
+    for (int k = 0; k < CT_MAX_GPUS; k++) pos[k] = -1;
+    char list[1024];
     snprintf(list, sizeof list, "%s", cvd);
     for (char *save = NULL, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        int k = find_visible(&all, item);
+        int mig, k = find_visible(&all, item, &mig);
         if (k < 0) break;
-        s->gpu[s->ngpu++] = all.gpu[k];
+        if (pos[k] < 0) {
+            pos[k] = s->ngpu;
+            s->gpu[s->ngpu++] = all.gpu[k];
+        }
+        if (mig >= 0) named[k] |= 1u << mig;
     }
+    for (int k = 0; k < all.ngpu; k++)
+        if (pos[k] >= 0 && named[k]) keep_mig(&s->gpu[pos[k]], &all.gpu[k], named[k]);
 }
 
 nvmlReturn_t ct_refresh(int force) {
