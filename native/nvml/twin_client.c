@@ -124,7 +124,7 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
         sscanf(rest, "%u %u %u %u %llu %llu", &x->id, &x->profile, &x->start, &x->size, &x->mem_mib, &x->used_mib);
     } else if (!strcmp(key, "ci") && g->nci < NVML_MAX_MIG_DEVICES) {
         ct_ci *c = &g->ci[g->nci++];
-        sscanf(rest, "%u %u %u %95s %31s", &c->gi, &c->id, &c->slices, c->uuid, c->profile);
+        sscanf(rest, "%u %u %u %u %95s %31s", &c->gi, &c->id, &c->slices, &c->start, c->uuid, c->profile);
     }
 }
 

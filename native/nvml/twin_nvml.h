@@ -27,6 +27,8 @@ typedef enum {
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct nvmlEventSet_st *nvmlEventSet_t;
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
 
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
@@ -46,6 +48,15 @@ typedef struct {
     unsigned int gpuInstanceId, computeInstanceId;
 } nvmlEventData_t;
 
+typedef struct { unsigned int start, size; } nvmlGpuInstancePlacement_t;
+typedef struct {
+    nvmlDevice_t device; unsigned int id, profileId; nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+typedef struct {
+    nvmlDevice_t device; nvmlGpuInstance_t gpuInstance; unsigned int id, profileId;
+    nvmlGpuInstancePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+
 #define NVML_VALUE_NOT_AVAILABLE_UINT 0xFFFFFFFFu
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MAX_MIG_DEVICES 7          /* an H100 holds at most seven MIG devices */
@@ -60,7 +71,7 @@ typedef struct {
 
 typedef struct { unsigned int pid, gi, ci; unsigned long long used_mib; } ct_proc;
 typedef struct { unsigned int id, profile, start, size; unsigned long long mem_mib, used_mib; } ct_gi;
-typedef struct { unsigned int gi, id, slices; char uuid[CT_STR], profile[32]; } ct_ci;
+typedef struct { unsigned int gi, id, slices, start; char uuid[CT_STR], profile[32]; } ct_ci;
 typedef struct { unsigned int up, crc, replay, recovery; } ct_link;
 
 typedef struct {

@@ -19,7 +19,7 @@ page is the model read at once, so every call the library answers from one refre
     link N UP CRC REPLAY RECOVERY     one per NVLink
     proc PID USED_MIB GI CI           one per device of an active lease (CI = GI = 0xFFFFFFFF: whole GPU)
     gi ID PROFILE_ID START SIZE MEM_MIB USED_MIB   one per GPU instance
-    ci GI ID SLICES UUID PROFILE      one per compute instance: a MIG device
+    ci GI ID SLICES START UUID PROFILE   one per compute instance: a MIG device
     name NVIDIA H100 80GB HBM3
 """
 
@@ -86,8 +86,9 @@ def _mig_lines(model: NodeModel, gpu: int) -> list[str]:
         mem = int(gi.spec.memory_gib * 1024)
         lines.append(f"gi {gi.id} {gi.spec.gi_profile_id} {gi.start} {gi.spec.size} {mem} "
                      f"{model.gi_memory_used_mib(gpu, gi)}")
+    starts = {(gi.id, ci.id): ci.start for gi in model.gpu_instances_raw(gpu) for ci in gi.cis}
     for v in model.gpu_instances(gpu):
-        lines += [f"ci {v.id} {c.id} {c.slices} {c.uuid} {c.profile}" for c in v.compute_instances]
+        lines += [f"ci {v.id} {c.id} {c.slices} {starts[v.id, c.id]} {c.uuid} {c.profile}" for c in v.compute_instances]
     return lines
 
 

@@ -141,6 +141,18 @@ try:
     n.nvmlDeviceGetTemperature(m, 0)
 except n.NVMLError as e:
     out["mig_temp"] = e.value
+out["instances"] = []
+for profile in PROFILES:
+    count = n.c_uint(8)
+    gis = (n.c_nvmlGpuInstance_t * 8)()
+    n.nvmlDeviceGetGpuInstances(h, profile, gis, n.byref(count))
+    for gi in gis[:count.value]:
+        info = n.nvmlGpuInstanceGetInfo(gi)
+        cis = (n.c_nvmlComputeInstance_t * 8)()
+        ccount = n.c_uint(8)
+        n.nvmlGpuInstanceGetComputeInstances(gi, 0, cis, n.byref(ccount))   # the 1-slice CI profile
+        out["instances"].append([info.id, info.profileId, info.placement.start, info.placement.size,
+                                 [n.nvmlComputeInstanceGetInfo(c).id for c in cis[:ccount.value]]])
 """
 
 
@@ -149,11 +161,12 @@ def test_mig_devices_are_the_compute_instances(mini_twin: Twin, nvml_lib: str) -
     lease = node.lease("nvml-mig", count=1, mig_profile="2g.20gb")
     address = http_address(mini_twin, "gpu002")
     try:
-        out = run_pynvml(MIG, nvml_env(nvml_lib, address))
-        contained = run_pynvml(MIG, nvml_env(nvml_lib, address, **dict(lease.env)))   # its MIG device only
+        gis = node.gpu_instances(0)
+        code = f"PROFILES = {sorted({gi.gi_profile_id for gi in gis})}\n" + MIG
+        out = run_pynvml(code, nvml_env(nvml_lib, address))
+        contained = run_pynvml(code, nvml_env(nvml_lib, address, **dict(lease.env)))   # its MIG device only
     finally:
         node.release(lease.id)
-    gis = node.gpu_instances(0)
     expected = [(ci.uuid, gi.id, ci.id, f"NVIDIA H100 80GB HBM3 MIG {ci.profile}") for gi in gis
                 for ci in gi.compute_instances]
     assert out["mode"] == [1, 1] and out["max"] == 7
@@ -166,6 +179,9 @@ def test_mig_devices_are_the_compute_instances(mini_twin: Twin, nvml_lib: str) -
     assert contained["devices"][0]["pids"] == next(p for p in pids if p)
     assert {d["mem"] for d in out["devices"] if "2g" in d["name"]} == {20090}
     assert out["mig_temp"] == 3   # a MIG device has no sensor of its own: NOT_SUPPORTED
+    one_slice = {gi.id: [ci.id for ci in gi.compute_instances if ci.slices == 1] for gi in gis}
+    assert sorted(out["instances"]) == sorted(
+        [gi.id, gi.gi_profile_id, gi.placement_start, gi.placement_size, one_slice[gi.id]] for gi in gis)
 
 
 def test_gpustat_and_nvitop_run_unchanged(mini_twin: Twin, nvml_lib: str, twin_exe: str) -> None:
