@@ -82,7 +82,8 @@ static char *fetch_page(void) {
     static const char req[] = "GET /nvml HTTP/1.1\r\nHost: nvml\r\nConnection: close\r\n\r\n";
     char *buf = malloc(MAX_PAGE + 1);
     size_t len = 0;
-    ssize_t n = buf && write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1) ? 1 : -1;
+    /* MSG_NOSIGNAL: a daemon gone mid-request must not SIGPIPE the client process. */
+    ssize_t n = buf && send(fd, req, sizeof req - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof req - 1) ? 1 : -1;
     while (n > 0 && len < MAX_PAGE && (n = read(fd, buf + len, MAX_PAGE - len)) > 0) len += n;
     close(fd);
     if (!buf || n < 0) { free(buf); return NULL; }
