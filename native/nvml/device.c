@@ -320,3 +320,20 @@ NVML_API nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t d, int *current, 
     (void)pending;
     return unsupported(d, current);
 }
+
+typedef struct { unsigned long long bar1Total, bar1Free, bar1Used; } nvmlBAR1Memory_t;
+
+/* BAR1: 128 GiB on an H100 80GB (1 MiB of it mapped by the driver); a MIG device has its GPU
+ * instance's eighths of it. */
+NVML_API nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, nvmlBAR1Memory_t *bar1) {
+    CHECK(bar1);
+    CT_DEVICE(d, g, m);
+    unsigned long long total = 131072 * MIB, used = MIB;
+    for (int i = 0; m && i < g->ngi; i++)
+        if (g->gi[i].id == m->gi) {
+            total = 131072 * MIB / 8 * g->gi[i].size;
+            used = 0;
+        }
+    *bar1 = (nvmlBAR1Memory_t){total, total - used, used};
+    return ct_leave(NVML_SUCCESS);
+}

@@ -195,6 +195,8 @@ def test_gpustat_and_nvitop_run_unchanged(mini_twin: Twin, nvml_lib: str, twin_e
                               text=True, timeout=60)
         top = subprocess.run(["bash", "-c", shell + f"{bindir}/nvitop -1"], env=env, capture_output=True,
                              text=True, timeout=60)
+        mig = subprocess.run(["bash", "-c", shell.replace("gpu001", "gpu002") + f"{bindir}/nvitop -1"], env=env,
+                             capture_output=True, text=True, timeout=60)
     finally:
         node.release(lease.id)
     assert stat.returncode == 0, stat.stderr
@@ -203,6 +205,9 @@ def test_gpustat_and_nvitop_run_unchanged(mini_twin: Twin, nvml_lib: str, twin_e
     assert gpus[4]["memory.used"] > 0 and gpus[0]["fan.speed"] is None and gpus[0]["enforced.power.limit"] == 700
     assert top.returncode == 0 and "Traceback" not in top.stderr, top.stderr
     assert top.stdout.count("H100 80GB HBM3") == 8 and "Driver Version: 550.90.07" in top.stdout
+    # the MIG server: each GPU's MIG devices, with their GPU and compute instances
+    assert mig.returncode == 0 and "Traceback" not in mig.stderr, mig.stderr
+    assert mig.stdout.count("1g.10gb @ GI/CI: 7/0") == 8 and mig.stdout.count("3g.40gb @ GI/CI: 2/0") == 8
 
 
 XID = """
