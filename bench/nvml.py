@@ -7,6 +7,7 @@ so it has its own LD_LIBRARY_PATH) measures, each for a fixed time:
   round-robin over the 8 GPUs, with the library's default snapshot TTL (250 ms);
 - ctypes: the same C call (nvmlDeviceGetTemperature) without pynvml's wrapper: the library's own
   cost plus ctypes';
+- C: that call in a C loop (native/nvml/tools/callrate.c): the library's own cost;
 - refresh: pynvml calls with CLUSTERTWIN_NVML_TTL_MS=0, so each one fetches and parses the node's
   page (GET /nvml from the daemon): the cost of a refresh.
 
@@ -79,7 +80,9 @@ def measure(repeats: int) -> dict[str, float]:
             for _ in range(repeats):
                 out = subprocess.run([sys.executable, "-m", "bench.nvml", "--worker", str(WORK_S)], env=env,
                                      capture_output=True, text=True, check=True).stdout
-                runs.append(json.loads(out))
+                c = subprocess.run([str(LIB_DIR / "callrate"), str(WORK_S)], env=env, capture_output=True, text=True,
+                                   check=True).stdout
+                runs.append(json.loads(out) | {"c_calls_s": float(c)})
         finally:
             twin.down()
     figures = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
@@ -89,7 +92,8 @@ def measure(repeats: int) -> dict[str, float]:
 
 def rows(repeats: int) -> list[tuple[str, str, str, bool]]:
     f = measure(repeats)
-    pynvml_us, ctypes_us, refresh_us = (1e6 / f[k] for k in ("pynvml_calls_s", "ctypes_calls_s", "refresh_calls_s"))
+    pynvml_us, ctypes_us, c_us, refresh_us = (1e6 / f[k] for k in ("pynvml_calls_s", "ctypes_calls_s", "c_calls_s",
+                                                                    "refresh_calls_s"))
     print(f"NVML (libnvidia-ml.so.1 against a loopback mini twin's gpu001; {repeats} runs, medians; "
           f"load {f['load_1min']:.1f}):")
     return [
@@ -97,6 +101,8 @@ def rows(repeats: int) -> list[tuple[str, str, str, bool]]:
          f["pynvml_calls_s"] >= TARGET_CALLS_S),
         ("  of which the C call via ctypes", f"{ctypes_us:.2f} us/call ({f['ctypes_calls_s']:,.0f} calls/s)", "-",
          True),
+        ("    the library itself (a C loop)", f"{c_us * 1000:.0f} ns/call ({f['c_calls_s']:,.0f} calls/s)", "-", True),
+        ("    ctypes", f"{ctypes_us - c_us:.2f} us/call", "-", True),
         ("  pynvml's Python wrapper", f"{pynvml_us - ctypes_us:.2f} us/call", "-", True),
         ("snapshot refresh (GET /nvml + parse)", f"{refresh_us:.0f} us ({f['refresh_calls_s']:,.0f}/s, TTL 0)", "-",
          True),
