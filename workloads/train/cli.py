@@ -75,9 +75,20 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     result_file: Annotated[Path | None, typer.Option(help="Write the result (JSON) here when the run ends, "
                                                       "also when it fails or is terminated.")] = None,
+    real: Annotated[bool, typer.Option("--real", help="Run real torchrun ranks (PyTorch, gloo) in the GPU servers' "
+                                       "namespaces instead of the model: --gpus ranks, --gpus-per-server on each "
+                                       "(workloads/train/real_*.py, docs/TRAIN_REAL.md).")] = False,
+    gpus_per_server: Annotated[int, typer.Option(help="--real: GPUs leased (ranks) per server.")] = 2,
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
+    if real:  # the real job (issue 18): its own path, sharing only the options it understands
+        from workloads.train.real_cli import main_real
+
+        main_real(gpus=gpus, per_server=gpus_per_server, steps=steps, checkpoint_every=checkpoint_every,
+                  checkpoint_dir=checkpoint_dir, dataset=dataset, servers=servers, job_id=job_id, resume=resume,
+                  as_json=as_json, result_file=result_file, run_dir=run_dir)
+        return
     try:
         cfg = TrainConfig(gpus=gpus, tp=tp, pp=pp, params=params, steps=steps, global_batch=global_batch,
                           seq_len=seq_len, mfu=mfu, checkpoint_every=checkpoint_every,
