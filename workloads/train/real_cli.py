@@ -9,6 +9,7 @@ to training resumed.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -94,16 +95,17 @@ def summary(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main_real(*, gpus: int, per_server: int, steps: int, checkpoint_every: int, checkpoint_dir: Path | None,
-              dataset: Path | None, servers: str, job_id: str, resume: bool, as_json: bool,
-              result_file: Path | None, run_dir: Path) -> None:
-    """`twin train --real ...` (wired from cli.py): bad input changes nothing; exit 1 when the job fails."""
-    import json
-
+def main_real(p: dict[str, Any]) -> None:
+    """`twin train --real ...` with the command's options `p` (wired from cli.py): bad input changes
+    nothing; exit 1 when the job fails. Of the model's options it uses gpus, steps, checkpoint_every,
+    checkpoint_dir, dataset, servers, job_id, resume, json, result_file."""
     import typer
 
     from emulator.cli.common import connect, console, err_console, fail, user_errors
-    from workloads.train.cli import _write_result
+
+    gpus, per_server, steps, checkpoint_every = p["gpus"], p["gpus_per_server"], p["steps"], p["checkpoint_every"]
+    checkpoint_dir, dataset, servers, job_id = p["checkpoint_dir"], p["dataset"], p["servers"], p["job_id"]
+    resume, as_json, result_file, run_dir = p["resume"], p["as_json"], p["result_file"], p["run_dir"]
 
     if per_server < 1 or gpus < per_server or gpus % per_server:
         fail(f"--gpus {gpus} is not a whole number of servers of --gpus-per-server {per_server}")
@@ -133,3 +135,13 @@ def main_real(*, gpus: int, per_server: int, steps: int, checkpoint_every: int, 
             console.print(line, highlight=False)
     if r["status"] != "completed":
         raise typer.Exit(1)
+
+
+def _write_result(path: Path | None, doc: dict[str, Any]) -> None:
+    """As the model's --result-file: written whole (a temporary name, then renamed)."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str))
+    tmp.replace(path)
