@@ -1,6 +1,6 @@
-/* Event sets: Xid critical errors, read from the node's event log. A set remembers the last event
- * seq it has seen; a wait re-reads the node every POLL_MS until an Xid of a registered GPU comes
- * after it, or the timeout. */
+/* Event sets: Xid critical errors and single/double-bit ECC errors, read from the node's event log.
+ * A set remembers the id of the last event it has seen; a wait re-reads the node every POLL_MS until
+ * an event of a type registered for its GPU comes after it, or the timeout. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -10,7 +10,7 @@
 #define CHECK(p) do { if (!(p)) return NVML_ERROR_INVALID_ARGUMENT; } while (0)
 
 struct nvmlEventSet_st {
-    unsigned long long seen;                 /* the node's event seq when last looked */
+    unsigned long long seen;                 /* the node's last event id when last looked */
     unsigned long long types[CT_MAX_GPUS];   /* event types registered, per visible GPU */
 };
 
@@ -45,15 +45,15 @@ NVML_API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long lon
     return ct_leave(NVML_SUCCESS);
 }
 
-/* The first Xid after set->seen on a GPU registered for Xids; 1 if found (data filled). */
-static int next_xid(nvmlEventSet_t set, nvmlEventData_t *data) {
-    for (int i = 0; i < ct_snap.nxid; i++) {
-        const ct_xid *x = &ct_snap.xid[i];
-        if (x->seq <= set->seen) continue;
-        set->seen = x->seq;
+/* The first event after set->seen of a type registered for its GPU; 1 if found (data filled). */
+static int next_event(nvmlEventSet_t set, nvmlEventData_t *data) {
+    for (int i = 0; i < ct_snap.nevent; i++) {
+        const ct_event *e = &ct_snap.event[i];
+        if (e->id <= set->seen) continue;
+        set->seen = e->id;
         for (int k = 0; k < ct_snap.ngpu; k++)
-            if (ct_snap.gpu[k].index == x->gpu && (set->types[k] & NVML_EVENT_XID)) {
-                *data = (nvmlEventData_t){ct_handle(k, -1), NVML_EVENT_XID, x->xid, NVML_VALUE_NOT_AVAILABLE_UINT,
+            if (ct_snap.gpu[k].index == e->gpu && (set->types[k] & e->type)) {
+                *data = (nvmlEventData_t){ct_handle(k, -1), e->type, e->data, NVML_VALUE_NOT_AVAILABLE_UINT,
                                           NVML_VALUE_NOT_AVAILABLE_UINT};
                 return 1;
             }
@@ -69,7 +69,7 @@ NVML_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *d
         if (r) return r;
         r = ct_refresh(waited > 0);   /* the first look may use a fresh snapshot */
         if (r) return ct_leave(NVML_ERROR_UNKNOWN);
-        if (next_xid(set, data)) return ct_leave(NVML_SUCCESS);
+        if (next_event(set, data)) return ct_leave(NVML_SUCCESS);
         ct_leave(NVML_SUCCESS);
         if (waited >= timeout_ms) return NVML_ERROR_TIMEOUT;
         struct timespec t = {0, POLL_MS * 1000000L};

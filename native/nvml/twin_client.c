@@ -141,9 +141,9 @@ static int parse_page(char *page, ct_snapshot *s) {
         else if (!strcmp(line, "driver")) sscanf(rest, "%31s", s->driver);
         else if (!strcmp(line, "cuda")) s->cuda = atoi(rest);
         else if (!strcmp(line, "seq")) s->seq = strtoull(rest, NULL, 10);
-        else if (!strcmp(line, "xid") && s->nxid < CT_MAX_XIDS) {
-            ct_xid *x = &s->xid[s->nxid++];
-            sscanf(rest, "%llu %d %u", &x->seq, &x->gpu, &x->xid);
+        else if (!strcmp(line, "event") && s->nevent < CT_MAX_EVENTS) {
+            ct_event *e = &s->event[s->nevent++];
+            sscanf(rest, "%llu %d %llu %llu", &e->id, &e->gpu, &e->type, &e->data);
         } else if (!strcmp(line, "gpu") && s->ngpu < CT_MAX_GPUS) {
             g = &s->gpu[s->ngpu++];
             g->index = atoi(rest);

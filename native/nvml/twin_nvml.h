@@ -60,13 +60,12 @@ typedef struct {
 #define NVML_VALUE_NOT_AVAILABLE_UINT 0xFFFFFFFFu
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MAX_MIG_DEVICES 7          /* an H100 holds at most seven MIG devices */
-#define NVML_EVENT_XID 0x8ULL           /* nvmlEventTypeXidCriticalError */
 #define NVML_EVENT_H100 0x1FFULL        /* what an H100 reports as supported event types */
 
 /* ---- the snapshot (twin_client.c) ---- */
 #define CT_MAX_GPUS 8
 #define CT_MAX_PROCS 32
-#define CT_MAX_XIDS 64
+#define CT_MAX_EVENTS 64
 #define CT_STR 96
 
 typedef struct { unsigned int pid, gi, ci; unsigned long long used_mib; } ct_proc;
@@ -91,13 +90,13 @@ typedef struct {
     int nci; ct_ci ci[NVML_MAX_MIG_DEVICES];
 } ct_gpu;
 
-typedef struct { unsigned long long seq; int gpu; unsigned int xid; } ct_xid;
+typedef struct { unsigned long long id, type, data; int gpu; } ct_event;   /* see nvml_snapshot.py */
 
 typedef struct {
     char driver[32];
     int cuda;
     unsigned long long seq;
-    int nxid; ct_xid xid[CT_MAX_XIDS];
+    int nevent; ct_event event[CT_MAX_EVENTS];
     int ngpu; ct_gpu gpu[CT_MAX_GPUS];   /* the visible GPUs, in CUDA_VISIBLE_DEVICES order */
 } ct_snapshot;
 

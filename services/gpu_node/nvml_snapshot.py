@@ -8,8 +8,10 @@ page is the model read at once, so every call the library answers from one refre
     nvml 1                           format version
     driver 550.90.07                 nvmlSystemGetDriverVersion
     cuda 12040                       nvmlSystemGetCudaDriverVersion (major*1000 + minor*10)
-    seq 42                           the node's last event seq (event sets wait for xid lines after it)
-    xid SEQ GPU XID                  the retained Xid events, oldest first
+    seq 171                          the id of the node's last event (event sets wait for events after it)
+    event ID GPU TYPE DATA           the retained NVML events, oldest first: an Xid (nvmlEventType
+                                     XidCriticalError, DATA the Xid), a single- or double-bit ECC error;
+                                     ID = the node's event seq * 4 + which of the event's NVML events
     gpu 0                            then, per GPU:
     uuid GPU-...  / serial ... / bus 00000000:18:00.0 / pciid 0x233010DE / numa 0 / lost 0|1
     mem TOTAL_MIB RESERVED_MIB USED_MIB
@@ -30,7 +32,9 @@ from services.gpu_node.views import GpuView
 
 FORMAT_VERSION = 1
 NO_INSTANCE = 0xFFFFFFFF   # NVML's "not a MIG process" gpuInstanceId/computeInstanceId
-MAX_XID_LINES = 64
+MAX_EVENT_LINES = 64
+EVENT_XID, EVENT_SBE, EVENT_DBE = 0x8, 0x1, 0x2   # nvmlEventType*
+ECC_EVENTS = {"ECC_SBE": EVENT_SBE, "ECC_DBE": EVENT_DBE}
 # NVML's nvmlClocksEventReason* bits for the reasons the thermal model names.
 REASON_BITS = {"GPU_IDLE": 0x1, "HW_SLOWDOWN": 0x8, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
 
@@ -92,13 +96,24 @@ def _mig_lines(model: NodeModel, gpu: int) -> list[str]:
     return lines
 
 
+def nvml_events(events: list[dict]) -> list[tuple[int, int, int, int]]:
+    """(id, gpu, NVML event type, data) of the node's events that NVML reports: each Xid, and the
+    ECC errors injected (a double-bit error is also its Xid 48, an event of its own)."""
+    out = []
+    for e in events:
+        if e["kind"] == "xid":
+            out.append((e["seq"] * 4, e["gpu"], EVENT_XID, e["xid"]))
+        elif e["kind"] == "fault" and e.get("fault", {}).get("kind") in ECC_EVENTS:
+            out.append((e["seq"] * 4 + 1, e["gpu"], ECC_EVENTS[e["fault"]["kind"]], 0))
+    return out
+
+
 def render(model: NodeModel) -> str:
     spec = model.spec
     events = model.events_after(0)   # committed ones: an event set never sees one that may be undone
-    xids = [e for e in events if e["kind"] == "xid"][-MAX_XID_LINES:]
     lines = [f"nvml {FORMAT_VERSION}", f"driver {spec.driver_version}", f"cuda {cuda_int(spec.cuda_version)}",
-             f"seq {events[-1]['seq'] if events else 0}"]
-    lines += [f"xid {e['seq']} {e['gpu']} {e['xid']}" for e in xids]
+             f"seq {events[-1]['seq'] * 4 + 3 if events else 0}"]
+    lines += [f"event {i} {gpu} {kind} {data}" for i, gpu, kind, data in nvml_events(events)[-MAX_EVENT_LINES:]]
     for g in model.list_gpus():
         lines += _gpu_lines(model, g)
     return "\n".join(lines) + "\nend\n"

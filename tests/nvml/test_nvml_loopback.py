@@ -211,21 +211,20 @@ def test_gpustat_and_nvitop_run_unchanged(mini_twin: Twin, nvml_lib: str, twin_e
 
 
 XID = """
-import time
+import ctypes, time
 n.nvmlInit()
 h = n.nvmlDeviceGetHandleByIndex(7)
 es = n.nvmlEventSetCreate()
-n.nvmlDeviceRegisterEvents(h, n.nvmlEventTypeXidCriticalError, es)
+n.nvmlDeviceRegisterEvents(h, n.nvmlEventTypeXidCriticalError | n.nvmlEventTypeSingleBitEccError, es)
 try:
     n.nvmlEventSetWait(es, 0)
     out = {"first": 0}
 except n.NVMLError as e:
     out = {"first": e.value}
-open(FLAG, "w").close()   # the test injects the Xid once this exists
-d = n.nvmlEventSetWait(es, 30000)
-import ctypes
+open(FLAG, "w").close()   # the test injects the faults once this exists
 address = lambda p: ctypes.cast(p, ctypes.c_void_p).value
-out |= {"type": d.eventType, "xid": d.eventData, "same_device": address(d.device) == address(h)}
+got = [n.nvmlEventSetWait(es, 30000) for _ in range(2)]
+out["events"] = [[d.eventType, d.eventData, address(d.device) == address(h)] for d in got]
 for name, f in {"temp": lambda: n.nvmlDeviceGetTemperature(h, 0),
                 "handle": lambda: n.nvmlDeviceGetHandleByIndex(7)}.items():
     try:
@@ -239,7 +238,8 @@ out["other"] = n.nvmlDeviceGetTemperature(n.nvmlDeviceGetHandleByIndex(6), 0) > 
 
 
 def test_xid_79_is_an_event_then_gpu_is_lost(mini_twin: Twin, nvml_lib: str, tmp_path: Path) -> None:
-    """Last in the module: Xid 79 takes gpu001's GPU 7 off the bus until the node reboots."""
+    """Last in the module: Xid 79 takes gpu001's GPU 7 off the bus until the node reboots. Before it,
+    single-bit ECC errors on GPUs 6 and 7: the set, registered on GPU 7, sees its own only."""
     import sys
 
     from tests.waiting import wait_for
@@ -252,14 +252,17 @@ def test_xid_79_is_an_event_then_gpu_is_lost(mini_twin: Twin, nvml_lib: str, tmp
                             text=True)
     try:
         wait_for("the NVML client to wait on its event set", flag.exists, timeout=30)
-        mini_twin.gpu_node("gpu001").inject_xid(7, 79)
+        node = mini_twin.gpu_node("gpu001")
+        node.inject_fault("ecc-sbe", 6, count=2)   # another GPU: not this set's
+        node.inject_fault("ecc-sbe", 7, count=3)
+        node.inject_xid(7, 79)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
     out = json.loads(stdout.splitlines()[-1])
     assert out["first"] == 10   # NVML_ERROR_TIMEOUT: nothing yet
-    assert (out["type"], out["xid"]) == (0x8, 79)   # nvmlEventTypeXidCriticalError
-    assert out["same_device"]
+    # nvmlEventTypeSingleBitEccError, then nvmlEventTypeXidCriticalError with the Xid, on GPU 7
+    assert out["events"] == [[0x1, 0, True], [0x8, 79, True]]
     assert out["temp"] == out["handle"] == 15   # NVML_ERROR_GPU_IS_LOST
     assert out["count"] == 8 and out["other"]
