@@ -60,7 +60,9 @@ typedef struct {
 #define NVML_VALUE_NOT_AVAILABLE_UINT 0xFFFFFFFFu
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MAX_MIG_DEVICES 7          /* an H100 holds at most seven MIG devices */
-#define NVML_EVENT_H100 0x1FFULL        /* what an H100 reports as supported event types */
+/* The event types this library reports as supported on an H100: ECC SBE and DBE, P-state, Xid,
+ * clock and MIG configuration changes (0x1 0x2 0x4 0x8 0x10 0x100); it delivers ECC and Xid. */
+#define NVML_EVENT_H100 0x11FULL
 
 /* ---- the snapshot (twin_client.c) ---- */
 #define CT_MAX_GPUS 8
