@@ -3,7 +3,8 @@
 A real data-parallel PyTorch job, scaled down: a small MLP under DistributedDataParallel on the gloo
 backend. Why it looks like this:
 - Each rank binds gloo to its GPU's compute rail (rail = local rank mod 8, as NCCL's rail-optimised
-  placement pins GPU i to NIC i), so every byte between servers crosses the twin's shaped fabric.
+  placement pins GPU i to NIC i): it listens there, and every byte between servers crosses the
+  twin's shaped fabric (a connection leaves by the rail of the address it goes to).
 - Batches come from the dataset directory when one is given (files read whole and turned into
   inputs, as a loader reads staged shards), else from a seeded generator.
 - Rank 0 writes a checkpoint every `--checkpoint-every` steps (torch.save to a temporary name, then
