@@ -15,6 +15,18 @@ from tests.nvml.conftest import nvml_env
 
 QUERY = "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetUUID(n.nvmlDeviceGetHandleByIndex(0)))"
 
+GONE = """
+import pynvml as n, sys
+n.nvmlInit()
+print("ready", flush=True)
+sys.stdin.readline()
+try:
+    n.nvmlDeviceGetCount()
+    print(0)
+except n.NVMLError as e:
+    print(e.value)
+"""
+
 # In a fresh network namespace: the daemon's endpoint over a real node model, and a client beside it.
 SERVER = f"""
 import asyncio, subprocess, sys
@@ -24,11 +36,21 @@ from services.gpu_node.spec import NodeSpec
 
 model = NodeModel(NodeSpec("gpu009", twin="nvml-test"), 0.0)
 
+async def gone(server):   # a client initialised while the daemon answered, asking once it is gone
+    client = await asyncio.create_subprocess_exec(sys.executable, "-c", {GONE!r}, stdin=asyncio.subprocess.PIPE,
+                                                  stdout=asyncio.subprocess.PIPE)
+    await client.stdout.readline()   # initialised
+    server.close()
+    await server.wait_closed()
+    client.stdin.write(b"\\n")
+    out, _ = await client.communicate()
+    return out.decode().strip()
+
 async def main():
     server = await nvml_endpoint.serve_abstract(lambda: nvml_snapshot.render(model))
     client = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", {QUERY!r}], capture_output=True, text=True)
-    server.close()
-    print(model.spec.gpu_uuid(0), client.stdout.strip(), client.returncode, client.stderr.strip()[-300:])
+    code = await gone(server)
+    print(model.spec.gpu_uuid(0), client.stdout.strip(), client.returncode, code, client.stderr.strip()[-300:])
 
 asyncio.run(main())
 """
@@ -42,9 +64,10 @@ def test_abstract_socket_is_per_network_namespace(nvml_lib: str) -> None:
     inside = subprocess.run(["unshare", "--net", sys.executable, "-c", SERVER], env=env, capture_output=True,
                             text=True, timeout=60)
     assert inside.returncode == 0, inside.stderr
-    expected, got, code, stderr = (inside.stdout.split(" ", 3) + [""])[:4]
+    expected, got, code, gone, stderr = (inside.stdout.split(" ", 4) + [""])[:5]
     assert code == "0", stderr
     assert got == expected and expected.startswith("GPU-")
+    assert gone == "999"   # NVML_ERROR_UNKNOWN: the daemon stopped answering after nvmlInit
     outside = subprocess.run(["unshare", "--net", sys.executable, "-c", QUERY], env=env, capture_output=True,
                              text=True, timeout=60)
     assert outside.returncode != 0 and "Driver Not Loaded" in outside.stderr
