@@ -52,6 +52,7 @@ class RealOptions:
     hidden: int = 256  # MLP width: its gradients are what DDP all-reduces each step
     timeout_s: float = 600.0
     max_restarts: int = 3
+    mig_profile: str = "1g.10gb"  # what is leased on a MIG server named in `servers`
 
 
 @dataclass
@@ -100,7 +101,10 @@ class RealJob:
         nodes = []
         try:
             for s in servers:
-                lease = self.twin.gpu_node(s).lease(self.opts.job_id, count=self.opts.per_server, utilization=90)
+                node = self.twin.gpu_node(s)
+                # A MIG server's GPUs are sliced: lease slices, one rank each (whole GPUs elsewhere).
+                mig = self.opts.mig_profile if any(g.mig_enabled for g in node.gpus()) else ""
+                lease = node.lease(self.opts.job_id, count=self.opts.per_server, mig_profile=mig, utilization=90)
                 self.leases[s] = lease.id
                 nodes.append(Node(s, net.netns(s), tuple(net.rail_addresses(s)), len(lease.devices),
                                   dict(lease.env)))
