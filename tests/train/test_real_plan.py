@@ -39,7 +39,7 @@ def test_bad_plans_are_refused() -> None:
 
 
 EVENTS = [
-    {"t": 100.0, "kind": "started", "world": 6, "restart": 0, "resumed_from": None},
+    {"t": 100.0, "kind": "started", "world": 6, "restart": 0, "resumed_from": None, "dataset_files": 0},
     {"t": 101.0, "kind": "allreduce", "bytes": 1 << 20, "world": 6, "median_s": 0.04},
     {"t": 102.0, "kind": "step", "step": 1},
     {"t": 104.0, "kind": "checkpoint", "step": 50},
@@ -55,7 +55,7 @@ def test_figures_from_the_events_of_a_restarted_group() -> None:
     f = figures({"events": EVENTS}, per_server=2, bandwidth_scale=0.001, fault_t=107.0)
     assert f["ranks_started"] == [6, 4] and f["steps_per_s"] == 31.25 and f["last_step"] == 300
     assert f["fault_to_resumed_s"] == pytest.approx(45.5) and f["resumed_from_step"] == 50
-    assert f["checkpoints"] == [50] and f["checkpoints_at"] == [(50, 104.0)]
+    assert f["checkpoints"] == [50] and f["checkpoints_at"] == [(50, 104.0)] and f["dataset_files"] == 0
     ar = f["allreduce"]
     assert ar["ranks"] == 6 and ar["measured_s"] == 0.04  # the full group's, before the fault
     assert ar["measured_over_predicted"] == pytest.approx(0.04 / ar["predicted"]["time_s"])

@@ -90,11 +90,17 @@ def test_node_cut_drill_restarts_the_group_from_the_last_checkpoint(rack: Twin, 
         assert not os.path.exists(pids["cgroup"])
 
 
-def test_mig_slices_are_ranks_and_no_checkpoints_said_plainly(rack: Twin, tmp_path: Path) -> None:
+def test_mig_slices_are_ranks_reading_a_dataset(rack: Twin, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"part-{i}").write_bytes(os.urandom(4096))
     r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu004",
-             "--steps", "20", "--job-id", "mig", "--checkpoint-dir", str(tmp_path / "ck"), "--json")
+             "--steps", "20", "--job-id", "mig", "--checkpoint-dir", str(tmp_path / "ck"), "--dataset", str(data),
+             "--json")
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout)
     assert res["status"] == "completed" and res["ranks_started"] == [4] and res["ranks_leased"] == 4
+    assert res["dataset_files"] == 3
     assert res["checkpoint_storage"].startswith("local disk (not under")  # said, not hidden
     assert held(rack) == []

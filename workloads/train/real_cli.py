@@ -77,6 +77,8 @@ def summary(r: dict[str, Any]) -> list[str]:
     lines = [f"job {r['job_id']} (real, torchrun + gloo): {r['status']} at step {r['last_step']}; ranks started "
              f"{r['ranks_started']} on {', '.join(r['servers'])}; MASTER_ADDR {r['master_addr']}",
              f"checkpoints {r['checkpoints']} in {r['checkpoint_dir']} ({r['checkpoint_storage']})"]
+    if r.get("dataset_files"):
+        lines.append(f"dataset: {r['dataset_files']} files read as the ranks' inputs")
     if r.get("steps_per_s"):
         lines.append(f"steps/s {r['steps_per_s']:.1f} (measured, wall clock)")
     ar = r.get("allreduce")

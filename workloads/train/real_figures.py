@@ -54,7 +54,8 @@ def figures(run: dict[str, Any], per_server: int, bandwidth_scale: float | None,
         "steps_per_s": fin["steps_per_s"] if fin else None, "last_step": max(
             (e["step"] for e in evs if e["kind"] in ("step", "finished")), default=0),
         "checkpoints": [e["step"] for e in evs if e["kind"] == "checkpoint"],
-        "checkpoints_at": [(e["step"], e["t"]) for e in evs if e["kind"] == "checkpoint"]}
+        "checkpoints_at": [(e["step"], e["t"]) for e in evs if e["kind"] == "checkpoint"],
+        "dataset_files": next((e.get("dataset_files") for e in evs if e["kind"] == "started"), None)}
     if ar:
         first = ar[0]  # the full group's, before any fault
         pred = predicted_allreduce(first["bytes"], first["world"], per_server, bandwidth_scale)
