@@ -7,7 +7,7 @@ VENV        ?= .venv
 BIN         := $(VENV)/bin
 TOPOLOGY    ?= mini
 RUN_DIR     ?= .twin
-APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl mininet bridge-utils bonnie++ dbench
+APT_PACKAGES := mosquitto nftables iproute2 iputils-ping util-linux iperf3 postgresql prometheus ibsim-utils opensm infiniband-diags slurm-wlm munge docker.io debootstrap docker-compose fuse3 fio rsync s3fs attr jq curl mininet bridge-utils bonnie++ dbench gcc libc6-dev
 PROTOS      := $(wildcard protos/clustertwin/v1/*.proto)
 PYTEST_ARGS ?=
 
@@ -20,12 +20,13 @@ install: $(VENV)/.installed
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	$(MAKE) -s -C native/nvml   # the twin's libnvidia-ml.so.1 (docs/NVML.md)
 
 # The venv is rebuilt when the dependency pins change. requirements.lock pins every transitive
 # package for reproducible installs (`make lock` refreshes it).
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[dev,real]'
 	touch $@
 
 lock:

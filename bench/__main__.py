@@ -89,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", choices=["loopback", "netns", "fabric", "s3", "train", "lustre", "timings",
-                                           "mininet", "lustre-posix"],
+                                           "mininet", "lustre-posix", "nvml", "train-real"],
                         help="Run one group of benchmarks.")
     args = parser.parse_args()
     if args.only in (None, "loopback"):
@@ -125,6 +125,18 @@ def main() -> None:
             from bench import lustre_posix
             print("CPython's file-system tests, local disk and the Lustre mount (rack) in one run:")
             report(lustre_posix.rows(*lustre_posix.run()))
+    if args.only in (None, "nvml"):
+        from bench.nvml import rows as nvml_rows
+        report(nvml_rows(args.repeats))
+    if args.only in (None, "train-real"):
+        if os.geteuid() != 0:
+            print("real torchrun job on the netns rack: skipped (needs root)")
+        else:
+            from bench import train_real
+            print("twin train --real on rack (netns, Lustre), one run each:")
+            r = train_real.measure()
+            report(train_real.rows(r))
+            print(f"  (load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after)")
     if args.only in (None, "timings"):
         from bench.timings import rows as timing_rows
         print(f"Times the tests no longer assert (bench/timings.py), {args.repeats} runs (medians):")

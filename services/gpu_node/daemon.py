@@ -20,7 +20,7 @@ from emulator import bus
 from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig, split_hostport
 from emulator.http_endpoint import PROMETHEUS_TEXT, serve
-from services.gpu_node import dcgm
+from services.gpu_node import dcgm, nvml_endpoint, nvml_snapshot
 from services.gpu_node.daemon_spec import GpuNodeSpec
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer
@@ -68,6 +68,10 @@ class GpuNodeDaemon(TwinDaemon):
     def metrics(self) -> tuple[str, str]:
         return PROMETHEUS_TEXT, dcgm.render(self.model)
 
+    def nvml_page(self) -> tuple[str, str]:
+        """What libnvidia-ml.so.1 reads (services/gpu_node/nvml_endpoint.py, docs/NVML.md)."""
+        return nvml_endpoint.CONTENT_TYPE, nvml_snapshot.render(self.model)
+
     async def telemetry_loop(self) -> None:
         twin, node = self.cfg.twin, self.cfg.name
         since_checkpoint = 0.0
@@ -90,7 +94,9 @@ class GpuNodeDaemon(TwinDaemon):
         await self.start_grpc([(pb_grpc.add_GpuNodeServicer_to_server, self.servicer, SERVICE_NAME)])
         if self.cfg.metrics:
             host, port = split_hostport(self.cfg.metrics)
-            self.serve_http(await serve(host, port, {"/metrics": self.metrics}))
+            self.serve_http(await serve(host, port, {"/metrics": self.metrics, nvml_endpoint.PATH: self.nvml_page}))
+        if self.cfg.netns:   # in its own host: the NVML library finds it with no settings
+            self.serve_http(await nvml_endpoint.serve_abstract(lambda: self.nvml_page()[1]))
         self.background(self.telemetry_loop(), "telemetry")
         # What start-up allocated lives as long as the daemon: keep the collector off it, so that
         # a full collection neither stalls a request nor touches (and so copies) shared pages.

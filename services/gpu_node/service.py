@@ -31,6 +31,6 @@ def node_names(twin: Any) -> Any:
 SERVICE = Service(
     name="gpu_node", summary="HGX H100 servers: GPUs, NVML/DCGM views, MIG, XID faults, telemetry.",
     order=10, always_on=True, daemons={"gpu_node": DaemonKind("services.gpu_node.daemon:run", GpuNodeSpec)}, plan=plan,
-    cli={"gpu": "services.gpu_node.cli:app"},
+    cli={"gpu": "services.gpu_node.cli:app", "nvml": "services.gpu_node.nvml_cli:app"},
     sdk={"gpu_node": lambda twin: lambda name: node_client(twin, name), "gpu_nodes": node_names},
 )

@@ -40,6 +40,11 @@ def run(
     run_dir: Annotated[Path | None, typer.Option(help="Use this running twin instead of starting one.")] = None,
 ) -> None:
     """Run a drill: start the twin (or join --run-dir), run the workload and its faults, check, report."""
+    from workloads.train import real_drill
+
+    if real_drill.is_real(file):  # `workload: {real: true}`: real torchrun ranks, its own runner (issue 18)
+        _run_real(file, out, run_dir)
+        return
     try:
         drill = load(file)
     except DrillError as e:
@@ -61,4 +66,22 @@ def run(
     console.print(f"report: {out / 'report.json'}, {out / 'report.html'} (rendered in {render_s:.3f} s)")
     if not report["passed"]:
         err_console.print(f"[bold red]drill {drill.name} failed[/]", highlight=False)
+        raise typer.Exit(1)
+
+
+def _run_real(file: Path, out: Path, run_dir: Path | None) -> None:
+    """A real-job drill (workloads/train/real_drill.py): report.json only, the same PASS/FAIL lines."""
+    from workloads.train import real_drill
+    from workloads.train.real_cli import summary
+
+    with user_errors():
+        report = real_drill.run(file, out, run_dir, log=lambda m: console.print(m, highlight=False))
+    for line in summary(report["result"]):
+        console.print(line, highlight=False)
+    for x in report["expectations"]:
+        mark = "[green]PASS[/]" if x["passed"] else "[bold red]FAIL[/]"
+        console.print(f"{mark} {x['expectation']} {json.dumps(x['value'])}: {x['why']}", highlight=False)
+    console.print(f"report: {out / 'report.json'}")
+    if not report["passed"]:
+        err_console.print(f"[bold red]drill {report['drill']} failed[/]", highlight=False)
         raise typer.Exit(1)

@@ -15,15 +15,22 @@ import json
 import signal
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, err_console, fail, user_errors
 from workloads.train.config import TrainConfig, TrainConfigError
+from workloads.train.real_cli import main_real
 from workloads.train.runner import TrainError, TrainJob
 
 TERMINATED = 143  # 128 + SIGTERM, as a shell reports a job killed by it
+
+# `--real` (issue 18): real torchrun ranks instead of the model, run by workloads/train/real_cli.py.
+RealOption = Annotated[bool, typer.Option("--real", help="Run real torchrun ranks (PyTorch, gloo) in the GPU servers' "
+                                          "namespaces instead of the model: --gpus ranks, --gpus-per-server on each "
+                                          "(docs/TRAIN_REAL.md).")]
+GpusPerServerOption = Annotated[int, typer.Option(help="--real: GPUs leased (ranks) per server.")]
 
 
 class Terminated(BaseException):
@@ -45,6 +52,7 @@ def _write_result(path: Path | None, doc: dict) -> None:
 
 
 def train(
+    ctx: typer.Context,
     gpus: Annotated[int, typer.Option(help="GPUs (whole servers of 8).")] = 1024,
     tp: Annotated[int, typer.Option(help="Tensor parallel size (inside a server).")] = 8,
     pp: Annotated[int, typer.Option(help="Pipeline parallel size (across servers).")] = 4,
@@ -75,9 +83,13 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     result_file: Annotated[Path | None, typer.Option(help="Write the result (JSON) here when the run ends, "
                                                       "also when it fails or is terminated.")] = None,
+    real: RealOption = False,
+    gpus_per_server: GpusPerServerOption = 2,
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
+    if real:  # the real job (issue 18): workloads/train/real_cli.py, with the options it understands
+        return main_real(ctx.params)
     try:
         cfg = TrainConfig(gpus=gpus, tp=tp, pp=pp, params=params, steps=steps, global_batch=global_batch,
                           seq_len=seq_len, mfu=mfu, checkpoint_every=checkpoint_every,
@@ -116,6 +128,11 @@ def train(
             err_console.print(f"[bold yellow]job terminated:[/] {e} after step {doc['last_step']}; leases released; "
                               "resume with --resume", highlight=False)
             raise typer.Exit(TERMINATED) from None
+    _finish(result, result_file, started_at, as_json)
+
+
+def _finish(result: Any, result_file: Path | None, started_at: float, as_json: bool) -> None:
+    """The model's result: written, printed, exit 1 when the job failed (out of train(): its length)."""
     _write_result(result_file, result.as_dict() | {"wall_started_at": started_at})
     if as_json:
         console.print_json(json.dumps(result.as_dict()))

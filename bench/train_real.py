@@ -1,0 +1,74 @@
+"""Benchmark `twin train --real` (issue 18 part 2) on a rack twin (`--network netns --lustre`, root):
+
+- a 6-rank real job (torchrun + gloo, 2 ranks on each of gpu001-gpu003, 300 steps, checkpoints on
+  the Lustre mount) without faults: ranks started, steps/s, the measured 1 MiB all-reduce against
+  the collective model's prediction for the same scaled fabric (ratio);
+- the real_node_cut drill on the same twin: gpu003 cut off at step 120, the time from the fault to
+  training resumed (gloo's 20 s timeout, then torchrun's re-rendezvous and restart).
+
+Holds the machine's netns lock while its twin is up. One run each: it takes minutes, and on two
+shared cores every figure moves with the load (printed with them).
+
+Run: .venv/bin/python -m bench --only train-real  (or .venv/bin/python bench/train_real.py)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from emulator.client import Twin  # noqa: E402
+from workloads.train import real_drill  # noqa: E402
+from workloads.train.real_cli import run_real  # noqa: E402
+from workloads.train.real_launch import RealOptions  # noqa: E402
+
+NETNS_LOCK = "/tmp/clustertwin-netns.lock"
+DRILL = Path(__file__).resolve().parents[1] / "topologies" / "drills" / "real_node_cut.yaml"
+
+
+def measure() -> dict:
+    from services.lustre.client.mount import mount_background
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp, open(NETNS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = Path(tmp)
+        with Twin.up("rack", run_dir=out / "twin", network="netns", lustre=True, timeout=120) as twin:
+            mount_background(twin.run.path, str(out / "hot"))
+            load0 = os.getloadavg()[0]
+            plain = run_real(twin, RealOptions(steps=300, per_server=2, nodes=3, checkpoint_every=50,
+                                               job_id="bench-real"), None)
+            drill = real_drill.run(DRILL, out / "drill", twin.run.path, log=lambda _m: None)
+            load1 = os.getloadavg()[0]
+    return {"plain": plain, "drill": drill, "load": (load0, load1)}
+
+
+def rows(r: dict) -> list[tuple[str, str, str, bool]]:
+    p, d = r["plain"], r["drill"]["result"]
+    ar = p.get("allreduce") or {}
+    ratio = ar.get("measured_over_predicted")
+    return [
+        ("real job: ranks started, steps/s (6 ranks, gloo)", f"{p['ranks_started']}, "
+         f"{p['steps_per_s'] or 0:.1f} steps/s ({p['status']})", "completes", p["status"] == "completed"),
+        ("1 MiB all-reduce, measured / collective model", f"{ar.get('measured_s', 0) * 1e3:.1f} ms / "
+         f"{(ar.get('predicted') or {}).get('time_s', 0) * 1e3:.1f} ms = {ratio or 0:.2f}", "a ratio", bool(ratio)),
+        ("gpu003 cut: fault to training resumed", f"{d.get('fault_to_resumed_s') or 0:.1f} s (ranks "
+         f"{d['ranks_started']}, from step {d.get('resumed_from_step')})", "resumes", r["drill"]["passed"]),
+    ]
+
+
+def main() -> int:
+    from bench.report import report
+
+    r = measure()
+    report(rows(r))
+    print(f"(load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after)")
+    return 0 if all(ok for *_, ok in rows(r)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""`twin train --real` end to end (issue 18 part 2): real torchrun ranks with gloo in the GPU servers'
+namespaces of a rack twin (`--network netns --lustre`), checkpoints on the Lustre mount, and the
+real_node_cut drill: gpu003 cut off, gloo times out, torchrun's elastic agents restart the group on
+the servers left from the last checkpoint. Holds the machine's netns lock while its twin is up."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.client import Twin
+from emulator.procutil import pid_alive
+from tests.conftest import netns_skip_reason
+
+NETNS_LOCK = "/tmp/clustertwin-netns.lock"
+TWIN = str(Path(sys.executable).parent / "twin")
+DRILL = Path(__file__).resolve().parents[2] / "topologies" / "drills" / "real_node_cut.yaml"
+
+@pytest.fixture(scope="module")
+def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    from services.lustre.client.mount import mount_background
+
+    base = tmp_path_factory.mktemp("real-train")
+    with open(NETNS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # first: another netns twin ends before its holder lets go
+        reason = netns_skip_reason("real training tests")
+        if reason:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            pytest.skip(reason)
+        twin = Twin.up("rack", run_dir=base / "run", network="netns", lustre=True, timeout=120)
+        try:
+            mount_background(twin.run.path, str(base / "hot"))
+            yield twin
+        finally:
+            twin.down()
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def twin(rack: Twin, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TWIN, *args, "--run-dir", str(rack.run.path)], capture_output=True, text=True,
+                          timeout=600)
+
+
+def held(rack: Twin) -> list[str]:
+    return [f"{s} {x.id} {x.job_id}" for s in sorted(rack.gpu_nodes) for x in rack.gpu_node(s).leases()]
+
+
+def test_bad_input_is_refused_and_changes_nothing(rack: Twin, tmp_path: Path) -> None:
+    r = twin(rack, "train", "--real", "--gpus", "5", "--gpus-per-server", "2")
+    assert r.returncode == 2 and "not a whole number of servers" in r.stderr
+    r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu099")
+    assert r.returncode == 2 and "unknown GPU server 'gpu099'" in r.stderr
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "step-00000050.pt").write_bytes(b"an earlier run's")
+    r = twin(rack, "train", "--real", "--gpus", "4", "--checkpoint-dir", str(ck))
+    assert r.returncode == 2 and "--resume" in r.stderr
+    assert held(rack) == []
+    assert sorted(p.name for p in ck.iterdir()) == ["step-00000050.pt"]
+
+
+def test_node_cut_drill_restarts_the_group_from_the_last_checkpoint(rack: Twin, tmp_path: Path) -> None:
+    r = subprocess.run([TWIN, "drill", "run", str(DRILL), "--out", str(tmp_path),
+                        "--run-dir", str(rack.run.path)], capture_output=True, text=True, timeout=900)
+    report = json.loads((tmp_path / "report.json").read_text())
+    res = report["result"]
+    failed = [x for x in report["expectations"] if not x["passed"]]
+    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    assert res["ranks_started"] == [6, 4] and res["servers"] == ["gpu001", "gpu002", "gpu003"]
+    assert res["master_addr"].startswith("10.100.")  # a compute rail
+    assert res["fault"]["kind"] == "node-cut" and res["fault"]["target"] == "gpu003"
+    assert res["resumed_from_step"] in res["checkpoints"] and res["fault_to_resumed_s"] > 0
+    assert res["checkpoint_storage"].startswith("lustre")
+    ckdir = Path(res["checkpoint_dir"])
+    assert (ckdir / f"step-{res['checkpoints'][-1]:08d}.pt").stat().st_size > 0  # through the FUSE client
+    ar = res["allreduce"]
+    assert ar["ranks"] == 6 and ar["measured_s"] > 0 and ar["predicted"]["time_s"] > 0
+    assert held(rack) == []
+    # Nothing it started is left: the agents it recorded, and the cgroup their workers ran in.
+    pids = json.loads((Path(res["workdir"]) / "pids.json").read_text())
+    assert not [a for a in pids["agents"] if pid_alive(a["pid"])]
+    if pids["cgroup"]:
+        assert not os.path.exists(pids["cgroup"])
+
+
+def test_mig_slices_are_ranks_reading_a_dataset(rack: Twin, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"part-{i}").write_bytes(os.urandom(4096))
+    r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu004",
+             "--steps", "20", "--job-id", "mig", "--checkpoint-dir", str(tmp_path / "ck"), "--dataset", str(data),
+             "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout)
+    assert res["status"] == "completed" and res["ranks_started"] == [4] and res["ranks_leased"] == 4
+    assert res["dataset_files"] == 3
+    assert res["checkpoint_storage"].startswith("local disk (not under")  # said, not hidden
+    assert held(rack) == []

@@ -1,0 +1,161 @@
+"""One rank of `twin train --real`: what torchrun starts on each GPU server, once per leased GPU.
+
+A real data-parallel PyTorch job, scaled down: a small MLP under DistributedDataParallel on the gloo
+backend. Why it looks like this:
+- Each rank binds gloo to its GPU's compute rail (rail = local rank mod 8, as NCCL's rail-optimised
+  placement pins GPU i to NIC i): it listens there, and every byte between servers crosses the
+  twin's shaped fabric (a connection leaves by the rail of the address it goes to).
+- Batches come from the dataset directory when one is given (files read whole and turned into
+  inputs, as a loader reads staged shards), else from a seeded generator.
+- Rank 0 writes a checkpoint every `--checkpoint-every` steps (torch.save to a temporary name, then
+  rename: a reader never sees half a file) and every rank starts from the newest one, so a group
+  torchrun's elastic agent restarts continues where the last checkpoint left it.
+- Rank 0 appends its progress as JSON lines to `--events` (wall-clock `t`): the launcher reads the
+  figures from it. Before training, the ranks time `--allreduce-bytes` all-reduces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # NumPy is not needed here
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+RAILS = 8
+FEATURES = 64
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--checkpoint-every", type=int, default=0)
+    p.add_argument("--checkpoint-dir", required=True)
+    p.add_argument("--dataset", default="")
+    p.add_argument("--events", required=True)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--allreduce-bytes", type=int, default=1 << 20)
+    p.add_argument("--allreduce-iters", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=30.0, help="gloo's collective timeout, seconds")
+    p.add_argument("--hidden", type=int, default=256, help="MLP width")
+    p.add_argument("--rails", type=int, default=RAILS, help="compute rails per server (0: let gloo choose)")
+    p.add_argument("--step-sleep", type=float, default=0.0, help="seconds of stand-in compute per step")
+    return p.parse_args()
+
+
+class Events:
+    """Rank 0's progress, one JSON object a line, flushed at once (the launcher tails it)."""
+
+    def __init__(self, path: str, rank: int) -> None:
+        self.f = open(path, "a") if rank == 0 else None  # noqa: SIM115 - open for the run
+
+    def __call__(self, kind: str, **detail: object) -> None:
+        if self.f is not None:
+            self.f.write(json.dumps({"t": time.time(), "kind": kind, **detail}) + "\n")
+            self.f.flush()
+
+
+def _model(hidden: int) -> torch.nn.Module:
+    torch.manual_seed(0)  # same initial weights on every rank
+    return torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
+                               torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+
+
+def _batch(step: int, rank: int, batch: int, files: list[Path]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs for (step, rank): bytes of a dataset file when there are files, else seeded noise."""
+    if files:
+        raw = files[(step * 7919 + rank) % len(files)].read_bytes()
+        need = batch * FEATURES
+        data = (raw * (need // max(1, len(raw)) + 1))[:need]
+        x = torch.frombuffer(bytearray(data), dtype=torch.uint8).float().view(batch, FEATURES) / 255.0
+    else:
+        g = torch.Generator().manual_seed(step * 100_003 + rank)
+        x = torch.rand(batch, FEATURES, generator=g)
+    return x, x.sum(dim=1, keepdim=True) / FEATURES  # a target the model can learn
+
+
+def _latest(ckdir: Path) -> Path | None:
+    done = sorted(ckdir.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
+    return done[-1] if done else None
+
+
+def _save(ckdir: Path, step: int, model: torch.nn.Module, opt: torch.optim.Optimizer) -> Path:
+    path = ckdir / f"step-{step:08d}.pt"
+    tmp = ckdir / f".step-{step:08d}.pt.tmp"
+    torch.save({"step": step, "model": model.state_dict(), "optim": opt.state_dict()}, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def _time_allreduce(nbytes: int, iters: int) -> list[float]:
+    buf = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
+    dist.all_reduce(buf)  # warm-up: connections are made lazily
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        t0 = time.perf_counter()
+        dist.all_reduce(buf)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> int:
+    a = _args()
+    local = int(os.environ["LOCAL_RANK"])
+    if a.rails:
+        os.environ["GLOO_SOCKET_IFNAME"] = f"rail{local % a.rails}"  # this GPU's rail, before gloo starts
+    dist.init_process_group("gloo", timeout=timedelta(seconds=a.timeout))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    ev = Events(a.events, rank)
+    ckdir = Path(a.checkpoint_dir)
+    ckdir.mkdir(parents=True, exist_ok=True)
+    files = sorted(p for p in Path(a.dataset).rglob("*") if p.is_file()) if a.dataset else []
+    model = DistributedDataParallel(_model(a.hidden))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    start = 0
+    last = _latest(ckdir)
+    if last is not None:
+        state = torch.load(last, weights_only=True)
+        model.module.load_state_dict(state["model"])
+        opt.load_state_dict(state["optim"])
+        start = state["step"]
+    ev("started", world=world, restart=restart, resumed_from=start if last else None,
+       master=os.environ.get("MASTER_ADDR"), rail=os.environ.get("GLOO_SOCKET_IFNAME", ""),
+       params=sum(p.numel() for p in model.parameters()), dataset_files=len(files))
+    times = _time_allreduce(a.allreduce_bytes, a.allreduce_iters)
+    ev("allreduce", bytes=a.allreduce_bytes, world=world, times_s=times, median_s=statistics.median(times))
+    t0, loss = time.perf_counter(), None
+    for step in range(start + 1, a.steps + 1):
+        x, y = _batch(step, rank, a.batch, files)
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()  # DDP all-reduces the gradients over gloo here
+        opt.step()
+        if a.step_sleep:
+            time.sleep(a.step_sleep)
+        if step == start + 1 or step % 10 == 0:
+            ev("step", step=step, loss=loss.item())
+        if a.checkpoint_every and step % a.checkpoint_every == 0 and step < a.steps:
+            if rank == 0:
+                ev("checkpoint", step=step, path=str(_save(ckdir, step, model.module, opt)))
+            dist.barrier()  # nobody runs ahead of a checkpoint a restart would need
+    took = time.perf_counter() - t0
+    done = a.steps - start
+    ev("finished", step=a.steps, steps=done, seconds=took, steps_per_s=done / took if took > 0 else None,
+       loss=loss.item() if loss is not None else None, world=world)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
