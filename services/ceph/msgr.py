@@ -44,6 +44,15 @@ def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse) -> 
     return HEADER.pack(len(body)) + body
 
 
+def forget(waiting: dict[int, Future[pb.CephChunkOpResult]], lock: threading.Lock,
+           fut: Future[pb.CephChunkOpResult]) -> None:
+    """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
+    with lock:
+        for op_id, f in list(waiting.items()):
+            if f is fut:
+                del waiting[op_id]
+
+
 class LinkDown(Exception):
     """The connection an operation was on ended before its result came (the OSD killed, stopped, away)."""
 
@@ -93,10 +102,7 @@ class MsgrLink:
                 self._fail(f"UNAVAILABLE: sending to osd.{self.osd}: {e!r}")
 
     def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
-        with self._lock:
-            for op_id, f in list(self._waiting.items()):
-                if f is fut:
-                    del self._waiting[op_id]
+        forget(self._waiting, self._lock, fut)
 
     def close(self) -> None:
         self._fail("UNAVAILABLE: closed")

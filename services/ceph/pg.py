@@ -258,23 +258,21 @@ class PlacementGroup:
         for pos in self.readable_shards(info.name, is_up):
             if enough is not None and len(out) >= enough:
                 break
-            osd = self.acting[pos]
-            assert osd is not None
-            data = store.get(osd, info.chunk_key(self.pgid, pos))
-            if data is not None and chunk_crc(data) == info.crcs[pos]:
-                out[pos] = data
+            self._take_if_good(out, pos, info, store)
         if len(out) < self.pool.k:
             # Too few: ask the shards marked stale too, as peering asks every OSD what it holds. A chunk
             # with the CRC recorded at write time is the one written (it landed after it was given up on).
             for pos in self.available(is_up):
-                if pos in out or info.name not in self.missing.get(pos, ()):
-                    continue
-                osd = self.acting[pos]
-                assert osd is not None
-                data = store.get(osd, info.chunk_key(self.pgid, pos))
-                if data is not None and chunk_crc(data) == info.crcs[pos]:
-                    out[pos] = data
+                if pos not in out and info.name in self.missing.get(pos, ()):
+                    self._take_if_good(out, pos, info, store)
         return out
+
+    def _take_if_good(self, out: dict[int, bytes], pos: int, info: ObjectInfo, store: ChunkStore) -> None:
+        osd = self.acting[pos]
+        assert osd is not None
+        data = store.get(osd, info.chunk_key(self.pgid, pos))
+        if data is not None and chunk_crc(data) == info.crcs[pos]:
+            out[pos] = data
 
     # -- recovery and backfill ---------------------------------------------------------------
 

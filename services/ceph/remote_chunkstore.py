@@ -37,7 +37,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
-from services.ceph.msgr import LinkDown, MsgrLink
+from services.ceph.msgr import LinkDown, MsgrLink, forget
 
 MAX_MESSAGE = 64 << 20
 BATCH_BYTES = 8 << 20   # a batch stops growing here (chunks are at most 512 KiB of a 4 MiB stripe)
@@ -87,11 +87,7 @@ class OsdLink:
         """(MsgrLink's; nothing waits here.)"""
 
     def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
-        """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
-        with self._lock:
-            for op_id, f in list(self._waiting.items()):
-                if f is fut:
-                    del self._waiting[op_id]
+        forget(self._waiting, self._lock, fut)
 
     def close(self) -> None:
         self._call.cancel()

@@ -22,6 +22,7 @@ import typer
 from emulator.cli.common import DEFAULT, RunDirOption, connect, console, err_console, fail, user_errors
 from workloads.train.config import TrainConfig, TrainConfigError
 from workloads.train.real_cli import main_real
+from workloads.train.result_file import write_result as _write_result
 from workloads.train.runner import TrainError, TrainJob
 
 TERMINATED = 143  # 128 + SIGTERM, as a shell reports a job killed by it
@@ -40,15 +41,6 @@ class Terminated(BaseException):
 def _terminate(signum: int, _frame: object) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # srun repeats it: the first one unwinds, the rest must not
     raise Terminated(signal.Signals(signum).name)
-
-
-def _write_result(path: Path | None, doc: dict) -> None:
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=str))
-    tmp.replace(path)
 
 
 def train(

@@ -17,6 +17,7 @@ from typing import Any
 
 from workloads.train.real_figures import figures
 from workloads.train.real_launch import RealJob, RealOptions, RealTrainError
+from workloads.train.result_file import write_result as _write_result
 
 
 def lustre_mount(twin: Any) -> str | None:
@@ -137,13 +138,3 @@ def main_real(p: dict[str, Any]) -> None:
             console.print(line, highlight=False)
     if r["status"] != "completed":
         raise typer.Exit(1)
-
-
-def _write_result(path: Path | None, doc: dict[str, Any]) -> None:
-    """As the model's --result-file: written whole (a temporary name, then renamed)."""
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=str))
-    tmp.replace(path)
