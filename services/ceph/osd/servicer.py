@@ -147,7 +147,9 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         running: set[asyncio.Task[None]] = set()
 
         async def one(op: pb.CephChunkOp) -> None:
-            done.put_nowait([await self._op(op)])
+            r = await self._op(op)
+            if r.id:
+                done.put_nowait([r])
 
         async def read() -> None:
             try:
@@ -156,7 +158,8 @@ class OsdServicer(pb_grpc.CephOsdServicer):
                     for op in req.ops:
                         r = self._now(op)
                         if r is not None:
-                            now.append(r)
+                            if r.id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
+                                now.append(r)
                             continue
                         t = asyncio.create_task(one(op))
                         running.add(t)
