@@ -29,7 +29,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
     """One daemon per OSD (each host's HDD OSDs, then its SSD OSDs on the first `ssd_hosts` hosts,
     numbered in host order as `ceph-volume` would), and the monitor and the RGW gateway on the first
     Ceph host (Ceph colocates them with OSDs). gRPC listens on each host's OOB address (the twin's
-    management plane); the OSDs' messengers (chunk data) and S3 on the storage addresses."""
+    management plane); S3 on the first host's storage address."""
     ce = ctx.topo.spec.ceph
     o = CephOptions(**ctx.opts.of("ceph"))
     names = naming.series(naming.CEPH_HOST, ce.hosts)
@@ -45,9 +45,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
         for n, (cls, tb) in enumerate(disks):
             osd = len(osds)
             grpc = f"{addrs[host]['oob']}:{CEPH_OSD_GRPC_PORT + n}"
-            # Chunk data on the storage plane (Ceph's public network), apart from the OOB where the
-            # heartbeats go: on the OOB, bulk chunks held heartbeats back and OSDs flapped.
-            msgr = msgr_address(f"{addrs[host].get('storage', addrs[host]['oob'])}:{CEPH_OSD_GRPC_PORT + n}")
+            msgr = msgr_address(grpc)
             osds.append(OsdPlacement(id=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12), grpc=grpc,
                                      msgr=msgr))
             c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, spec=OsdSpec(
