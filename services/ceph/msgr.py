@@ -89,14 +89,6 @@ class MsgrLink:
             self.push()
         return fut
 
-    def post(self, op: pb.CephChunkOp) -> None:
-        """Queue an operation whose result nobody waits for (id 0: the OSD sends none back), to leave
-        with the next `push`: RGW's garbage collector deleting chunks."""
-        with self._lock:
-            if not self.dead:
-                op.id = 0
-                self._outbox.append(op)
-
     def push(self) -> None:
         """Send what waits in the outbox, as one frame (in the order it was submitted)."""
         with self._send_lock:

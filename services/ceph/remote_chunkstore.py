@@ -174,7 +174,7 @@ class RemoteChunkStore:
     def _st(self) -> threading.local:
         st = self._local
         if not hasattr(st, "pending"):
-            st.pending, st.cache, st.failures, st.posted = [], {}, [], set()
+            st.pending, st.cache, st.failures = [], {}, []
         return st
 
     @property
@@ -260,19 +260,6 @@ class RemoteChunkStore:
     def delete(self, osd: int, key: ChunkKey) -> None:
         self._pending.append(self._start(osd, "delete", key, cork=True))
         self._cache.pop((osd, key), None)
-
-    def post_delete(self, osd: int, key: ChunkKey) -> None:
-        """A delete sent with the next `push_posted` and not waited for (over the messenger only)."""
-        ln = self.link(osd)
-        if isinstance(ln, MsgrLink):
-            ln.post(pb.CephChunkOp(op="delete", key=_pbkey(key)))
-            self._st().posted.add(ln)
-
-    def push_posted(self) -> None:
-        st = self._st()
-        for ln in st.posted:
-            ln.push()
-        st.posted.clear()
 
     def get(self, osd: int, key: ChunkKey) -> bytes | None:
         if (osd, key) in self._cache:

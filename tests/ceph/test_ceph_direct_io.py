@@ -87,23 +87,3 @@ def test_writes_after_an_osd_stops_follow_the_new_plans(twin: CephAdmin, s3) -> 
     wait_for("active+clean", lambda: helpers.all_clean(twin), timeout=60)
     for key, body in bodies.items():
         assert s3.get_object(Bucket="direct", Key=key)["Body"].read() == body, key
-
-
-def _chunks_of(twin: CephAdmin, obj: str) -> list[tuple[int, int]]:
-    """(OSD, shard) of every chunk of RADOS object `obj` the OSD daemons hold."""
-    out = []
-    for n in range(15):
-        listed = twin.osd(n, "ListChunks", pb.CephOsdListChunksRequest(page_size=1000)).chunks
-        out += [(n, c.key.shard) for c in listed if c.key.object == obj]
-    return sorted(out)
-
-
-def test_a_deleted_object_leaves_neither_metadata_nor_chunks(twin: CephAdmin, s3) -> None:  # noqa: ANN001
-    s3.put_object(Bucket="direct", Key="gc-me", Body=os.urandom(20_000))
-    (head,) = [o.name for o in twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
-               if o.name.endswith("_gc-me")]
-    assert len(_chunks_of(twin, head)) == 11   # every EC 8+3 shard on its OSD
-    s3.delete_object(Bucket="direct", Key="gc-me")
-    listed = twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
-    assert head not in [o.name for o in listed]   # the metadata went before the answer
-    wait_for("the chunks deleted", lambda: not _chunks_of(twin, head), timeout=30)   # not waited for

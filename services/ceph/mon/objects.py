@@ -138,25 +138,6 @@ class ObjectIo:
         self.store.save_objects(done)
         return failed
 
-    def forget_objects(self, pool: str, names: list[str]) -> pb.CephMonForgetObjectsResponse:
-        """Under the lock: drop several objects' metadata in one commit, and say where their chunks
-        are (the caller deletes them). One whose PG is not active is not dropped, and listed."""
-        out = pb.CephMonForgetObjectsResponse()
-        done = []
-        for name in dict.fromkeys(names):
-            self.wait_idle((pool, name))
-            try:
-                gone = rados.forget(self.cluster, pool, name)
-            except CephError as e:
-                out.failed.append(name)
-                out.error = out.error or e.message
-                continue
-            done.append((self.cluster.locate(pool, name), name))
-            if gone is not None:
-                out.forgotten.append(pb.CephForgottenObject(name=name, pg=gone[0], chunks=_plan_pb(tuple(gone[1]))))
-        self.store.save_objects(done)
-        return out
-
     def placement(self, pool: str, name: str) -> pb.CephObjectPlacement:
         """Where the object's shards are now (empty if it is gone): what the gateway reads directly."""
         with self.lock:
@@ -174,10 +155,8 @@ class ObjectIo:
         c = self.cluster
         pg = c.locate(pool, name)
         pg.require_active(c.is_up, "write")
-        p = pg.pool
-        return pb.CephMonWritePlanResponse(pg=str(pg.pgid), plan=_plan_pb(pg.write_plan(c.is_up)), pool_id=p.id,
-                                           pg_num=p.pg_num, erasure=p.erasure, k=p.k, m=p.size - p.k,
-                                           stripe_unit=p.stripe_unit or 0, size=p.size)
+        return pb.CephMonWritePlanResponse(pg=str(pg.pgid), plan=_plan_pb(pg.write_plan(c.is_up)),
+                                           pool_id=pg.pool.id, pg_num=pg.pool.pg_num)
 
     def commit_objects(self, objs: list[pb.CephMonCommitObjectRequest]) -> list[pb.CephMonCommitObjectResult]:
         """Under the lock: `commit_object` of each; one refused (its PG not active) fails only itself."""

@@ -107,10 +107,6 @@ class MonServicer(pb_grpc.CephMonServicer):
                                                error=failed[0][1].message if failed else "")
 
     @_rpc("locked")
-    def ForgetObjects(self, request):  # noqa: ANN001, ANN201, N802
-        return self.io.forget_objects(request.pool, list(request.names))
-
-    @_rpc("locked")
     def ListObjects(self, request):  # noqa: ANN001, ANN201, N802
         objects, token = paging.page("ListObjects", convert.objects(self.cluster, request.pool, request.prefix),
                                      request.page_size, request.page_token)   # by position in name order

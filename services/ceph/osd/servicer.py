@@ -147,9 +147,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         running: set[asyncio.Task[None]] = set()
 
         async def one(op: pb.CephChunkOp) -> None:
-            r = await self._op(op)
-            if r.id:
-                done.put_nowait([r])
+            done.put_nowait([await self._op(op)])
 
         async def read() -> None:
             try:
@@ -158,8 +156,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
                     for op in req.ops:
                         r = self._now(op)
                         if r is not None:
-                            if r.id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
-                                now.append(r)
+                            now.append(r)
                             continue
                         t = asyncio.create_task(one(op))
                         running.add(t)

@@ -1,37 +1,31 @@
-"""The gateway's own RADOS I/O, as librados does it: chunks go straight between the gateway and the
-OSDs (over the messenger, msgr.py), and the monitor only keeps the objects' metadata.
+"""The gateway's own RADOS I/O on the data pool, as librados does it: chunks go straight between the
+gateway and the OSDs (over the messenger, msgr.py), and the monitor only keeps the objects' metadata.
 
-A write encodes the object (the pool's code: EC k+m for the data pool, replicas for the bucket index),
-puts each shard on the OSD the PG's write plan names (the acting OSD, and a backfill target too), then
-commits the object's size and chunk CRCs to the monitor with the plan it followed
-(`CephMon.CommitObjects`, the commits of concurrent writes grouped in one call, group_call.py). If the
-PG's plan changed meanwhile (an OSD down, out or back, backfill done), the monitor records nothing and
-answers with the plan now: the chunks are written again by it, and those left on OSDs outside it are
-deleted. A chunk write that fails (the OSD's connection refused or reset, the OSD refusing I/O, no
-answer in `WRITE_TIMEOUT_S`, as long as the monitor's own chunk calls wait) is reported in the commit,
-and the monitor treats it as its own failure: the shard missing, the OSD marked down. (A chunk that
-lands after it was given up on is found again by recovery and reads: its CRC is the one recorded,
-pg.py.) Writes of one object are ordered here, as its primary OSD orders them in Ceph. The plans are
-kept per PG; the first write to a PG asks for its plan (`WritePlan`), which also gives the pool's code.
+A write encodes the object (EC k+m), puts each shard on the OSD the PG's write plan names (the acting
+OSD, and a backfill target too), then commits the object's size and chunk CRCs to the monitor with the
+plan it followed (`CephMon.CommitObjects`, the commits of concurrent writes grouped in one call,
+group_call.py). If the PG's plan changed meanwhile (an OSD down, out or back, backfill done), the
+monitor records nothing and answers with the plan now: the chunks are written again by it, and those
+left on OSDs outside it are deleted. A chunk write that fails (the
+OSD's connection refused or reset, the OSD refusing I/O) is reported in the commit, and the monitor
+treats it as its own failure (the shard missing, the OSD marked down). One that gets no answer in time
+is not taken for a failure, as librados waits for an OSD until a new map says it is down (its
+heartbeats, not its clients, mark it down): nothing is committed and the write is tried again. The
+plans are kept per PG; the first write to a PG asks for its plan (`WritePlan`).
 
-A removal (RGW's garbage collector) has the monitor drop the objects' metadata (`ForgetObjects`) and
-deletes their chunks from here, without waiting for the OSDs.
-
-A read of the EC data pool fetches the k data chunks from the OSDs of the placement learned at write
-(or from the monitor's answer to a read), checks each against its CRC and joins them (no decoding: all
-data chunks are there). Anything else (a placement not known, an OSD down, a chunk missing or failing
-its CRC, the object moved by backfill) returns None, and the read goes through the monitor, which reads
-the other shards, decodes, and reports failed OSDs. A chunk that passes its CRC is the one written:
-RGW's data objects are named uniquely per upload, and a name written again (a re-sent part) updates
-its placement.
+A read fetches the k data chunks from the OSDs of the placement learned at write (or from the
+monitor's answer to a read), checks each against its CRC and joins them (no decoding: all data chunks
+are there). Anything else (a placement not known, an OSD down, a chunk missing or failing its CRC, the
+object moved by backfill) returns None, and the read goes through the monitor, which reads the other
+shards, decodes, and reports failed OSDs. A chunk that passes its CRC is the one written: RGW's RADOS
+object names are unique per upload, and a name written again (a re-sent part) updates its placement.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from clustertwin.v1 import ceph_pb2 as pb
@@ -39,9 +33,8 @@ from services.ceph.erasure import ErasureCode
 from services.ceph.errors import CephError
 from services.ceph.hashing import pg_num_mask, stable_mod, str_hash_rjenkins
 from services.ceph.pg import chunk_crc
-from services.ceph.pool import Codec, PgId
+from services.ceph.pool import PgId
 from services.ceph.remote_chunkstore import RemoteChunkStore
-from services.ceph.replication import Replication
 from services.ceph.rgw.group_call import GroupCall
 
 CAPACITY = 1 << 16   # placements kept (an LRU): 11 OSD ids and CRCs each
@@ -65,9 +58,8 @@ class DirectIo:
         self.capacity = capacity
         self._where: collections.OrderedDict[str, tuple[str, list[int], list[int], int]] = collections.OrderedDict()
         self._plans: dict[str, Plan] = {}            # PG -> its write plan, as last heard
-        self._pools: dict[str, tuple[int, int, Codec]] = {}   # pool -> (id, pg_num, its code)
+        self._pgs: tuple[int, int] | None = None     # the data pool's (id, pg_num)
         self._lock = threading.Lock()
-        self._writing: dict[str, tuple[threading.Lock, int]] = {}   # object -> (its lock, writers)
         self._mon: MonCall | None = None
         self._commits: GroupCall[pb.CephMonCommitObjectRequest, pb.CephMonCommitObjectResult] = GroupCall(
             self._commit_many)
@@ -101,50 +93,26 @@ class DirectIo:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def _pg_of(self, pool: str, name: str) -> tuple[str, Plan, Codec]:
-        """The PG of `name`, its plan and the pool's code: from what is kept, else asked of the monitor."""
-        known = self._pools.get(pool)
-        if known is not None:
-            pool_id, pg_num, codec = known
+    def _pg_of(self, pool: str, name: str) -> tuple[str, Plan]:
+        """The PG of `name` and its plan: from what is kept, else asked of the monitor."""
+        if self._pgs is not None:
+            pool_id, pg_num = self._pgs
             pg = str(PgId(pool_id, stable_mod(str_hash_rjenkins(name), pg_num, pg_num_mask(pg_num))))
             plan = self._plans.get(pg)
             if plan is not None:
-                return pg, plan, codec
+                return pg, plan
         assert self._mon is not None
         r = self._mon("WritePlan", pb.CephMonWritePlanRequest(pool=pool, name=name))
-        codec = known[2] if known else (ErasureCode(r.k, r.m, r.stripe_unit) if r.erasure else Replication(r.size))
-        self._pools[pool] = (r.pool_id, r.pg_num, codec)
+        self._pgs = (r.pool_id, r.pg_num)
         self._plans[r.pg] = _plan(r.plan)
-        return r.pg, self._plans[r.pg], codec
-
-    @contextlib.contextmanager
-    def _one_writer(self, name: str) -> Iterator[None]:
-        """Writes of one object in the order they came, as its primary OSD orders them in Ceph (the
-        bucket index rewrites an entry in place; its chunks and its commit must be of one write)."""
-        with self._lock:
-            lock, n = self._writing.get(name, (threading.Lock(), 0))
-            self._writing[name] = (lock, n + 1)
-        try:
-            with lock:
-                yield
-        finally:
-            with self._lock:
-                lock, n = self._writing[name]
-                if n == 1:
-                    del self._writing[name]
-                else:
-                    self._writing[name] = (lock, n - 1)
+        return r.pg, self._plans[r.pg]
 
     def write(self, pool: str, name: str, data: bytes) -> str:
         """Write the object's chunks to their OSDs and commit it; returns its PG."""
-        with self._one_writer(name):
-            return self._write(pool, name, data)
-
-    def _write(self, pool: str, name: str, data: bytes) -> str:
         self.forget(name)   # until the commit, what the OSDs hold is not known
-        pg, plan, codec = self._pg_of(pool, name)
-        chunks = codec.encode(data)
+        chunks = self.codec.encode(data)
         crcs = [chunk_crc(c) for c in chunks]
+        pg, plan = self._pg_of(pool, name)
         for _ in range(ATTEMPTS):
             for shard, osd in plan:
                 self.chunks.put(osd, (pg, name, shard), chunks[shard])
@@ -159,8 +127,7 @@ class DirectIo:
                 self._plans.pop(pg, None)
                 raise CephError(r.code, r.error)   # type: ignore[arg-type]
             if not r.stale:
-                if isinstance(codec, ErasureCode):   # (only EC objects are read straight from the OSDs)
-                    self._remember(name, pg, self._acting(plan, failed), crcs, len(data))
+                self._remember(name, pg, self._acting(plan, failed), crcs, len(data))
                 return r.pg
             self._drop_strays(pg, name, plan, _plan(r.plan))
             pg, plan = r.pg, _plan(r.plan)
@@ -179,24 +146,6 @@ class DirectIo:
         for shard, osd in set(old) - set(new):
             self.chunks.delete(osd, (pg, name, shard))
         self.chunks.flush()
-
-    # -- removals ----------------------------------------------------------------------------------
-
-    def remove(self, pool: str, names: list[str]) -> tuple[list[str], str]:
-        """Remove objects as RGW's garbage collector does: the monitor drops their metadata (one call,
-        one commit) and says where their chunks are; the deletes leave from here, one message per OSD,
-        and are not waited for (nothing reads those chunks any more). A delete an OSD does not take
-        (down, away) leaves its chunk behind, as the monitor's own did.
-        Returns the names not removed (their PG not active) and why the first was not."""
-        assert self._mon is not None
-        for name in names:
-            self.forget(name)
-        r = self._mon("ForgetObjects", pb.CephMonRemoveObjectsRequest(pool=pool, names=names))
-        for obj in r.forgotten:
-            for t in obj.chunks:
-                self.chunks.post_delete(t.osd, (obj.pg, obj.name, t.shard))
-        self.chunks.push_posted()   # not waited for: nothing reads these chunks any more
-        return list(r.failed), r.error
 
     # -- reads -------------------------------------------------------------------------------------
 

@@ -27,9 +27,8 @@ CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_sen
 
 
 class MonCluster:
-    """The part of `Cluster` the gateway uses, over the monitor daemon. With `direct`, objects' chunks
-    are written and removed straight on the OSDs, and those of `direct_pool` (the EC data pool) read
-    from them too (direct_io.py); the monitor keeps the metadata. Without it, the monitor does all."""
+    """The part of `Cluster` the gateway uses, over the monitor daemon. With `direct` (and its pool),
+    that pool's chunks go straight between the gateway and the OSDs (direct_io.py)."""
 
     def __init__(self, address: str, timeout: float = CALL_TIMEOUT_S, direct: DirectIo | None = None,
                  direct_pool: str = "") -> None:
@@ -39,7 +38,7 @@ class MonCluster:
         self.direct, self.direct_pool = direct, direct_pool
         if direct is not None:
             direct.bind(self._call)
-        # Without `direct`: the writes of concurrent requests leave in one call.
+        # Writes of the other pools (the bucket index) of concurrent requests leave in one call.
         self._puts: GroupCall[pb.CephMonPutObjectRequest, pb.CephMonPutObjectResult] = GroupCall(
             lambda objs: list(self._call("PutObjects", pb.CephMonPutObjectsRequest(objects=objs)).results))
 
@@ -54,8 +53,9 @@ class MonCluster:
 
     def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
         data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
-        if self.direct is not None:   # every pool's chunks go straight to the OSDs
-            return self.direct.write(pool, name, data)
+        direct = self._direct(pool)
+        if direct is not None:
+            return direct.write(pool, name, data)
         (r,) = self._puts.call([pb.CephMonPutObjectRequest(pool=pool, name=name, data=data)])
         if r.code:
             raise CephError(r.code, r.error)   # type: ignore[arg-type]
@@ -79,8 +79,9 @@ class MonCluster:
 
     def remove_objects(self, pool: str, names: list[str]) -> tuple[list[str], str]:
         """Remove several objects in one call: (those not removed, why the first was not)."""
-        if self.direct is not None:
-            return self.direct.remove(pool, names)
+        if (direct := self._direct(pool)) is not None:
+            for name in names:
+                direct.forget(name)
         r = self._call("RemoveObjects", pb.CephMonRemoveObjectsRequest(pool=pool, names=names))
         return list(r.failed), r.error
 

@@ -15,26 +15,18 @@ def remove(cluster: Cluster, pool: str, name: str) -> None:
     if remote is not None:  # a cluster behind the monitor daemon (services.ceph.rgw.mon_client.MonCluster)
         remote(pool, name)
         return
-    gone = forget(cluster, pool, name)
-    if gone is not None:
-        pg, chunks = gone
-        for pos, osd in chunks:
-            cluster.store.delete(osd, (pg, name, pos))
-
-
-def forget(cluster: Cluster, pool: str, name: str) -> tuple[str, list[tuple[int, int]]] | None:
-    """Drop the object from its PG (which must be active): its PG and the (shard, OSD) pairs that may
-    hold its chunks, for the caller to delete; None if it was not there."""
     pg = cluster.locate(pool, name)
     info = pg.objects.get(name)
     if info is None:
-        return None
+        return
     pg.require_active(cluster.is_up, "delete")
     del pg.objects[name]
-    chunks = {(pos, o) for pos, o in enumerate(pg.acting) if o is not None} | set(pg.targets.items())
+    osds = {(pos, o) for pos, o in enumerate(pg.acting) if o is not None}
+    osds |= set(pg.targets.items())
+    for pos, osd in osds:
+        cluster.store.delete(osd, info.chunk_key(pg.pgid, pos))
     for stale in (*pg.missing.values(), *pg.backfilled.values()):
         stale.discard(name)
-    return str(pg.pgid), sorted(chunks)
 
 
 def remove_many(cluster: Cluster, objs: list[tuple[str, str]]) -> list[tuple[str, str]]:

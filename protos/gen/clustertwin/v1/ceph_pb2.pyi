@@ -496,26 +496,6 @@ class CephMonRemoveObjectsResponse(_message.Message):
     error: str
     def __init__(self, failed: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ...) -> None: ...
 
-class CephForgottenObject(_message.Message):
-    __slots__ = ("name", "pg", "chunks")
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    PG_FIELD_NUMBER: _ClassVar[int]
-    CHUNKS_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    pg: str
-    chunks: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
-    def __init__(self, name: _Optional[str] = ..., pg: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ...) -> None: ...
-
-class CephMonForgetObjectsResponse(_message.Message):
-    __slots__ = ("failed", "error", "forgotten")
-    FAILED_FIELD_NUMBER: _ClassVar[int]
-    ERROR_FIELD_NUMBER: _ClassVar[int]
-    FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
-    failed: _containers.RepeatedScalarFieldContainer[str]
-    error: str
-    forgotten: _containers.RepeatedCompositeFieldContainer[CephForgottenObject]
-    def __init__(self, failed: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., forgotten: _Optional[_Iterable[_Union[CephForgottenObject, _Mapping]]] = ...) -> None: ...
-
 class CephMonPutObjectsRequest(_message.Message):
     __slots__ = ("objects",)
     OBJECTS_FIELD_NUMBER: _ClassVar[int]
@@ -555,26 +535,16 @@ class CephMonWritePlanRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CephMonWritePlanResponse(_message.Message):
-    __slots__ = ("pg", "plan", "pool_id", "pg_num", "erasure", "k", "m", "stripe_unit", "size")
+    __slots__ = ("pg", "plan", "pool_id", "pg_num")
     PG_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     PG_NUM_FIELD_NUMBER: _ClassVar[int]
-    ERASURE_FIELD_NUMBER: _ClassVar[int]
-    K_FIELD_NUMBER: _ClassVar[int]
-    M_FIELD_NUMBER: _ClassVar[int]
-    STRIPE_UNIT_FIELD_NUMBER: _ClassVar[int]
-    SIZE_FIELD_NUMBER: _ClassVar[int]
     pg: str
     plan: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
     pool_id: int
     pg_num: int
-    erasure: bool
-    k: int
-    m: int
-    stripe_unit: int
-    size: int
-    def __init__(self, pg: _Optional[str] = ..., plan: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ..., pool_id: _Optional[int] = ..., pg_num: _Optional[int] = ..., erasure: _Optional[bool] = ..., k: _Optional[int] = ..., m: _Optional[int] = ..., stripe_unit: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+    def __init__(self, pg: _Optional[str] = ..., plan: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ..., pool_id: _Optional[int] = ..., pg_num: _Optional[int] = ...) -> None: ...
 
 class CephChunkFailure(_message.Message):
     __slots__ = ("shard", "osd", "why")

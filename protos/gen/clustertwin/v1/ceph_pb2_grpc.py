@@ -493,11 +493,6 @@ class CephMonStub:
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
                 _registered_method=True)
-        self.ForgetObjects = channel.unary_unary(
-                '/clustertwin.v1.CephMon/ForgetObjects',
-                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
-                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.FromString,
-                _registered_method=True)
         self.ListObjects = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ListObjects',
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonListObjectsRequest.SerializeToString,
@@ -631,12 +626,6 @@ class CephMonServicer:
     def RemoveObjects(self, request, context):
         """Several objects of a pool at once (RGW's garbage collector): one chunk message per OSD, one commit.
         """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ForgetObjects(self, request, context):
-        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -782,11 +771,6 @@ def add_CephMonServicer_to_server(servicer, server):
                     servicer.RemoveObjects,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.SerializeToString,
-            ),
-            'ForgetObjects': grpc.unary_unary_rpc_method_handler(
-                    servicer.ForgetObjects,
-                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.FromString,
-                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.SerializeToString,
             ),
             'ListObjects': grpc.unary_unary_rpc_method_handler(
                     servicer.ListObjects,
@@ -1085,33 +1069,6 @@ class CephMon:
             '/clustertwin.v1.CephMon/RemoveObjects',
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ForgetObjects(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/clustertwin.v1.CephMon/ForgetObjects',
-            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
-            clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.FromString,
             options,
             channel_credentials,
             insecure,
