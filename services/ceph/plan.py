@@ -14,7 +14,6 @@ from services.ceph.daemon_spec import (
     RgwSpec,
 )
 from services.ceph.manifest import OsdEntry, RgwEntry
-from services.ceph.msgr import msgr_address
 from services.ceph.options import CephOptions
 
 CEPH_MON_GRPC_PORT = 3300    # the monitor's msgr2 port; here its gRPC CephMon service
@@ -45,13 +44,11 @@ def plan(ctx: PlanContext) -> ServicePlan:
         for n, (cls, tb) in enumerate(disks):
             osd = len(osds)
             grpc = f"{addrs[host]['oob']}:{CEPH_OSD_GRPC_PORT + n}"
-            msgr = msgr_address(grpc)
-            osds.append(OsdPlacement(id=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12), grpc=grpc,
-                                     msgr=msgr))
+            osds.append(OsdPlacement(id=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12), grpc=grpc))
             c = ctx.config(f"osd.{osd}", "ceph_osd", host, grpc, spec=OsdSpec(
                 osd=osd, host=host, device_class=cls, capacity_bytes=int(tb * 1e12),
                 data_dir=str(ctx.run_dir / "state" / "ceph" / f"osd.{osd}"), mon=mon,
-                heartbeat_interval=TIMING.heartbeat_interval, storage_timing=o.storage_timing, msgr=msgr))
+                heartbeat_interval=TIMING.heartbeat_interval, storage_timing=o.storage_timing))
             out.daemons.append(c)
             out.entries.append(OsdEntry(name=c.name, kind="ceph_osd", host=host, grpc=grpc, addresses=addrs[host],
                                         osd=osd, device_class=cls, service="clustertwin.v1.CephOsd",
@@ -62,9 +59,7 @@ def plan(ctx: PlanContext) -> ServicePlan:
     s3 = f"{addrs[mon_host].get('storage', addrs[mon_host]['oob'])}:{RGW_S3_PORT}"
     rgw_cfg = ctx.config("ceph-rgw", "ceph_rgw", mon_host, f"{addrs[mon_host]['oob']}:{RGW_GRPC_PORT}",
                          spec=RgwSpec(mon=mon, s3=s3, op_timeout=30.0, users_file=o.ceph_users or None,
-                                      lc_debug_interval=o.rgw_lc_debug_interval or None,
-                                      osds={p.id: p.msgr for p in osds if p.msgr},
-                                      ec=ErasureProfile(**ce.ec.model_dump())))
+                                      lc_debug_interval=o.rgw_lc_debug_interval or None))
     out.daemons = [mon_cfg, *out.daemons, rgw_cfg]
     out.entries.insert(0, {"name": mon_cfg.name, "kind": "ceph_mon", "host": mon_host, "grpc": mon,
                            "addresses": addrs[mon_host], "service": "clustertwin.v1.CephMon",

@@ -7,7 +7,6 @@ like a write it needs the PG active, then drops the object and its chunks on eve
 from __future__ import annotations
 
 from services.ceph.cluster import Cluster
-from services.ceph.errors import CephError
 
 
 def remove(cluster: Cluster, pool: str, name: str) -> None:
@@ -27,27 +26,3 @@ def remove(cluster: Cluster, pool: str, name: str) -> None:
         cluster.store.delete(osd, info.chunk_key(pg.pgid, pos))
     for stale in (*pg.missing.values(), *pg.backfilled.values()):
         stale.discard(name)
-
-
-def remove_many(cluster: Cluster, objs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Remove these (pool, name) objects; returns those that could not be (a PG not active, the
-    monitor away). Behind the monitor daemon, one call per pool for all of them."""
-    left: list[tuple[str, str]] = []
-    remote = getattr(cluster, "remove_objects", None)
-    pools: dict[str, list[str]] = {}
-    for pool, name in objs:
-        pools.setdefault(pool, []).append(name)
-    for pool, names in pools.items():
-        if remote is not None:
-            try:
-                failed, _ = remote(pool, names)
-            except CephError:
-                failed = names
-            left += [(pool, n) for n in failed]
-            continue
-        for name in names:
-            try:
-                remove(cluster, pool, name)
-            except CephError:
-                left.append((pool, name))
-    return left
