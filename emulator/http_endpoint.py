@@ -1,7 +1,8 @@
 """A minimal asyncio HTTP/1.1 server: one request per connection, a body of at most `max_body` bytes.
 
 The one HTTP server of the twin's daemons: Prometheus `/metrics` pages (`serve`), the fabric's
-UFM REST API (`serve_app` with its own handler), and any other. A full web framework would cost
+UFM REST API (`serve_app` with its own handler), the NVML page on an abstract Unix socket
+(`serve_unix`), and any other. A full web framework would cost
 each of 128 processes memory for nothing.
 """
 
@@ -96,10 +97,11 @@ async def _answer(handler: Handler, request: Request) -> Response:
         raise HttpError(500, f"{type(e).__name__}: {e}") from None
 
 
-async def serve_app(host: str, port: int, handler: Handler, error_page: ErrorPage = text_error,
-                    max_body: int = MAX_BODY) -> asyncio.Server:
-    """Serve `handler` on host:port. An HttpError (from parsing or the handler) is shown with
-    `error_page`; any other exception is a bug: logged, and answered 500, the server goes on."""
+def _connection(handler: Handler, error_page: ErrorPage,
+                max_body: int) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """One connection's exchange: read a request, answer it with `handler`, close. An HttpError (from
+    parsing or the handler) is shown with `error_page`; any other exception is a bug: logged, and
+    answered 500, the server goes on."""
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         method = ""
         try:
@@ -119,14 +121,20 @@ async def serve_app(host: str, port: int, handler: Handler, error_page: ErrorPag
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    return await asyncio.start_server(client, host, port, reuse_address=True)
+    return client
+
+
+async def serve_app(host: str, port: int, handler: Handler, error_page: ErrorPage = text_error,
+                    max_body: int = MAX_BODY) -> asyncio.Server:
+    """Serve `handler` on host:port."""
+    return await asyncio.start_server(_connection(handler, error_page, max_body), host, port, reuse_address=True)
 
 
 Route = Callable[[], tuple[str, str]]  # -> (content type, body)
 
 
-async def serve(host: str, port: int, routes: dict[str, Route]) -> asyncio.Server:
-    """Read-only pages (GET and HEAD), such as Prometheus `/metrics`."""
+def _pages(routes: dict[str, Route]) -> Handler:
+    """Read-only pages (GET and HEAD)."""
     async def pages(request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
             raise HttpError(405, "method not allowed")
@@ -136,4 +144,14 @@ async def serve(host: str, port: int, routes: dict[str, Route]) -> asyncio.Serve
         ctype, body = route()
         return Response(200, body.encode(), ctype)
 
-    return await serve_app(host, port, pages)
+    return pages
+
+
+async def serve(host: str, port: int, routes: dict[str, Route]) -> asyncio.Server:
+    """Read-only pages on host:port, such as Prometheus `/metrics`."""
+    return await serve_app(host, port, _pages(routes))
+
+
+async def serve_unix(path: str, routes: dict[str, Route]) -> asyncio.Server:
+    """Read-only pages on a Unix socket (a leading NUL: an abstract name, of the network namespace)."""
+    return await asyncio.start_unix_server(_connection(_pages(routes), text_error, MAX_BODY), path=path)

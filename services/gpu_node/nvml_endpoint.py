@@ -8,45 +8,22 @@
   `twin net exec gpu001` or a Slurm job on gpu001 finds its own host's daemon with no settings,
   as a real process finds its own GPU driver.
 
-Both speak the same HTTP/1.1 (one request per connection), so the library has one client.
+Both are the twin's one HTTP server (emulator/http_endpoint.py: HTTP/1.1, one request per
+connection), so the library has one client.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from collections.abc import Callable
 
-log = logging.getLogger(__name__)
+from emulator.http_endpoint import serve_unix
 
 ABSTRACT_NAME = "\0clustertwin-nvml"
 PATH = "/nvml"
 CONTENT_TYPE = "text/plain; charset=utf-8"
-MAX_HEAD = 8192
 
 
-def _response(status: str, body: bytes) -> bytes:
-    return (f"HTTP/1.1 {status}\r\nContent-Type: {CONTENT_TYPE}\r\nContent-Length: {len(body)}\r\n"
-            f"Connection: close\r\n\r\n").encode() + body
-
-
-async def serve_abstract(page: Callable[[], str], name: str = ABSTRACT_NAME) -> asyncio.AbstractServer:
+async def serve_abstract(page: Callable[[], str], name: str = ABSTRACT_NAME) -> asyncio.Server:
     """The `/nvml` page on an abstract Unix socket (of the daemon's network namespace)."""
-    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10.0)
-            method, target, *_ = head[:MAX_HEAD].decode("latin-1").split(" ", 2)
-            if method == "GET" and target.split("?")[0] == PATH:
-                writer.write(_response("200 OK", page().encode()))
-            else:
-                writer.write(_response("404 Not Found", f"no such path {target}; try {PATH}\n".encode()))
-            await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-
-    return await asyncio.start_unix_server(client, path=name)
+    return await serve_unix(name, {PATH: lambda: (CONTENT_TYPE, page())})
