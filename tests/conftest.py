@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sys
@@ -17,6 +18,8 @@ from emulator.procutil import pid_alive
 from emulator.rundir import RunDir
 from tests import event_log
 
+NETNS_LOCK = "/tmp/clustertwin-netns.lock"
+
 event_log.start()   # before the conftests and test modules below are imported (some copy os.environ)
 
 
@@ -27,6 +30,17 @@ def skip_reason(what: str, missing: list[str], packages: list[str]) -> str:
     if missing:
         return f"{what} need {', '.join(missing)} (apt-get install {' '.join(packages)}; `make install` does)"
     return ""
+
+
+@contextmanager
+def netns_lock() -> Iterator[None]:
+    """The machine's netns lock, held while the caller's namespace twin is up (one at a time)."""
+    with open(NETNS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def netns_skip_reason(what: str) -> str:

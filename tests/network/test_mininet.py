@@ -3,7 +3,6 @@ real `mininet.net.Mininet` over the running twin, Mininet's CLI, and a Mininet u
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -18,20 +17,15 @@ from emulator.network import build_network, kernel
 from emulator.network.mininet import attach
 from emulator.topology import load_topology
 from tests.conftest import assert_nothing_left, kill_supervisor, twin_pids
+from tests.conftest import netns_lock as holding_netns_lock
 from tests.network.conftest import unique_prefix
-
-NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 
 
 @pytest.fixture(scope="module")
 def netns_lock() -> Iterator[None]:
     """One namespace twin per machine: held while this module's twin is up."""
-    with open(NETNS_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with holding_netns_lock():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ settings: it reaches its own host's daemon on the abstract socket of the host's 
 
 from __future__ import annotations
 
-import fcntl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,19 +10,17 @@ from collections.abc import Iterator
 import pytest
 
 from emulator.client import Twin
-from tests.conftest import assert_nothing_left, netns_skip_reason, twin_pids
+from tests.conftest import assert_nothing_left, netns_lock, netns_skip_reason, twin_pids
 from tests.nvml.conftest import nvml_env
 from tests.slurm.conftest import REASON as SLURM_REASON
 from tests.slurm.test_slurm_twin import slurm_processes
 
-NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 QUERY = "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetUUID(n.nvmlDeviceGetHandleByIndex(0)))"
 
 
 @pytest.fixture(scope="module")
 def netns_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
-    with open(NETNS_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)   # one namespace twin per machine
+    with netns_lock():   # one namespace twin per machine
         reason = netns_skip_reason("the NVML netns test")
         if reason:
             pytest.skip(reason)
@@ -35,7 +32,6 @@ def netns_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
             twin.down()
             assert_nothing_left(twin.run, pids)
             assert not slurm_processes(twin.run.path), "twin down left Slurm processes behind"
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def test_each_host_reads_its_own_gpus(netns_twin: Twin, nvml_lib: str, twin_exe: str) -> None:

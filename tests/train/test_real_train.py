@@ -5,7 +5,6 @@ the servers left from the last checkpoint. Holds the machine's netns lock while 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -17,9 +16,8 @@ import pytest
 
 from emulator.client import Twin
 from emulator.procutil import pid_alive
-from tests.conftest import netns_skip_reason
+from tests.conftest import netns_lock, netns_skip_reason
 
-NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 TWIN = str(Path(sys.executable).parent / "twin")
 DRILL = Path(__file__).resolve().parents[2] / "topologies" / "drills" / "real_node_cut.yaml"
 
@@ -28,11 +26,9 @@ def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
     from services.lustre.client.mount import mount_background
 
     base = tmp_path_factory.mktemp("real-train")
-    with open(NETNS_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # first: another netns twin ends before its holder lets go
+    with netns_lock():  # first: another netns twin ends before its holder lets go
         reason = netns_skip_reason("real training tests")
         if reason:
-            fcntl.flock(lock, fcntl.LOCK_UN)
             pytest.skip(reason)
         twin = Twin.up("rack", run_dir=base / "run", network="netns", lustre=True, timeout=120)
         try:
@@ -40,7 +36,6 @@ def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
             yield twin
         finally:
             twin.down()
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def twin(rack: Twin, *args: str) -> subprocess.CompletedProcess[str]:
