@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 
 from emulator.rundir import RunDir
+from tests.conftest import NETNS_LOCK
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-NETNS_LOCK = "/tmp/clustertwin-netns.lock"
 SECTION_TIMEOUT_S = 900
 LOCK_WAIT_S = 1800  # other netns work on a shared machine; in CI the tests run one at a time
 

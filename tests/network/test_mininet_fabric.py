@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,16 +11,15 @@ import pytest
 
 from emulator.client import Twin
 from emulator.network.mininet import attach
+from tests.conftest import netns_lock
 from tests.fabric.conftest import REASON as FABRIC_REASON
-from tests.network.test_mininet import NETNS_LOCK
 
 pytestmark = pytest.mark.skipif(bool(FABRIC_REASON), reason=FABRIC_REASON or "n/a")
 
 
 @pytest.fixture
 def fabric_twin(tmp_path: Path) -> Iterator[Twin]:
-    with open(NETNS_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with netns_lock():
         with Twin.up("rack", run_dir=tmp_path / "t", network="mininet", fabric=True, timeout=180) as twin:
             yield twin
 
