@@ -1,9 +1,11 @@
 """The twin's S3 gateway against moto's server, side by side, with the same boto3 workload.
 
 The headline is the twin as users start it, `twin up mini --ceph`: the RGW daemon in front of the
-monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a gRPC call
-and a file). It runs twice, `--storage-timing fast` (no modelled device waits) and `model` (the seed's
-HDD/SSD physics, the default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
+monitor and 15 OSD daemons, every EC 8+3 chunk written to and read from its OSD daemon (a messenger
+message and a record in the OSD's log; the gateway moves the data pool's chunks to and from the OSDs
+itself, and commits each object's metadata to the monitor). It runs twice,
+`--storage-timing fast` (no modelled device waits) and `model` (the seed's HDD/SSD physics, the
+default). Second line: the gateway in process (`python -m services.ceph.rgw.http`,
 its EC chunks in memory). And `python -m moto.server`. All run at once, each workload alternating
 over them so that all see the same machine:
 - 4 KiB PutObject, then GetObject, for `seconds` each, from 16 threads with one boto3 client apiece
@@ -110,7 +112,8 @@ def server(name: str, tmp: Path) -> Iterator[Endpoint]:
 @contextlib.contextmanager
 def daemon_twin(tmp: Path, timing: str = "model") -> Iterator[Endpoint]:
     """The twin as it is deployed (`twin up mini --ceph --storage-timing TIMING`): the RGW daemon over the
-    monitor and 15 OSD daemons, every chunk a gRPC call and a file, every object's metadata a committed row."""
+    monitor and 15 OSD daemons, every chunk a messenger message and a file, every object's metadata a
+    committed row."""
     from emulator import lifecycle
     from emulator.rundir import RunDir
     from services.ceph.sdk import CephAdmin
@@ -423,8 +426,9 @@ def _where(d: dict[str, float]) -> str:
 
 def run(seconds: float = 5.0, repeats: int = 3, big_count: int = 3,
         client_procs: int = 4) -> list[tuple[str, str, str, bool]]:
-    print(f"S3: the deployed twin (`twin up mini --ceph`: RGW daemon -> monitor -> 15 OSD daemons, EC 8+3) vs moto's "
-          f"server; 4 KiB: {CLIENTS} boto3 clients ({client_procs} processes x threads), {seconds:g} s windows; "
+    print(f"S3: the deployed twin (`twin up mini --ceph`: RGW daemon <-> 15 OSD daemons, metadata on the monitor, "
+          f"EC 8+3) vs moto's server; 4 KiB: {CLIENTS} boto3 clients ({client_procs} processes x threads), "
+          f"{seconds:g} s windows; "
           f"64 MiB: one client, {big_count} objects; medians of {repeats} runs, all servers up, alternating:",
           flush=True)
     with (tempfile.TemporaryDirectory() as tmp, server("twin", Path(tmp)) as inproc,

@@ -25,6 +25,7 @@ class OsdPlacement(Part):
     device_class: Literal["hdd", "ssd"]
     capacity_bytes: int
     grpc: str                 # its CephOsd service
+    msgr: str | None = None   # its messenger (services/ceph/msgr.py): chunk I/O; None: over gRPC's ChunkStream
 
 
 class ErasureProfile(Part):   # the data pool's (the topology's ceph.ec)
@@ -62,6 +63,7 @@ class OsdSpec(DaemonSpec):
     mon: str | None = None    # HOST:PORT of the monitor's CephMon service (None: no heartbeats)
     heartbeat_interval: float = DEFAULT_HEARTBEAT_S
     storage_timing: Literal["model", "fast"] = "model"   # `twin up --storage-timing`
+    msgr: str | None = None   # HOST:PORT its messenger listens on (services/ceph/msgr.py); None: none
 
 
 class RgwSpec(DaemonSpec):
@@ -71,3 +73,5 @@ class RgwSpec(DaemonSpec):
     zone: str = "default"
     users_file: str | None = None             # `twin up --ceph-users FILE`: users made at start
     lc_debug_interval: float | None = None    # `--rgw-lc-debug-interval`: a lifecycle "day" in twin seconds
+    osds: dict[int, str] = {}                 # each OSD's messenger: data-pool reads go straight there
+    ec: ErasureProfile = ErasureProfile()     # the data pool's profile (to join its data chunks)

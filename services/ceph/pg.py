@@ -209,20 +209,36 @@ class PlacementGroup:
         self.require_active(is_up, "write")
         chunks = codec.encode(data)
         info = ObjectInfo(name, len(data), tuple(chunk_crc(c) for c in chunks))
-        avail = set(self.available(is_up))
-        for pos, chunk in enumerate(chunks):
-            osd = self.acting[pos]
-            if pos in avail and osd is not None:
-                store.put(osd, info.chunk_key(self.pgid, pos), chunk)
+        plan = self.write_plan(is_up)
+        for pos, osd in plan:
+            store.put(osd, info.chunk_key(self.pgid, pos), chunks[pos])
+        self.record_write(info, plan)
+        return info
+
+    def write_plan(self, is_up: IsUp) -> tuple[tuple[int, int], ...]:
+        """Where a write puts each shard now, as (position, OSD): the acting OSD if it is up, and the
+        backfill target too if it is up. A client that writes the chunks itself (RGW, as librados does)
+        follows the plan; the write is recorded only if the plan is still the PG's (`record_write`)."""
+        plan = [(pos, osd) for pos, osd in enumerate(self.acting) if osd is not None and is_up(osd)]
+        plan += [(pos, t) for pos, t in sorted(self.targets.items()) if is_up(t)]
+        return tuple(plan)
+
+    def record_write(self, info: ObjectInfo, plan: tuple[tuple[int, int], ...]) -> None:
+        """The object's chunks were written as `plan` says: acting positions not in it are missing
+        the object (their OSD down), targets in it hold it."""
+        written = set(plan)
+        name = info.name
+        for pos, osd in enumerate(self.acting):
+            if osd is None:
+                continue
+            if (pos, osd) in written:
                 self.missing.get(pos, set()).discard(name)
-            elif osd is not None:
+            else:
                 self.missing.setdefault(pos, set()).add(name)
-            target = self.targets.get(pos)
-            if target is not None and is_up(target):
-                store.put(target, info.chunk_key(self.pgid, pos), chunk)
+        for pos, target in self.targets.items():
+            if (pos, target) in written:
                 self.backfilled.setdefault(pos, set()).add(name)
         self.objects[name] = info
-        return info
 
     def read(self, name: str, codec: Codec, store: ChunkStore, is_up: IsUp) -> bytes:
         """Read an object from the first k good shards (data shards first, as Ceph reads; chunks failing

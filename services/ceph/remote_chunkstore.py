@@ -37,6 +37,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
+from services.ceph.msgr import LinkDown, MsgrLink, forget
 
 MAX_MESSAGE = 64 << 20
 BATCH_BYTES = 8 << 20   # a batch stops growing here (chunks are at most 512 KiB of a 4 MiB stripe)
@@ -69,8 +70,9 @@ class OsdLink:
         self._call = stub.ChunkStream(self._batches())
         threading.Thread(target=self._read, name=f"osd.{osd}-link", daemon=True).start()
 
-    def submit(self, op: pb.CephChunkOp, size: int = 0) -> Future[pb.CephChunkOpResult]:
-        """`size`: the bytes `op` carries (reading op.data back would copy them)."""
+    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
+        """`size`: the bytes `op` carries (reading op.data back would copy them). `cork` is MsgrLink's:
+        here the sending thread batches what queues anyway."""
         fut: Future[pb.CephChunkOpResult] = Future()
         with self._lock:
             if self.dead:
@@ -81,12 +83,11 @@ class OsdLink:
         self._out.put((op, size))
         return fut
 
+    def push(self) -> None:
+        """(MsgrLink's; nothing waits here.)"""
+
     def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
-        """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
-        with self._lock:
-            for op_id, f in list(self._waiting.items()):
-                if f is fut:
-                    del self._waiting[op_id]
+        forget(self._waiting, self._lock, fut)
 
     def close(self) -> None:
         self._call.cancel()
@@ -120,9 +121,9 @@ class OsdLink:
         why = "the stream ended"
         try:
             for reply in self._call:
-                for r in reply.results:
-                    with self._lock:
-                        fut = self._waiting.pop(r.id, None)
+                with self._lock:
+                    futs = [(self._waiting.pop(r.id, None), r) for r in reply.results]
+                for fut, r in futs:
                     if fut is not None:
                         fut.set_result(r)
         except grpc.RpcError as e:
@@ -137,10 +138,6 @@ class OsdLink:
         self._out.put(None)   # ends _batches, so gRPC's sending side of the stream closes
 
 
-class LinkDown(Exception):
-    """The stream an operation was on ended before its result came (the OSD killed, stopped, away)."""
-
-
 class OpFailed(Exception):
     """A chunk operation failed: the OSD's error, its stream gone, or no answer in time (the text says)."""
 
@@ -153,17 +150,21 @@ class Started:
     key: ChunkKey
     op: str
     fut: Future[pb.CephChunkOpResult]
-    link: OsdLink
+    link: OsdLink | MsgrLink
     deadline: float
 
 
 class RemoteChunkStore:
-    def __init__(self, addresses: dict[int, str], timeout: float = 10.0) -> None:
+    """`addresses`: each OSD's gRPC service; `msgr`: the messenger address of those that listen on one
+    (chunk I/O then goes over it, msgr.py), the others' over their ChunkStream."""
+
+    def __init__(self, addresses: dict[int, str], timeout: float = 10.0, msgr: dict[int, str] | None = None) -> None:
         self.addresses = dict(addresses)
+        self.msgr = dict(msgr or {})
         self.timeout = timeout
         self._stubs: dict[int, pb_grpc.CephOsdStub] = {}
         self._channels: list[grpc.Channel] = []
-        self._links: dict[int, OsdLink] = {}
+        self._links: dict[int, OsdLink | MsgrLink] = {}
         self._local = threading.local()
         self._stub_lock = threading.Lock()
         self._used: dict[int, int] = {}
@@ -173,7 +174,7 @@ class RemoteChunkStore:
     def _st(self) -> threading.local:
         st = self._local
         if not hasattr(st, "pending"):
-            st.pending, st.cache, st.failures = [], {}, []
+            st.pending, st.cache, st.failures, st.posted = [], {}, [], set()
         return st
 
     @property
@@ -214,27 +215,31 @@ class RemoteChunkStore:
 
     # -- chunk operations on the OSDs' streams ------------------------------------------------
 
-    def link(self, osd: int) -> OsdLink:
-        """The OSD's stream, opened again if the last one ended."""
+    def link(self, osd: int) -> OsdLink | MsgrLink:
+        """The OSD's connection (messenger) or stream, opened again if the last one ended."""
         ln = self._links.get(osd)
         if ln is not None and not ln.dead:
             return ln
-        stub = self.stub(osd)
+        stub = None if osd in self.msgr else self.stub(osd)
         with self._stub_lock:
             ln = self._links.get(osd)
             if ln is None or ln.dead:
-                ln = self._links[osd] = OsdLink(stub, osd)
+                ln = self._links[osd] = (OsdLink(stub, osd) if stub is not None
+                                         else MsgrLink(self.msgr[osd], osd, self.timeout))
         return ln
 
-    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"") -> Started:
+    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"", cork: bool = False,
+               timeout: float | None = None) -> Started:
+        """Send a chunk operation; a `cork`ed one (a put or delete) leaves with the others at `flush`."""
         ln = self.link(osd)
-        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data))
-        return Started(osd, key, op, fut, ln, time.monotonic() + self.timeout)
+        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data), cork)
+        return Started(osd, key, op, fut, ln, time.monotonic() + (self.timeout if timeout is None else timeout))
 
     @staticmethod
     def _wait(s: Started) -> pb.CephChunkOpResult:
         """The operation's result; a failure (the OSD's error, the stream ended, no answer within the
         timeout) raises OpFailed saying why."""
+        s.link.push()
         try:
             r = s.fut.result(timeout=max(0.0, s.deadline - time.monotonic()))
         except FutureTimeout:
@@ -249,12 +254,25 @@ class RemoteChunkStore:
     # -- the ChunkStore protocol ---------------------------------------------------------------
 
     def put(self, osd: int, key: ChunkKey, data: bytes) -> None:
-        self._pending.append(self._start(osd, "put", key, data))
+        self._pending.append(self._start(osd, "put", key, data, cork=True))
         self._cache.pop((osd, key), None)
 
     def delete(self, osd: int, key: ChunkKey) -> None:
-        self._pending.append(self._start(osd, "delete", key))
+        self._pending.append(self._start(osd, "delete", key, cork=True))
         self._cache.pop((osd, key), None)
+
+    def post_delete(self, osd: int, key: ChunkKey) -> None:
+        """A delete sent with the next `push_posted` and not waited for (over the messenger only)."""
+        ln = self.link(osd)
+        if isinstance(ln, MsgrLink):
+            ln.post(pb.CephChunkOp(op="delete", key=_pbkey(key)))
+            self._st().posted.add(ln)
+
+    def push_posted(self) -> None:
+        st = self._st()
+        for ln in st.posted:
+            ln.push()
+        st.posted.clear()
 
     def get(self, osd: int, key: ChunkKey) -> bytes | None:
         if (osd, key) in self._cache:
@@ -288,10 +306,10 @@ class RemoteChunkStore:
                 continue
             self._cache[(s.osd, s.key)] = r.data if r.found else None
 
-    def fetch(self, pairs: list[tuple[int, ChunkKey]]) -> list[bytes | None | Exception]:
+    def fetch(self, pairs: list[tuple[int, ChunkKey]], timeout: float | None = None) -> list[bytes | None | Exception]:
         """Get these chunks in parallel, touching no batch state: bytes, None (not there) or the error."""
         out: list[bytes | None | Exception] = []
-        for s in [self._start(osd, "get", key) for osd, key in pairs]:
+        for s in [self._start(osd, "get", key, timeout=timeout) for osd, key in pairs]:
             try:
                 r = self._wait(s)
             except OpFailed as e:
@@ -303,6 +321,8 @@ class RemoteChunkStore:
     def flush(self, keep: bool = False) -> list[Failure]:
         """Wait for every started put/delete; returns (and forgets, unless `keep`) the failures so far."""
         pending, self._pending = self._pending, []
+        for ln in {id(s.link): s.link for s in pending}.values():
+            ln.push()   # every OSD's batch on its way before waiting for the first
         for s in pending:
             try:
                 self._wait(s)

@@ -1,5 +1,6 @@
-"""The monitor's chunk I/O over one ChunkStream per OSD daemon (services/ceph/remote_chunkstore.py,
-the OSD's servicer): operations started together go out on the stream and come back by id; an OSD's
+"""The monitor's chunk I/O over one connection per OSD daemon (services/ceph/remote_chunkstore.py, the
+OSD's servicer), both ways an OSD offers: its messenger (services/ceph/msgr.py, what the gateway uses)
+and gRPC's ChunkStream. Operations started together go out on the connection and come back by id; an OSD's
 error comes back as that operation's failure; a kill -9 of the OSD fails what waits on it as
 UNAVAILABLE (as a unary call's would), and once the supervisor has restarted it the next operation
 opens a new stream. Against the OSD daemons of a real `twin up mini --ceph --storage-timing fast`."""
@@ -11,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from emulator.health import SERVING, check_all
+from services.ceph.manifest import OsdEntry
+from services.ceph.msgr import msgr_address
 from services.ceph.remote_chunkstore import RemoteChunkStore
 from services.ceph.sdk import CephAdmin
 from tests.ceph import helpers
@@ -25,9 +28,15 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
         yield admin
 
 
-@pytest.fixture
-def chunks(twin: CephAdmin) -> Iterator[RemoteChunkStore]:
-    store = RemoteChunkStore({o: d.grpc for o, d in twin.osds.items()}, timeout=10.0)
+def _msgr(d: OsdEntry) -> str:
+    """An OSD's messenger: on its host's storage address (services/ceph/plan.py), its gRPC port + 200."""
+    return msgr_address(f"{d.addresses.get('storage', d.addresses['oob'])}:{d.grpc.rpartition(':')[2]}")
+
+
+@pytest.fixture(params=["msgr", "grpc"])
+def chunks(twin: CephAdmin, request: pytest.FixtureRequest) -> Iterator[RemoteChunkStore]:
+    msgr = {o: _msgr(d) for o, d in twin.osds.items()} if request.param == "msgr" else None
+    store = RemoteChunkStore({o: d.grpc for o, d in twin.osds.items()}, timeout=10.0, msgr=msgr)
     yield store
     store.close()
 

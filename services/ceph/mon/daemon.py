@@ -80,6 +80,9 @@ class MonDaemon(TwinDaemon):
         super().__init__(cfg)
         now = self.clock.now()
         self.addresses = {o.id: o.grpc for o in MonSpec.of(cfg).osds}
+        # The monitor's own chunk I/O (the bucket index, removals, recovery) stays on the OSDs' gRPC
+        # ChunkStream: with a messenger thread per OSD beside its event loop, its heartbeat answers came
+        # late enough under load for OSDs to flap at --clock-scale 10 (the chaos run lost S3 reads).
         self.chunks = RemoteChunkStore(self.addresses)
         cluster = build_cluster(cfg, self.chunks, now)
         self.store = MonStore(cfg.store_url)

@@ -13,10 +13,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from clustertwin.v1 import ceph_pb2 as pb
 from services.ceph.cluster import Cluster
 from services.ceph.errors import CephError, PgUnavailable
 from services.ceph.mon.store import MonStore
-from services.ceph.pg import PgState, ScrubError, chunk_crc, state_string
+from services.ceph.pg import ObjectInfo, PgState, PlacementGroup, ScrubError, chunk_crc, state_string
 from services.ceph.pool import PgId
 from services.ceph.remote_chunkstore import Failure, RemoteChunkStore
 from services.ceph.rgw import rados
@@ -70,6 +71,30 @@ class ObjectIo:
         if first is not None:
             raise first
 
+    def put_each(self, objs: list[pb.CephMonPutObjectRequest]) -> list[pb.CephMonPutObjectResult]:
+        """Several objects' writes with their chunk I/O in flight at once (a group of RGW's index
+        writes); one refused (its PG not active) fails only itself."""
+        out = [pb.CephMonPutObjectResult() for _ in objs]
+        started = []
+        for i, r in enumerate(objs):
+            self.wait_idle((r.pool, r.name))
+            try:
+                self.cluster.put(r.pool, r.name, r.data)
+                started.append(i)
+            except CephError as e:
+                out[i] = pb.CephMonPutObjectResult(code=e.code, error=e.message)
+        failures = self.chunks.flush()
+        saving: list[tuple[PlacementGroup, str]] = []
+        for i in started:
+            r = objs[i]
+            try:
+                out[i] = pb.CephMonPutObjectResult(pg=self._finish_put(
+                    r.pool, r.name, [f for f in failures if f.key[1] == r.name], saving))
+            except CephError as e:
+                out[i] = pb.CephMonPutObjectResult(code=e.code, error=e.message)
+        self.store.save_objects(saving)
+        return out
+
     def _prefetch_pairs(self, pool: str, name: str) -> list[tuple[int | None, Any]]:
         c = self.cluster
         pg = c.locate(pool, name)
@@ -96,7 +121,100 @@ class ObjectIo:
         self.store.save_object(pg, name)
         return existed
 
-    def _finish_put(self, pool: str, name: str, failures: list[Failure]) -> str:
+    def remove_objects(self, pool: str, names: list[str]) -> list[tuple[str, CephError]]:
+        """Remove several objects: every chunk delete sent at once (one message per OSD), their rows in
+        one commit. Returns those that could not be removed (an inactive PG), with why."""
+        failed: list[tuple[str, CephError]] = []
+        done = []
+        for name in dict.fromkeys(names):
+            self.wait_idle((pool, name))
+            try:
+                rados.remove(self.cluster, pool, name)
+            except CephError as e:
+                failed.append((name, e))
+                continue
+            done.append((self.cluster.locate(pool, name), name))
+        self.chunks.flush()
+        self.store.save_objects(done)
+        return failed
+
+    def forget_objects(self, pool: str, names: list[str]) -> pb.CephMonForgetObjectsResponse:
+        """Under the lock: drop several objects' metadata in one commit, and say where their chunks
+        are (the caller deletes them). One whose PG is not active is not dropped, and listed."""
+        out = pb.CephMonForgetObjectsResponse()
+        done = []
+        for name in dict.fromkeys(names):
+            self.wait_idle((pool, name))
+            try:
+                gone = rados.forget(self.cluster, pool, name)
+            except CephError as e:
+                out.failed.append(name)
+                out.error = out.error or e.message
+                continue
+            done.append((self.cluster.locate(pool, name), name))
+            if gone is not None:
+                out.forgotten.append(pb.CephForgottenObject(name=name, pg=gone[0], chunks=_plan_pb(tuple(gone[1]))))
+        self.store.save_objects(done)
+        return out
+
+    def placement(self, pool: str, name: str) -> pb.CephObjectPlacement:
+        """Where the object's shards are now (empty if it is gone): what the gateway reads directly."""
+        with self.lock:
+            pg = self.cluster.locate(pool, name)
+            info = pg.objects.get(name)
+            if info is None:
+                return pb.CephObjectPlacement()
+            acting = [-1 if o is None or name in pg.missing.get(p, ()) else o for p, o in enumerate(pg.acting)]
+            return pb.CephObjectPlacement(acting=acting, crcs=info.crcs, size=info.size)
+
+    # -- writes whose chunks the client put on the OSDs itself (RGW, as librados writes) --------
+
+    def write_plan(self, pool: str, name: str) -> pb.CephMonWritePlanResponse:
+        """Under the lock: the PG of `name` and where a write puts each shard (the PG must be active)."""
+        c = self.cluster
+        pg = c.locate(pool, name)
+        pg.require_active(c.is_up, "write")
+        p = pg.pool
+        return pb.CephMonWritePlanResponse(pg=str(pg.pgid), plan=_plan_pb(pg.write_plan(c.is_up)), pool_id=p.id,
+                                           pg_num=p.pg_num, erasure=p.erasure, k=p.k, m=p.size - p.k,
+                                           stripe_unit=p.stripe_unit or 0, size=p.size)
+
+    def commit_objects(self, objs: list[pb.CephMonCommitObjectRequest]) -> list[pb.CephMonCommitObjectResult]:
+        """Under the lock: `commit_object` of each; one refused (its PG not active) fails only itself."""
+        out = []
+        saving: list[tuple[PlacementGroup, str]] = []
+        for r in objs:
+            try:
+                out.append(self.commit_object(r, saving))
+            except CephError as e:
+                out.append(pb.CephMonCommitObjectResult(code=e.code, error=e.message))
+        self.store.save_objects(saving)
+        return out
+
+    def commit_object(self, r: pb.CephMonCommitObjectRequest,
+                      saving: list[tuple[PlacementGroup, str]] | None = None) -> pb.CephMonCommitObjectResult:
+        """Under the lock: record an object whose chunks the client wrote by `r.plan`, if that is still
+        the PG's plan (else nothing changes and the reply is stale, with the plan now). Failed chunk
+        writes are handled as the monitor's own: their shards missing, their OSDs marked down."""
+        c = self.cluster
+        pg = c.locate(r.pool, r.name)
+        pg.require_active(c.is_up, "write")
+        plan = pg.write_plan(c.is_up)
+        used = tuple((t.shard, t.osd) for t in r.plan)
+        if str(pg.pgid) != r.pg or used != plan:
+            return pb.CephMonCommitObjectResult(stale=True, pg=str(pg.pgid), plan=_plan_pb(plan))
+        if len(r.crcs) != pg.pool.size:
+            raise CephError("INVALID_ARGUMENT", f"{len(r.crcs)} chunk CRCs for a pool of size {pg.pool.size}")
+        info = ObjectInfo(r.name, r.size, tuple(r.crcs))
+        pg.record_write(info, plan)
+        failures = [Failure(f.osd, info.chunk_key(pg.pgid, f.shard), "put", f.why) for f in r.failures]
+        return pb.CephMonCommitObjectResult(pg=self._finish_put(r.pool, r.name, failures, saving),
+                                            plan=_plan_pb(plan))
+
+    def _finish_put(self, pool: str, name: str, failures: list[Failure],
+                    saving: list[tuple[PlacementGroup, str]] | None = None) -> str:
+        """Account for the write's failed chunks and save its row (or add it to `saving`, which the
+        caller saves in one commit before it answers)."""
         c = self.cluster
         pg = c.locate(pool, name)
         if failures:
@@ -104,7 +222,10 @@ class ObjectIo:
                 if f.op == "put" and f.osd in pg.acting:
                     pg.missing.setdefault(f.key[2], set()).add(name)
             self.on_failures(failures)
-        self.store.save_object(pg, name)
+        if saving is None:
+            self.store.save_object(pg, name)
+        else:
+            saving.append((pg, name))
         if failures and not pg.state(c.is_up) & PgState.ACTIVE:
             raise PgUnavailable(str(pg.pgid), state_string(pg.state(c.is_up)),
                                 "OSDs failed during the write; it is retried when the PG is active")
@@ -202,3 +323,7 @@ class ObjectIo:
             raise CephError("FAILED_PRECONDITION", f"shard {pos} of {obj!r} has no OSD")
         self.chunks.corrupt(holder, info.chunk_key(pg.pgid, pos), offset)
         return str(pg.pgid), pos, holder
+
+
+def _plan_pb(plan: tuple[tuple[int, int], ...]) -> list[pb.CephShardTarget]:
+    return [pb.CephShardTarget(shard=pos, osd=osd) for pos, osd in plan]

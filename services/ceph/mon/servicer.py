@@ -76,16 +76,39 @@ class MonServicer(pb_grpc.CephMonServicer):
 
     @_rpc("thread")
     def PutObject(self, request):  # noqa: ANN001, ANN201, N802
-        return pb.CephMonPutObjectResponse(pg=self.io.put_concurrent(request.pool, request.name, request.data))
+        pg = self.io.put_concurrent(request.pool, request.name, request.data)
+        return pb.CephMonPutObjectResponse(pg=pg, placement=self.io.placement(request.pool, request.name))
+
+    @_rpc("locked")
+    def PutObjects(self, request):  # noqa: ANN001, ANN201, N802
+        return pb.CephMonPutObjectsResponse(results=self.io.put_each(list(request.objects)))
 
     @_rpc("thread")
     def GetObject(self, request):  # noqa: ANN001, ANN201, N802
         data, pgid = self.io.get_concurrent(request.pool, request.name)
-        return pb.CephMonGetObjectResponse(data=data, pg=pgid)
+        return pb.CephMonGetObjectResponse(data=data, pg=pgid, placement=self.io.placement(request.pool, request.name))
 
     @_rpc("locked")
     def RemoveObject(self, request):  # noqa: ANN001, ANN201, N802
         return pb.CephMonRemoveObjectResponse(existed=self.io.remove_object(request.pool, request.name))
+
+    @_rpc("locked")
+    def WritePlan(self, request):  # noqa: ANN001, ANN201, N802
+        return self.io.write_plan(request.pool, request.name)
+
+    @_rpc("locked")
+    def CommitObjects(self, request):  # noqa: ANN001, ANN201, N802
+        return pb.CephMonCommitObjectsResponse(results=self.io.commit_objects(list(request.objects)))
+
+    @_rpc("locked")
+    def RemoveObjects(self, request):  # noqa: ANN001, ANN201, N802
+        failed = self.io.remove_objects(request.pool, list(request.names))
+        return pb.CephMonRemoveObjectsResponse(failed=[n for n, _ in failed],
+                                               error=failed[0][1].message if failed else "")
+
+    @_rpc("locked")
+    def ForgetObjects(self, request):  # noqa: ANN001, ANN201, N802
+        return self.io.forget_objects(request.pool, list(request.names))
 
     @_rpc("locked")
     def ListObjects(self, request):  # noqa: ANN001, ANN201, N802

@@ -134,14 +134,27 @@ class MonStore:
 
     def save_object(self, pg: PlacementGroup, name: str) -> None:
         """After a write or remove of `name`: its row (or its absence) and its PG's row, in one commit."""
-        with self.engine.begin() as c:
+        self.save_objects([(pg, name)])
+
+    def save_objects(self, objs: list[tuple[PlacementGroup, str]]) -> None:
+        """`save_object` of several objects, in one commit (one statement per kind of row: a group of
+        RGW's writes or removals costs about what one does)."""
+        if not objs:
+            return
+        last = {(str(pg.pgid), name): pg for pg, name in objs}
+        ups, dels = [], []
+        for (pgid, name), pg in last.items():
             info = pg.objects.get(name)
             if info is None:
-                c.execute(self._delete_object, {"pg": str(pg.pgid), "name": name})
+                dels.append({"pg": pgid, "name": name})
             else:
-                self._upsert(c, ObjectRow, {"pg": str(pg.pgid), "name": name, "size": info.size,
-                                            "crcs": list(info.crcs)})
-            self._upsert(c, PgRow, pg_row(pg))
+                ups.append({"pg": pgid, "name": name, "size": info.size, "crcs": list(info.crcs)})
+        with self.engine.begin() as c:
+            if dels:
+                c.execute(self._delete_object, dels)
+            if ups:
+                self._upsert(c, ObjectRow, ups)
+            self._upsert(c, PgRow, [pg_row(pg) for pg in {id(pg): pg for pg in last.values()}.values()])
 
     def save_map(self, cluster: Cluster) -> None:
         """After an OSD-map change or recovery: the map, every OSD and every PG's peering state."""

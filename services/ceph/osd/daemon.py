@@ -1,9 +1,9 @@
 """The OSD daemon: one process per Ceph OSD, its chunks in its own data directory.
 
-Wires the OSD's parts: its chunks on disk (filestore.py), its own state (store.py: stopped, slow
-factor), the device model (device.py) and `clustertwin.v1.CephOsd` (servicer.py, with health and
-reflection). It heartbeats to the monitor every `heartbeat_interval` twin seconds (the twin's
-clock, so `--clock-scale` shortens it).
+Wires the OSD's parts: its chunks on disk (logstore.py, a log of segment files), its own state
+(store.py: stopped, slow factor), the device model (device.py) and `clustertwin.v1.CephOsd`
+(servicer.py, with health and reflection). It heartbeats to the monitor every `heartbeat_interval`
+twin seconds (the twin's clock, so `--clock-scale` shortens it).
 
 A *stopped* OSD (`twin ceph osd stop`) tells the monitor it is going down (marked down at once,
 as a clean `systemctl stop ceph-osd@N` does), refuses chunk I/O with UNAVAILABLE and stops
@@ -22,6 +22,7 @@ DaemonConfig fields read: name ("osd.N"), grpc, store_url, clock_epoch/clock_sca
     spec.mon               HOST:PORT of the monitor's CephMon service
     spec.heartbeat_interval  twin seconds between heartbeats (default 6, Ceph's osd_heartbeat_interval)
     spec.storage_timing    "model" (default: chunk I/O takes the device model's time) or "fast"
+    spec.msgr              HOST:PORT of its messenger (chunk I/O over TCP, services/ceph/msgr.py), if any
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
+from services.ceph import msgr
 from services.ceph.daemon_spec import OsdSpec
 from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
 from services.ceph.osd.device import model_for
-from services.ceph.osd.filestore import FileChunkStore
+from services.ceph.osd.logstore import LogChunkStore
 from services.ceph.osd.servicer import OsdServicer
 from services.ceph.osd.store import OsdStore
 
@@ -62,10 +64,11 @@ class OsdDaemon:
         self.timing = x.storage_timing
         self.device_wait = 0.0   # wall seconds slept for the device model (Stat's device_wait_seconds)
         self.capacity = x.capacity_bytes
-        self.chunks = FileChunkStore(Path(x.data_dir))
+        self.chunks = LogChunkStore(Path(x.data_dir))
         self.state = OsdStore(cfg.store_url, cfg.name)
         self.stopped, self.slow_factor = self.state.load()
         self.mon = x.mon
+        self.msgr = x.msgr
         self.interval = x.heartbeat_interval
         self.clock = cfg.clock
         self.boot_time = self.clock.now()
@@ -135,15 +138,19 @@ class OsdDaemon:
                     ("grpc.max_reconnect_backoff_ms", 1000)]
         self.channel = grpc.aio.insecure_channel(self.mon, options=mon_opts) if self.mon else None
         self.mon_stub = pb_grpc.CephMonStub(self.channel) if self.channel else None
+        servicer = OsdServicer(self)
         server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_CephOsdServicer_to_server,
-                                                             OsdServicer(self), SERVICE_NAME)],
+                                                             servicer, SERVICE_NAME)],
                                             options=opts)
+        messenger = await msgr.serve(self.msgr, servicer.chunk_stream) if self.msgr else None
         hb = asyncio.create_task(self.heartbeat_loop(), name="heartbeat")
-        log.info("osd.%d (%s, %s, %s timing) serving on %s, %d chunks in %s%s", self.osd, self.host,
-                 self.model.device_class, self.timing, self.cfg.grpc, len(self.chunks), self.chunks.root,
+        log.info("osd.%d (%s, %s, %s timing) serving on %s (messenger %s), %d chunks in %s%s", self.osd, self.host,
+                 self.model.device_class, self.timing, self.cfg.grpc, self.msgr, len(self.chunks), self.chunks.root,
                  " (STOPPED)" if self.stopped else "")
         await stop.wait()
         hb.cancel()
+        if messenger is not None:
+            messenger.close()
         await health.enter_graceful_shutdown()
         await server.stop(grace=1.0)
         if self.channel is not None:

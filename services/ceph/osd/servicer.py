@@ -32,7 +32,7 @@ class Osd(Protocol):
     device_wait: float
     device_lock: asyncio.Lock
     model: Any        # the device model (device.py)
-    chunks: Any       # the chunk store (filestore.py)
+    chunks: Any       # the chunk store (logstore.py)
     events: Any       # the WatchEvents buffer (services/ceph/events.py)
 
     def stat(self) -> pb.CephOsdStat: ...
@@ -106,23 +106,66 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         except CephError as e:
             return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message)
 
+    def _now(self, op: pb.CephChunkOp) -> pb.CephChunkOpResult | None:
+        """The operation done at once, where the device takes no time (`fast` timing, a healthy running
+        disk) and the chunk is small: no task, no queue, its result in the reply to its own message.
+        None: it goes the way of `_op`."""
+        d = self.d
+        if d.timing != "fast" or d.slow_factor != 1.0 or d.stopped or op.op not in ("put", "delete", "get"):
+            return None
+        try:
+            key = _key(op.key)
+            if op.op == "put":
+                data = op.data
+                if len(data) > INLINE_BYTES:
+                    return None
+                d.chunks.put(key, data)
+                found, data = True, b""
+            elif op.op == "delete":
+                found, data = d.chunks.delete(key), b""
+            else:
+                if d.chunks.size(key) > INLINE_BYTES:
+                    return None
+                got = d.chunks.get(key)
+                found, data = got is not None, got or b""
+        except CephError as e:
+            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message)
+        d.ops += 1
+        return pb.CephChunkOpResult(id=op.id, found=found, data=data)
+
     async def ChunkStream(self, request_iterator: AsyncIterator[pb.CephOsdChunkStreamRequest],  # noqa: N802
                           context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
-        """Operations run as they arrive (the device model queues them as it queues unary calls); their
-        results go back as they finish, those ready together in one message."""
-        done: asyncio.Queue[pb.CephChunkOpResult | None] = asyncio.Queue()
+        async for reply in self.chunk_stream(request_iterator):
+            yield reply
+
+    async def chunk_stream(self, requests: AsyncIterator[pb.CephOsdChunkStreamRequest]
+                           ) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
+        """A stream of chunk operations, over gRPC or the messenger (msgr.py). Operations run as
+        they arrive (the device model queues them as it queues unary calls); their results go back as
+        they finish, those ready together in one message."""
+        done: asyncio.Queue[list[pb.CephChunkOpResult] | None] = asyncio.Queue()
         running: set[asyncio.Task[None]] = set()
 
         async def one(op: pb.CephChunkOp) -> None:
-            done.put_nowait(await self._op(op))
+            r = await self._op(op)
+            if r.id:
+                done.put_nowait([r])
 
         async def read() -> None:
             try:
-                async for req in request_iterator:
+                async for req in requests:
+                    now = []
                     for op in req.ops:
+                        r = self._now(op)
+                        if r is not None:
+                            if r.id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
+                                now.append(r)
+                            continue
                         t = asyncio.create_task(one(op))
                         running.add(t)
                         t.add_done_callback(running.discard)
+                    if now:
+                        done.put_nowait(now)
                 if running:
                     await asyncio.wait(set(running))
             finally:
@@ -138,7 +181,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
                     if item is None:
                         end = True
                     else:
-                        results.append(item)
+                        results += item
                     if end or done.empty():
                         break
                     item = done.get_nowait()

@@ -1,7 +1,7 @@
 """An OSD daemon's own state beside its chunks: whether it is stopped (`twin ceph osd stop`, which
 stays so across a kill -9 and the supervisor's restart until `start`) and its slow-disk factor, in
 one row of `ceph_osd_state` (`sqlite3 state/osd.3.db 'select * from ceph_osd_state'`), committed
-before the fault call returns. The chunks themselves are files (filestore.py), as a real OSD's are.
+before the fault call returns. The chunks themselves are in a log of segment files (logstore.py).
 """
 
 from __future__ import annotations

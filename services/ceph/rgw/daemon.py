@@ -4,7 +4,11 @@ monitor daemon's cluster.
 Design (the simplest correct one): the gateway holds no Cluster of its own. `MonCluster` (mon_client.py) gives
 `Gateway` the `put`/`get` it calls (and `remove_object`, which `rados.remove` uses) as calls to
 the monitor's `CephMon` RADOS methods; the monitor is the one place that holds every object's
-metadata and talks to the OSDs (RemoteChunkStore). A PG that is not active comes back as
+metadata. The data pool's chunks go straight between the gateway and the OSDs, as librados moves
+them (direct_io.py): a write puts each shard on the OSD of the PG's write plan and then commits the
+object to the monitor; a read fetches the data chunks where the placement is still good, through the
+monitor otherwise. The other pools' objects (the bucket index) go through the monitor, which writes
+them to the OSDs (RemoteChunkStore). A PG that is not active comes back as
 UNAVAILABLE, so the gateway's own loop waits up to `op_timeout` (twin seconds) and answers 503, as
 RGW does. An unreachable monitor is UNAVAILABLE too.
 
@@ -28,6 +32,8 @@ DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale
     spec.op_timeout   twin seconds a RADOS op waits for an inactive PG before a 503 (default 30)
     spec.zone         RGW zone name (default "default")
     spec.users_file   JSON/YAML users to create at start-up (optional)
+    spec.osds, spec.ec the OSDs' messenger addresses and the data pool's k+m: its chunk I/O goes
+                      straight to the OSDs (direct_io.py)
 
 Concurrency: the daemon's gateway makes its RADOS calls without the store's lock (the lock guards the
 pure Cluster model, which this daemon does not have; the monitor orders concurrent object I/O
@@ -48,6 +54,7 @@ from services.ceph.daemon_spec import RgwSpec
 from services.ceph.errors import CephError
 from services.ceph.memtune import tune_malloc
 from services.ceph.rgw import lifecycle
+from services.ceph.rgw.direct_io import DirectIo
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import serve
 from services.ceph.rgw.mon_client import MonCluster, MonUsers, seed_users
@@ -64,7 +71,8 @@ async def _serve(cfg: DaemonConfig) -> None:
     stop = stop_event()
     x = RgwSpec.of(cfg)
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
-    cluster = MonCluster(x.mon)
+    direct = DirectIo(x.osds, x.ec.k, x.ec.m) if x.osds else None
+    cluster = MonCluster(x.mon, direct=direct, direct_pool=DATA_POOL)
     while True:   # the monitor may still be starting
         try:
             made = await asyncio.to_thread(seed_users, cluster, x.users_file)
@@ -97,6 +105,8 @@ async def _serve(cfg: DaemonConfig) -> None:
     await server.stop(grace=1.0)
     http.close()
     cluster.channel.close()
+    if direct is not None:
+        direct.close()
 
 
 async def _lifecycle_passes(gw: Gateway, day: float, stop: asyncio.Event) -> None:

@@ -16,6 +16,8 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import paging
 from services.ceph.errors import CephError
+from services.ceph.rgw.direct_io import DirectIo
+from services.ceph.rgw.group_call import GroupCall
 from services.ceph.rgw.users import User, Users
 
 log = logging.getLogger("ceph_rgw")
@@ -25,12 +27,21 @@ CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_sen
 
 
 class MonCluster:
-    """The part of `Cluster` the gateway uses, over the monitor daemon."""
+    """The part of `Cluster` the gateway uses, over the monitor daemon. With `direct`, objects' chunks
+    are written and removed straight on the OSDs, and those of `direct_pool` (the EC data pool) read
+    from them too (direct_io.py); the monitor keeps the metadata. Without it, the monitor does all."""
 
-    def __init__(self, address: str, timeout: float = CALL_TIMEOUT_S) -> None:
+    def __init__(self, address: str, timeout: float = CALL_TIMEOUT_S, direct: DirectIo | None = None,
+                 direct_pool: str = "") -> None:
         self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = pb_grpc.CephMonStub(self.channel)
         self.timeout = timeout
+        self.direct, self.direct_pool = direct, direct_pool
+        if direct is not None:
+            direct.bind(self._call)
+        # Without `direct`: the writes of concurrent requests leave in one call.
+        self._puts: GroupCall[pb.CephMonPutObjectRequest, pb.CephMonPutObjectResult] = GroupCall(
+            lambda objs: list(self._call("PutObjects", pb.CephMonPutObjectsRequest(objects=objs)).results))
 
     def _call(self, method: str, request: object) -> object:
         try:
@@ -38,15 +49,40 @@ class MonCluster:
         except grpc.RpcError as e:
             raise CephError.from_rpc(e) from None  # a deadline, the monitor gone: UNAVAILABLE
 
+    def _direct(self, pool: str) -> DirectIo | None:
+        return self.direct if pool == self.direct_pool else None
+
     def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
         data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
-        return self._call("PutObject", pb.CephMonPutObjectRequest(pool=pool, name=name, data=data)).pg
+        if self.direct is not None:   # every pool's chunks go straight to the OSDs
+            return self.direct.write(pool, name, data)
+        (r,) = self._puts.call([pb.CephMonPutObjectRequest(pool=pool, name=name, data=data)])
+        if r.code:
+            raise CephError(r.code, r.error)   # type: ignore[arg-type]
+        return r.pg
 
     def get(self, pool: str, name: str) -> bytes:
-        return self._call("GetObject", pb.CephMonGetObjectRequest(pool=pool, name=name)).data
+        direct = self._direct(pool)
+        if direct is not None:
+            data = direct.read(name)
+            if data is not None:
+                return data
+        r = self._call("GetObject", pb.CephMonGetObjectRequest(pool=pool, name=name))
+        if direct is not None:
+            direct.learn(name, r.pg, r.placement)
+        return r.data
 
     def remove_object(self, pool: str, name: str) -> None:
+        if (direct := self._direct(pool)) is not None:
+            direct.forget(name)
         self._call("RemoveObject", pb.CephMonRemoveObjectRequest(pool=pool, name=name))
+
+    def remove_objects(self, pool: str, names: list[str]) -> tuple[list[str], str]:
+        """Remove several objects in one call: (those not removed, why the first was not)."""
+        if self.direct is not None:
+            return self.direct.remove(pool, names)
+        r = self._call("RemoveObjects", pb.CephMonRemoveObjectsRequest(pool=pool, names=names))
+        return list(r.failed), r.error
 
     def list_objects(self, pool: str, prefix: str) -> list[pb.CephObjectStat]:
         """Every object of the pool with this prefix, in name order: all the monitor's pages."""

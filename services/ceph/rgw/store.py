@@ -33,6 +33,7 @@ from services.ceph.errors import CephError
 from services.ceph.rgw import checksums, rados, received, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Upload, meta_name, new_version_id
 from services.ceph.rgw.entity import check_md5
+from services.ceph.rgw.group_call import GroupRemover
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
 
@@ -64,6 +65,8 @@ class Store:
         self.instance_id = secrets.randbelow(1 << 20)
         self._next_bucket = 1
         self._commit_locks = [threading.Lock() for _ in range(64)]
+        # Removals of concurrent requests grouped, where RADOS calls run concurrently (over the monitor).
+        self._remover = None if rados_lock else GroupRemover(self._remove_many)
         # Stripe writes and read-ahead; a request waits for its own, so one pool serves all of them.
         self._io = ThreadPoolExecutor(32, thread_name_prefix="rgw-rados")
 
@@ -102,20 +105,20 @@ class Store:
 
     def remove_later(self, objs: list[tuple[str, str]]) -> None:
         """RGW's garbage collector: remove now what can be, keep the rest for the next pass. The removals
-        run outside the store's lock (each under the RADOS guard), so one request's GC does not hold up
-        every other request."""
+        run outside the store's lock (under the RADOS guard), together with those of concurrent requests
+        (group_call.py), so one request's GC does not hold up every other request."""
         with self.lock:
             todo, self.gc = [*self.gc, *objs], []
-        left = []
-        for pool, name in todo:
-            try:
-                with self._rados_guard:
-                    rados.remove(self.cluster, pool, name)
-            except CephError:
-                left.append((pool, name))
+        if not todo:
+            return
+        left = self._remover.remove(todo) if self._remover else self._remove_many(todo)
         if left:
             with self.lock:
                 self.gc.extend(left)
+
+    def _remove_many(self, objs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        with self._rados_guard:
+            return rados.remove_many(self.cluster, objs)
 
     # -- bucket attributes in the index pool -------------------------------------------------
 

@@ -430,11 +430,23 @@ class CephMonPutObjectRequest(_message.Message):
     data: bytes
     def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class CephObjectPlacement(_message.Message):
+    __slots__ = ("acting", "crcs", "size")
+    ACTING_FIELD_NUMBER: _ClassVar[int]
+    CRCS_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    acting: _containers.RepeatedScalarFieldContainer[int]
+    crcs: _containers.RepeatedScalarFieldContainer[int]
+    size: int
+    def __init__(self, acting: _Optional[_Iterable[int]] = ..., crcs: _Optional[_Iterable[int]] = ..., size: _Optional[int] = ...) -> None: ...
+
 class CephMonPutObjectResponse(_message.Message):
-    __slots__ = ("pg",)
+    __slots__ = ("pg", "placement")
     PG_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     pg: str
-    def __init__(self, pg: _Optional[str] = ...) -> None: ...
+    placement: CephObjectPlacement
+    def __init__(self, pg: _Optional[str] = ..., placement: _Optional[_Union[CephObjectPlacement, _Mapping]] = ...) -> None: ...
 
 class CephMonGetObjectRequest(_message.Message):
     __slots__ = ("pool", "name")
@@ -445,12 +457,14 @@ class CephMonGetObjectRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CephMonGetObjectResponse(_message.Message):
-    __slots__ = ("data", "pg")
+    __slots__ = ("data", "pg", "placement")
     DATA_FIELD_NUMBER: _ClassVar[int]
     PG_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     pg: str
-    def __init__(self, data: _Optional[bytes] = ..., pg: _Optional[str] = ...) -> None: ...
+    placement: CephObjectPlacement
+    def __init__(self, data: _Optional[bytes] = ..., pg: _Optional[str] = ..., placement: _Optional[_Union[CephObjectPlacement, _Mapping]] = ...) -> None: ...
 
 class CephMonRemoveObjectRequest(_message.Message):
     __slots__ = ("pool", "name")
@@ -465,6 +479,164 @@ class CephMonRemoveObjectResponse(_message.Message):
     EXISTED_FIELD_NUMBER: _ClassVar[int]
     existed: bool
     def __init__(self, existed: _Optional[bool] = ...) -> None: ...
+
+class CephMonRemoveObjectsRequest(_message.Message):
+    __slots__ = ("pool", "names")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CephMonRemoveObjectsResponse(_message.Message):
+    __slots__ = ("failed", "error")
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    failed: _containers.RepeatedScalarFieldContainer[str]
+    error: str
+    def __init__(self, failed: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CephForgottenObject(_message.Message):
+    __slots__ = ("name", "pg", "chunks")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PG_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    pg: str
+    chunks: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
+    def __init__(self, name: _Optional[str] = ..., pg: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ...) -> None: ...
+
+class CephMonForgetObjectsRequest(_message.Message):
+    __slots__ = ("pool", "names")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CephMonForgetObjectsResponse(_message.Message):
+    __slots__ = ("failed", "error", "forgotten")
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
+    failed: _containers.RepeatedScalarFieldContainer[str]
+    error: str
+    forgotten: _containers.RepeatedCompositeFieldContainer[CephForgottenObject]
+    def __init__(self, failed: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., forgotten: _Optional[_Iterable[_Union[CephForgottenObject, _Mapping]]] = ...) -> None: ...
+
+class CephMonPutObjectsRequest(_message.Message):
+    __slots__ = ("objects",)
+    OBJECTS_FIELD_NUMBER: _ClassVar[int]
+    objects: _containers.RepeatedCompositeFieldContainer[CephMonPutObjectRequest]
+    def __init__(self, objects: _Optional[_Iterable[_Union[CephMonPutObjectRequest, _Mapping]]] = ...) -> None: ...
+
+class CephMonPutObjectResult(_message.Message):
+    __slots__ = ("pg", "code", "error")
+    PG_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    pg: str
+    code: str
+    error: str
+    def __init__(self, pg: _Optional[str] = ..., code: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CephMonPutObjectsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CephMonPutObjectResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CephMonPutObjectResult, _Mapping]]] = ...) -> None: ...
+
+class CephShardTarget(_message.Message):
+    __slots__ = ("shard", "osd")
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    OSD_FIELD_NUMBER: _ClassVar[int]
+    shard: int
+    osd: int
+    def __init__(self, shard: _Optional[int] = ..., osd: _Optional[int] = ...) -> None: ...
+
+class CephMonWritePlanRequest(_message.Message):
+    __slots__ = ("pool", "name")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class CephMonWritePlanResponse(_message.Message):
+    __slots__ = ("pg", "plan", "pool_id", "pg_num", "erasure", "k", "m", "stripe_unit", "size")
+    PG_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    PG_NUM_FIELD_NUMBER: _ClassVar[int]
+    ERASURE_FIELD_NUMBER: _ClassVar[int]
+    K_FIELD_NUMBER: _ClassVar[int]
+    M_FIELD_NUMBER: _ClassVar[int]
+    STRIPE_UNIT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    pg: str
+    plan: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
+    pool_id: int
+    pg_num: int
+    erasure: bool
+    k: int
+    m: int
+    stripe_unit: int
+    size: int
+    def __init__(self, pg: _Optional[str] = ..., plan: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ..., pool_id: _Optional[int] = ..., pg_num: _Optional[int] = ..., erasure: _Optional[bool] = ..., k: _Optional[int] = ..., m: _Optional[int] = ..., stripe_unit: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+
+class CephChunkFailure(_message.Message):
+    __slots__ = ("shard", "osd", "why")
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    OSD_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    shard: int
+    osd: int
+    why: str
+    def __init__(self, shard: _Optional[int] = ..., osd: _Optional[int] = ..., why: _Optional[str] = ...) -> None: ...
+
+class CephMonCommitObjectRequest(_message.Message):
+    __slots__ = ("pool", "name", "pg", "size", "crcs", "plan", "failures")
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PG_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    CRCS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    name: str
+    pg: str
+    size: int
+    crcs: _containers.RepeatedScalarFieldContainer[int]
+    plan: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
+    failures: _containers.RepeatedCompositeFieldContainer[CephChunkFailure]
+    def __init__(self, pool: _Optional[str] = ..., name: _Optional[str] = ..., pg: _Optional[str] = ..., size: _Optional[int] = ..., crcs: _Optional[_Iterable[int]] = ..., plan: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[CephChunkFailure, _Mapping]]] = ...) -> None: ...
+
+class CephMonCommitObjectResult(_message.Message):
+    __slots__ = ("stale", "pg", "plan", "code", "error")
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    PG_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    stale: bool
+    pg: str
+    plan: _containers.RepeatedCompositeFieldContainer[CephShardTarget]
+    code: str
+    error: str
+    def __init__(self, stale: _Optional[bool] = ..., pg: _Optional[str] = ..., plan: _Optional[_Iterable[_Union[CephShardTarget, _Mapping]]] = ..., code: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CephMonCommitObjectsRequest(_message.Message):
+    __slots__ = ("objects",)
+    OBJECTS_FIELD_NUMBER: _ClassVar[int]
+    objects: _containers.RepeatedCompositeFieldContainer[CephMonCommitObjectRequest]
+    def __init__(self, objects: _Optional[_Iterable[_Union[CephMonCommitObjectRequest, _Mapping]]] = ...) -> None: ...
+
+class CephMonCommitObjectsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CephMonCommitObjectResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CephMonCommitObjectResult, _Mapping]]] = ...) -> None: ...
 
 class CephMonListObjectsRequest(_message.Message):
     __slots__ = ("pool", "prefix", "page_size", "page_token")

@@ -463,6 +463,11 @@ class CephMonStub:
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectResponse.FromString,
                 _registered_method=True)
+        self.PutObjects = channel.unary_unary(
+                '/clustertwin.v1.CephMon/PutObjects',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsResponse.FromString,
+                _registered_method=True)
         self.GetObject = channel.unary_unary(
                 '/clustertwin.v1.CephMon/GetObject',
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectRequest.SerializeToString,
@@ -472,6 +477,26 @@ class CephMonStub:
                 '/clustertwin.v1.CephMon/RemoveObject',
                 request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
+                _registered_method=True)
+        self.WritePlan = channel.unary_unary(
+                '/clustertwin.v1.CephMon/WritePlan',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanResponse.FromString,
+                _registered_method=True)
+        self.CommitObjects = channel.unary_unary(
+                '/clustertwin.v1.CephMon/CommitObjects',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsResponse.FromString,
+                _registered_method=True)
+        self.RemoveObjects = channel.unary_unary(
+                '/clustertwin.v1.CephMon/RemoveObjects',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
+                _registered_method=True)
+        self.ForgetObjects = channel.unary_unary(
+                '/clustertwin.v1.CephMon/ForgetObjects',
+                request_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.FromString,
                 _registered_method=True)
         self.ListObjects = channel.unary_unary(
                 '/clustertwin.v1.CephMon/ListObjects',
@@ -572,6 +597,12 @@ class CephMonServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PutObjects(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetObject(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -579,6 +610,32 @@ class CephMonServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RemoveObject(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WritePlan(self, request, context):
+        """Writes by a client that puts the chunks on the OSDs itself (RGW's data pool).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CommitObjects(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveObjects(self, request, context):
+        """Several objects of a pool at once (RGW's garbage collector): one chunk message per OSD, one commit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForgetObjects(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -696,6 +753,11 @@ def add_CephMonServicer_to_server(servicer, server):
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectResponse.SerializeToString,
             ),
+            'PutObjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutObjects,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsResponse.SerializeToString,
+            ),
             'GetObject': grpc.unary_unary_rpc_method_handler(
                     servicer.GetObject,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonGetObjectRequest.FromString,
@@ -705,6 +767,26 @@ def add_CephMonServicer_to_server(servicer, server):
                     servicer.RemoveObject,
                     request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.SerializeToString,
+            ),
+            'WritePlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.WritePlan,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanResponse.SerializeToString,
+            ),
+            'CommitObjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommitObjects,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsResponse.SerializeToString,
+            ),
+            'RemoveObjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveObjects,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.SerializeToString,
+            ),
+            'ForgetObjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetObjects,
+                    request_deserializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.SerializeToString,
             ),
             'ListObjects': grpc.unary_unary_rpc_method_handler(
                     servicer.ListObjects,
@@ -852,6 +934,33 @@ class CephMon:
             _registered_method=True)
 
     @staticmethod
+    def PutObjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/PutObjects',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonPutObjectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetObject(request,
             target,
             options=(),
@@ -895,6 +1004,114 @@ class CephMon:
             '/clustertwin.v1.CephMon/RemoveObject',
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectRequest.SerializeToString,
             clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WritePlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/WritePlan',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonWritePlanResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CommitObjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/CommitObjects',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonCommitObjectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveObjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/RemoveObjects',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonRemoveObjectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetObjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.CephMon/ForgetObjects',
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_ceph__pb2.CephMonForgetObjectsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,193 @@
+"""The OSDs' messenger: chunk operations over a plain TCP connection, as Ceph's msgr2 carries RADOS
+ops, beside the OSD's gRPC service. A frame is a 4-byte big-endian length and a serialized
+CephOsdChunkStreamRequest (to the OSD) or CephOsdChunkStreamResponse (back): the ChunkStream's
+messages without gRPC's HTTP/2 framing, flow control and threads, which cost more CPU per small chunk
+than the chunk's own write (two thirds of a 4 KiB PUT's CPU was stream messages in the monitor and
+the OSDs). The OSD listens on `msgr_address(its storage address and gRPC port)` (plan.py).
+
+`MsgrLink` is the client's end of one OSD's connection, with `OsdLink`'s contract (remote_chunkstore.py):
+`submit` from any thread sends the operation from that thread and returns a Future of its result (a
+`cork`ed one waits in the link's outbox for `push`, which sends all that waits as one frame: the
+deletes of many objects cost the OSD one message); one reader thread per connection sets results by
+id; a connection that breaks (the OSD killed, a send timing out) fails every operation waiting on it
+with `LinkDown`, and the link is `dead`.
+`serve` is the OSD's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import socket
+import struct
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+
+from clustertwin.v1 import ceph_pb2 as pb
+
+log = logging.getLogger("ceph_msgr")
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = 256 << 20
+PORT_OFFSET = 200   # an OSD's messenger port: its gRPC port + this (6800 + n -> 7000 + n, in Ceph's 6800-7300)
+
+
+def msgr_address(grpc_address: str) -> str:
+    host, _, port = grpc_address.rpartition(":")
+    return f"{host}:{int(port) + PORT_OFFSET}"
+
+
+def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse) -> bytes:
+    body = msg.SerializeToString()
+    return HEADER.pack(len(body)) + body
+
+
+def forget(waiting: dict[int, Future[pb.CephChunkOpResult]], lock: threading.Lock,
+           fut: Future[pb.CephChunkOpResult]) -> None:
+    """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
+    with lock:
+        for op_id, f in list(waiting.items()):
+            if f is fut:
+                del waiting[op_id]
+
+
+class LinkDown(Exception):
+    """The connection an operation was on ended before its result came (the OSD killed, stopped, away)."""
+
+
+class MsgrLink:
+    def __init__(self, address: str, osd: int, timeout: float) -> None:
+        self.osd = osd
+        self.dead = False
+        self._waiting: dict[int, Future[pb.CephChunkOpResult]] = {}
+        self._lock = threading.Lock()       # _waiting, dead
+        self._send_lock = threading.Lock()  # one frame at a time on the wire
+        self._ids = itertools.count(1)
+        self._outbox: list[pb.CephChunkOp] = []
+        self._why = ""
+        host, _, port = address.rpartition(":")
+        try:
+            self._sock = socket.create_connection((host, int(port)), timeout=timeout)
+        except OSError as e:   # the OSD not listening (killed, restarting): this link is born dead
+            self.dead, self._why = True, f"UNAVAILABLE: cannot connect to osd.{osd} at {address}: {e}"
+            return
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=self._read, name=f"osd.{osd}-msgr", daemon=True).start()
+
+    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
+        fut: Future[pb.CephChunkOpResult] = Future()
+        with self._lock:
+            if self.dead:
+                fut.set_exception(LinkDown(self._why or f"UNAVAILABLE: the connection to osd.{self.osd} ended"))
+                return fut
+            op.id = next(self._ids)
+            self._waiting[op.id] = fut
+            self._outbox.append(op)
+        if not cork:
+            self.push()
+        return fut
+
+    def post(self, op: pb.CephChunkOp) -> None:
+        """Queue an operation whose result nobody waits for (id 0: the OSD sends none back), to leave
+        with the next `push`: RGW's garbage collector deleting chunks."""
+        with self._lock:
+            if not self.dead:
+                op.id = 0
+                self._outbox.append(op)
+
+    def push(self) -> None:
+        """Send what waits in the outbox, as one frame (in the order it was submitted)."""
+        with self._send_lock:
+            with self._lock:
+                ops, self._outbox = self._outbox, []
+            if not ops or self.dead:
+                return
+            try:
+                self._sock.sendall(frame(pb.CephOsdChunkStreamRequest(ops=ops)))
+            except OSError as e:   # a send that timed out leaves half a frame: the connection is unusable
+                self._fail(f"UNAVAILABLE: sending to osd.{self.osd}: {e!r}")
+
+    def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
+        forget(self._waiting, self._lock, fut)
+
+    def close(self) -> None:
+        self._fail("UNAVAILABLE: closed")
+
+    def _recv(self, n: int) -> bytearray:
+        """Exactly `n` bytes, received into one buffer (a 512 KiB chunk is not copied piece by piece)."""
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            try:
+                k = self._sock.recv_into(view[got:])
+            except TimeoutError:
+                if self.dead:
+                    raise ConnectionError("closed") from None
+                continue   # the socket's timeout bounds sends; a read just waits for the OSD
+            if not k:
+                raise ConnectionError("the OSD closed the connection")
+            got += k
+        return buf
+
+    def _read(self) -> None:
+        try:
+            while True:
+                (n,) = HEADER.unpack(self._recv(HEADER.size))
+                reply = pb.CephOsdChunkStreamResponse.FromString(self._recv(n))
+                with self._lock:
+                    futs = [(self._waiting.pop(r.id, None), r) for r in reply.results]
+                for fut, r in futs:
+                    if fut is not None:
+                        fut.set_result(r)
+        except (OSError, ValueError, struct.error) as e:
+            self._fail(f"UNAVAILABLE: osd.{self.osd}: {e}")
+
+    def _fail(self, why: str) -> None:
+        with self._lock:
+            was_dead, self.dead = self.dead, True
+            self._why = self._why or why
+            waiting, self._waiting, self._outbox = self._waiting, {}, []
+        if not was_dead:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._sock.close()
+        for fut in waiting.values():
+            fut.set_exception(LinkDown(why))
+
+
+async def _frames(reader: asyncio.StreamReader) -> AsyncIterator[pb.CephOsdChunkStreamRequest]:
+    while True:
+        try:
+            head = await reader.readexactly(HEADER.size)
+        except asyncio.IncompleteReadError:
+            return
+        (n,) = HEADER.unpack(head)
+        if n > MAX_FRAME:
+            raise ValueError(f"a frame of {n} bytes (at most {MAX_FRAME})")
+        yield pb.CephOsdChunkStreamRequest.FromString(await reader.readexactly(n))
+
+
+Stream = Callable[[AsyncIterator[pb.CephOsdChunkStreamRequest]], AsyncIterator[pb.CephOsdChunkStreamResponse]]
+
+
+async def serve(address: str, stream: Stream) -> asyncio.Server:
+    """Listen on `address`; each connection is one `stream` of chunk operations (OsdServicer.chunk_stream)."""
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            async for reply in stream(_frames(reader)):
+                writer.write(frame(reply))
+                await writer.drain()
+        except (OSError, ValueError, asyncio.IncompleteReadError) as e:
+            log.debug("messenger connection ended: %r", e)
+        finally:
+            writer.close()
+
+    host, _, port = address.rpartition(":")
+    return await asyncio.start_server(connection, host, int(port), limit=1 << 20)

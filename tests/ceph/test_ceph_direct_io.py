@@ -1,0 +1,109 @@
+"""The gateway moves the data pool's chunks straight to and from the OSDs (services/ceph/rgw/direct_io.py),
+as librados does, and the monitor keeps the objects' metadata. Against a real
+`twin up mini --ceph --storage-timing fast`: with the monitor frozen (SIGSTOP), an object the gateway
+wrote still reads back whole (only the OSDs answer); with one of its data chunks corrupted on its OSD,
+the read still returns the object (the CRC check refuses the chunk, the monitor decodes from the others);
+with an OSD stopped after the gateway learnt the plans, writes follow the new plans (the monitor refuses
+a commit by a stale plan) and every object reads back, degraded, then clean once the OSD is back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from clustertwin.v1 import ceph_pb2 as pb
+from services.ceph.sdk import CephAdmin
+from tests.ceph import helpers
+from tests.waiting import wait_for
+
+DATA = "default.rgw.buckets.data"
+AK, SK = "AKDIRECT000000000000", "direct-secret"
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephAdmin]:
+    with helpers.ceph_twin(tmp_path_factory, "direct", storage_timing="fast") as admin:
+        admin.mon.UserCreate(pb.CephMonUserCreateRequest(user=pb.CephRgwUser(
+            uid="direct", display_name="direct", access_key=AK, secret_key=SK)), timeout=30)
+        yield admin
+
+
+@pytest.fixture(scope="module")
+def s3(twin: CephAdmin):  # noqa: ANN201 - boto3's client type
+    c = boto3.client("s3", endpoint_url=twin.s3_endpoint(), aws_access_key_id=AK, aws_secret_access_key=SK,
+                     region_name="us-east-1", config=Config(retries={"max_attempts": 0}, read_timeout=20,
+                                                            s3={"addressing_style": "path"}))
+    c.create_bucket(Bucket="direct")
+    return c
+
+
+def test_a_read_needs_no_monitor(twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    body = os.urandom((9 << 20) + 123)   # a head and two tails: three RADOS objects
+    s3.put_object(Bucket="direct", Key="big", Body=body)
+    s3.put_object(Bucket="direct", Key="small", Body=b"tiny object")
+    mon = twin.pid("ceph-mon")
+    os.kill(mon, signal.SIGSTOP)
+    try:
+        got = s3.get_object(Bucket="direct", Key="big")["Body"].read()
+        small = s3.get_object(Bucket="direct", Key="small")["Body"].read()
+    finally:
+        os.kill(mon, signal.SIGCONT)
+    assert hashlib.sha256(got).digest() == hashlib.sha256(body).digest()
+    assert small == b"tiny object"
+
+
+def test_a_corrupt_data_chunk_is_read_through_the_monitor(twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    body = os.urandom(100_000)
+    s3.put_object(Bucket="direct", Key="rot", Body=body)
+    head = [o.name for o in twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
+            if o.name.endswith("_rot")]
+    assert len(head) == 1, head
+    twin.mon.CorruptChunk(pb.CephMonCorruptChunkRequest(pool=DATA, object=head[0]), timeout=30)   # shard 0's
+    assert s3.get_object(Bucket="direct", Key="rot")["Body"].read() == body
+
+
+def test_writes_after_an_osd_stops_follow_the_new_plans(twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    bodies = {f"before-{i}": os.urandom(5000 + i) for i in range(24)}
+    for key, body in bodies.items():   # the gateway now knows most PGs' plans, with osd.4 in them
+        s3.put_object(Bucket="direct", Key=key, Body=body)
+    fault = twin.inject_fault(4, "stop")   # marked down at once: every plan naming it is stale
+    try:
+        after = {f"after-{i}": os.urandom(7000 + i) for i in range(24)}
+        for key, body in after.items():
+            s3.put_object(Bucket="direct", Key=key, Body=body)
+        bodies.update(after)
+        for key, body in bodies.items():
+            assert s3.get_object(Bucket="direct", Key=key)["Body"].read() == body, key
+        degraded = twin.call("Status", pb.CephMonStatusRequest()).pg_states
+        assert any("degraded" in state for state in degraded), dict(degraded)
+    finally:
+        twin.clear_fault(fault.id, 4)
+    wait_for("active+clean", lambda: helpers.all_clean(twin), timeout=60)
+    for key, body in bodies.items():
+        assert s3.get_object(Bucket="direct", Key=key)["Body"].read() == body, key
+
+
+def _chunks_of(twin: CephAdmin, obj: str) -> list[tuple[int, int]]:
+    """(OSD, shard) of every chunk of RADOS object `obj` the OSD daemons hold."""
+    out = []
+    for n in range(15):
+        listed = twin.osd(n, "ListChunks", pb.CephOsdListChunksRequest(page_size=1000)).chunks
+        out += [(n, c.key.shard) for c in listed if c.key.object == obj]
+    return sorted(out)
+
+
+def test_a_deleted_object_leaves_neither_metadata_nor_chunks(twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    s3.put_object(Bucket="direct", Key="gc-me", Body=os.urandom(20_000))
+    (head,) = [o.name for o in twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
+               if o.name.endswith("_gc-me")]
+    assert len(_chunks_of(twin, head)) == 11   # every EC 8+3 shard on its OSD
+    s3.delete_object(Bucket="direct", Key="gc-me")
+    listed = twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
+    assert head not in [o.name for o in listed]   # the metadata went before the answer
+    wait_for("the chunks deleted", lambda: not _chunks_of(twin, head), timeout=30)   # not waited for
