@@ -1,12 +1,16 @@
 """The OSDs' messenger: chunk operations over a plain TCP connection, as Ceph's msgr2 carries RADOS
-ops, beside the OSD's gRPC service. A frame is a 4-byte big-endian length and a serialized
-CephOsdChunkStreamRequest (to the OSD) or CephOsdChunkStreamResponse (back): the ChunkStream's
-messages without gRPC's HTTP/2 framing, flow control and threads, which cost more CPU per small chunk
-than the chunk's own write (two thirds of a 4 KiB PUT's CPU was stream messages in the monitor and
-the OSDs). The OSD listens on `msgr_address(its storage address and gRPC port)` (plan.py).
+ops, beside the OSD's gRPC service. A frame is two 4-byte big-endian lengths, a serialized
+CephOsdChunkStreamRequest (to the OSD) or CephOsdChunkStreamResponse (back), and a data segment: the
+chunks' bytes, each operation's `data_length` of it in order, as msgr2 carries a message's payload in
+its own segment. The bytes go from the sender's buffers to the socket (one `sendmsg`) and from the
+socket into one buffer at the receiver, never through a protobuf field (which copied each 512 KiB
+chunk three times more at each end, under the GIL). These are the ChunkStream's messages without
+gRPC's HTTP/2 framing, flow control and threads, which cost more CPU per small chunk than the chunk's
+own write (two thirds of a 4 KiB PUT's CPU was stream messages in the monitor and the OSDs). The OSD
+listens on `msgr_address(its storage address and gRPC port)` (plan.py).
 
 `MsgrLink` is the client's end of one OSD's connection, with `OsdLink`'s contract (remote_chunkstore.py):
-`submit` from any thread sends the operation from that thread and returns a Future of its result (a
+`submit` from any thread sends the operation from that thread and returns a Future of its `Reply` (a
 `cork`ed one waits in the link's outbox for `push`, which sends all that waits as one frame: the
 deletes of many objects cost the OSD one message); one reader thread per connection sets results by
 id; a connection that breaks (the OSD killed, a send timing out) fails every operation waiting on it
@@ -29,8 +33,11 @@ from clustertwin.v1 import ceph_pb2 as pb
 
 log = logging.getLogger("ceph_msgr")
 
-HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">II")   # the message's bytes, the data segment's bytes
 MAX_FRAME = 256 << 20
+Data = bytes | bytearray | memoryview
+Reply = tuple[pb.CephChunkOpResult, Data]   # an operation's result and its chunk (b"" but for a get)
+Ops = list[tuple[pb.CephChunkOp, Data]]     # operations as the OSD receives them: each with its data
 PORT_OFFSET = 200   # an OSD's messenger port: its gRPC port + this (6800 + n -> 7000 + n, in Ceph's 6800-7300)
 
 
@@ -39,13 +46,37 @@ def msgr_address(grpc_address: str) -> str:
     return f"{host}:{int(port) + PORT_OFFSET}"
 
 
-def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse) -> bytes:
+def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse, data: list[Data]) -> list[Data]:
+    """The frame's parts, to send as they are: header and message in one, then the data segment's. Each
+    operation with data has its `data_length` set already."""
     body = msg.SerializeToString()
-    return HEADER.pack(len(body)) + body
+    return [HEADER.pack(len(body), sum(len(d) for d in data)) + body, *data]
 
 
-def forget(waiting: dict[int, Future[pb.CephChunkOpResult]], lock: threading.Lock,
-           fut: Future[pb.CephChunkOpResult]) -> None:
+def split(items: list[tuple[pb.CephChunkOp, Data]] | list[Reply], data: Data) -> None:
+    """(the receiver's) Each item's bytes out of the frame's data segment, by its `data_length`."""
+    view, off = memoryview(data), 0
+    for i, (msg, _) in enumerate(items):
+        if msg.data_length:
+            items[i] = (msg, view[off: off + msg.data_length])  # type: ignore[assignment]
+            off += msg.data_length
+    if off != len(view):
+        raise ValueError(f"a data segment of {len(view)} bytes for {off} bytes of operations")
+
+
+def sendmsg_all(sock: socket.socket, parts: list[Data]) -> None:
+    """`sendall` for a list of buffers: one `sendmsg` while the socket takes them whole."""
+    views = [memoryview(p) for p in parts if len(p)]
+    while views:
+        n = sock.sendmsg(views)
+        while views and n >= len(views[0]):
+            n -= len(views[0])
+            views.pop(0)
+        if n:
+            views[0] = views[0][n:]
+
+
+def forget(waiting: dict[int, Future[Reply]], lock: threading.Lock, fut: Future[Reply]) -> None:
     """A caller gave up on `fut` (its timeout): its result, if it ever comes, is dropped."""
     with lock:
         for op_id, f in list(waiting.items()):
@@ -61,11 +92,11 @@ class MsgrLink:
     def __init__(self, address: str, osd: int, timeout: float) -> None:
         self.osd = osd
         self.dead = False
-        self._waiting: dict[int, Future[pb.CephChunkOpResult]] = {}
+        self._waiting: dict[int, Future[Reply]] = {}
         self._lock = threading.Lock()       # _waiting, dead
         self._send_lock = threading.Lock()  # one frame at a time on the wire
         self._ids = itertools.count(1)
-        self._outbox: list[pb.CephChunkOp] = []
+        self._outbox: list[tuple[pb.CephChunkOp, Data]] = []
         self._why = ""
         host, _, port = address.rpartition(":")
         try:
@@ -76,15 +107,16 @@ class MsgrLink:
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=self._read, name=f"osd.{osd}-msgr", daemon=True).start()
 
-    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
-        fut: Future[pb.CephChunkOpResult] = Future()
+    def submit(self, op: pb.CephChunkOp, data: Data = b"", cork: bool = False) -> Future[Reply]:
+        """`data`: a put's chunk, sent from this buffer (left unchanged until the result comes)."""
+        fut: Future[Reply] = Future()
         with self._lock:
             if self.dead:
                 fut.set_exception(LinkDown(self._why or f"UNAVAILABLE: the connection to osd.{self.osd} ended"))
                 return fut
             op.id = next(self._ids)
             self._waiting[op.id] = fut
-            self._outbox.append(op)
+            self._outbox.append((op, data))
         if not cork:
             self.push()
         return fut
@@ -95,7 +127,7 @@ class MsgrLink:
         with self._lock:
             if not self.dead:
                 op.id = 0
-                self._outbox.append(op)
+                self._outbox.append((op, b""))
 
     def push(self) -> None:
         """Send what waits in the outbox, as one frame (in the order it was submitted)."""
@@ -104,12 +136,15 @@ class MsgrLink:
                 ops, self._outbox = self._outbox, []
             if not ops or self.dead:
                 return
+            for op, data in ops:
+                op.data_length = len(data)
             try:
-                self._sock.sendall(frame(pb.CephOsdChunkStreamRequest(ops=ops)))
+                sendmsg_all(self._sock, frame(pb.CephOsdChunkStreamRequest(ops=[op for op, _ in ops]),
+                                              [data for _, data in ops if len(data)]))
             except OSError as e:   # a send that timed out leaves half a frame: the connection is unusable
                 self._fail(f"UNAVAILABLE: sending to osd.{self.osd}: {e!r}")
 
-    def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
+    def forget(self, fut: Future[Reply]) -> None:
         forget(self._waiting, self._lock, fut)
 
     def close(self) -> None:
@@ -134,13 +169,16 @@ class MsgrLink:
     def _read(self) -> None:
         try:
             while True:
-                (n,) = HEADER.unpack(self._recv(HEADER.size))
+                n, nbytes = HEADER.unpack(self._recv(HEADER.size))
                 reply = pb.CephOsdChunkStreamResponse.FromString(self._recv(n))
+                replies: list[Reply] = [(r, b"") for r in reply.results]
+                if nbytes:
+                    split(replies, self._recv(nbytes))   # the chunks: one buffer, viewed per result
                 with self._lock:
-                    futs = [(self._waiting.pop(r.id, None), r) for r in reply.results]
-                for fut, r in futs:
+                    futs = [(self._waiting.pop(r.id, None), (r, data)) for r, data in replies]
+                for fut, got in futs:
                     if fut is not None:
-                        fut.set_result(r)
+                        fut.set_result(got)
         except (OSError, ValueError, struct.error) as e:
             self._fail(f"UNAVAILABLE: osd.{self.osd}: {e}")
 
@@ -159,19 +197,22 @@ class MsgrLink:
             fut.set_exception(LinkDown(why))
 
 
-async def _frames(reader: asyncio.StreamReader) -> AsyncIterator[pb.CephOsdChunkStreamRequest]:
+async def _frames(reader: asyncio.StreamReader) -> AsyncIterator[Ops]:
     while True:
         try:
             head = await reader.readexactly(HEADER.size)
         except asyncio.IncompleteReadError:
             return
-        (n,) = HEADER.unpack(head)
-        if n > MAX_FRAME:
-            raise ValueError(f"a frame of {n} bytes (at most {MAX_FRAME})")
-        yield pb.CephOsdChunkStreamRequest.FromString(await reader.readexactly(n))
+        n, nbytes = HEADER.unpack(head)
+        if n + nbytes > MAX_FRAME:
+            raise ValueError(f"a frame of {n + nbytes} bytes (at most {MAX_FRAME})")
+        ops: Ops = [(op, b"") for op in pb.CephOsdChunkStreamRequest.FromString(await reader.readexactly(n)).ops]
+        if nbytes:
+            split(ops, await reader.readexactly(nbytes))
+        yield ops
 
 
-Stream = Callable[[AsyncIterator[pb.CephOsdChunkStreamRequest]], AsyncIterator[pb.CephOsdChunkStreamResponse]]
+Stream = Callable[[AsyncIterator[Ops]], AsyncIterator[list[Reply]]]
 
 
 async def serve(address: str, stream: Stream) -> asyncio.Server:
@@ -181,8 +222,12 @@ async def serve(address: str, stream: Stream) -> asyncio.Server:
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
-            async for reply in stream(_frames(reader)):
-                writer.write(frame(reply))
+            async for replies in stream(_frames(reader)):
+                for r, data in replies:
+                    r.data_length = len(data)
+                for part in frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]),
+                                  [data for _, data in replies if len(data)]):
+                    writer.write(part)   # (each sent at once while the socket takes it: no copy)
                 await writer.drain()
         except (OSError, ValueError, asyncio.IncompleteReadError) as e:
             log.debug("messenger connection ended: %r", e)

@@ -37,7 +37,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
-from services.ceph.msgr import LinkDown, MsgrLink, forget
+from services.ceph.msgr import Data, LinkDown, MsgrLink, Reply, forget
 
 MAX_MESSAGE = 64 << 20
 BATCH_BYTES = 8 << 20   # a batch stops growing here (chunks are at most 512 KiB of a 4 MiB stripe)
@@ -57,36 +57,39 @@ def _pbkey(key: ChunkKey) -> pb.CephChunkKey:
 
 
 class OsdLink:
-    """One OSD's ChunkStream: `submit` from any thread, a Future of the operation's CephChunkOpResult.
-    A broken stream fails what waits on it (the future raises `LinkDown`) and the link is `dead`."""
+    """One OSD's ChunkStream: `submit` from any thread, a Future of the operation's result and chunk
+    (msgr.Reply). A broken stream fails what waits on it (the future raises `LinkDown`) and the link
+    is `dead`."""
 
     def __init__(self, stub: pb_grpc.CephOsdStub, osd: int) -> None:
         self.osd = osd
         self._out: queue.SimpleQueue[tuple[pb.CephChunkOp, int] | None] = queue.SimpleQueue()   # (op, bytes)
-        self._waiting: dict[int, Future[pb.CephChunkOpResult]] = {}
+        self._waiting: dict[int, Future[Reply]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self.dead = False
         self._call = stub.ChunkStream(self._batches())
         threading.Thread(target=self._read, name=f"osd.{osd}-link", daemon=True).start()
 
-    def submit(self, op: pb.CephChunkOp, size: int = 0, cork: bool = False) -> Future[pb.CephChunkOpResult]:
-        """`size`: the bytes `op` carries (reading op.data back would copy them). `cork` is MsgrLink's:
-        here the sending thread batches what queues anyway."""
-        fut: Future[pb.CephChunkOpResult] = Future()
+    def submit(self, op: pb.CephChunkOp, data: Data = b"", cork: bool = False) -> Future[Reply]:
+        """`data`: a put's chunk. `cork` is MsgrLink's: here the sending thread batches what queues
+        anyway."""
+        fut: Future[Reply] = Future()
         with self._lock:
             if self.dead:
                 fut.set_exception(LinkDown(f"UNAVAILABLE: the stream to osd.{self.osd} ended"))
                 return fut
             op.id = next(self._ids)
             self._waiting[op.id] = fut
-        self._out.put((op, size))
+        if len(data):
+            op.data = bytes(data)
+        self._out.put((op, len(data)))
         return fut
 
     def push(self) -> None:
         """(MsgrLink's; nothing waits here.)"""
 
-    def forget(self, fut: Future[pb.CephChunkOpResult]) -> None:
+    def forget(self, fut: Future[Reply]) -> None:
         forget(self._waiting, self._lock, fut)
 
     def close(self) -> None:
@@ -125,7 +128,7 @@ class OsdLink:
                     futs = [(self._waiting.pop(r.id, None), r) for r in reply.results]
                 for fut, r in futs:
                     if fut is not None:
-                        fut.set_result(r)
+                        fut.set_result((r, r.data))
         except grpc.RpcError as e:
             why = f"{e.code().name}: {e.details()}"
         except Exception as e:  # noqa: BLE001 - whatever ended the stream, what waits on it must hear
@@ -149,7 +152,7 @@ class Started:
     osd: int
     key: ChunkKey
     op: str
-    fut: Future[pb.CephChunkOpResult]
+    fut: Future[Reply]
     link: OsdLink | MsgrLink
     deadline: float
 
@@ -228,20 +231,20 @@ class RemoteChunkStore:
                                          else MsgrLink(self.msgr[osd], osd, self.timeout))
         return ln
 
-    def _start(self, osd: int, op: str, key: ChunkKey, data: bytes = b"", cork: bool = False,
+    def _start(self, osd: int, op: str, key: ChunkKey, data: Data = b"", cork: bool = False,
                timeout: float | None = None) -> Started:
         """Send a chunk operation; a `cork`ed one (a put or delete) leaves with the others at `flush`."""
         ln = self.link(osd)
-        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key), data=data), len(data), cork)
+        fut = ln.submit(pb.CephChunkOp(op=op, key=_pbkey(key)), data, cork)
         return Started(osd, key, op, fut, ln, time.monotonic() + (self.timeout if timeout is None else timeout))
 
     @staticmethod
-    def _wait(s: Started) -> pb.CephChunkOpResult:
-        """The operation's result; a failure (the OSD's error, the stream ended, no answer within the
-        timeout) raises OpFailed saying why."""
+    def _wait(s: Started) -> Data | None:
+        """The operation's chunk (a get's; b"" for others), None where a get found none; a failure (the
+        OSD's error, the stream ended, no answer within the timeout) raises OpFailed saying why."""
         s.link.push()
         try:
-            r = s.fut.result(timeout=max(0.0, s.deadline - time.monotonic()))
+            r, data = s.fut.result(timeout=max(0.0, s.deadline - time.monotonic()))
         except FutureTimeout:
             s.link.forget(s.fut)
             raise OpFailed(f"DEADLINE_EXCEEDED: osd.{s.osd} did not answer in time") from None
@@ -249,11 +252,11 @@ class RemoteChunkStore:
             raise OpFailed(str(e)) from None
         if r.code:
             raise OpFailed(f"{r.code}: {r.message}")
-        return r
+        return data if r.found else None
 
     # -- the ChunkStore protocol ---------------------------------------------------------------
 
-    def put(self, osd: int, key: ChunkKey, data: bytes) -> None:
+    def put(self, osd: int, key: ChunkKey, data: Data) -> None:
         self._pending.append(self._start(osd, "put", key, data, cork=True))
         self._cache.pop((osd, key), None)
 
@@ -279,11 +282,10 @@ class RemoteChunkStore:
             return self._cache.pop((osd, key))
         self._settle_writes_to(osd, key)
         try:
-            r = self._wait(self._start(osd, "get", key))
+            return self._wait(self._start(osd, "get", key))   # type: ignore[return-value]
         except OpFailed as e:
             self._failures.append(Failure(osd, key, "get", str(e)))
             return None
-        return r.data if r.found else None
 
     def used_bytes(self, osd: int) -> int:
         return self._used.get(osd, 0)
@@ -299,23 +301,20 @@ class RemoteChunkStore:
         self.flush(keep=True)
         for s in [self._start(osd, "get", key) for osd, key in pairs]:
             try:
-                r = self._wait(s)
+                self._cache[(s.osd, s.key)] = self._wait(s)   # type: ignore[assignment]
             except OpFailed as e:
                 self._failures.append(Failure(s.osd, s.key, "get", str(e)))
                 self._cache[(s.osd, s.key)] = None
-                continue
-            self._cache[(s.osd, s.key)] = r.data if r.found else None
 
-    def fetch(self, pairs: list[tuple[int, ChunkKey]], timeout: float | None = None) -> list[bytes | None | Exception]:
-        """Get these chunks in parallel, touching no batch state: bytes, None (not there) or the error."""
-        out: list[bytes | None | Exception] = []
+    def fetch(self, pairs: list[tuple[int, ChunkKey]], timeout: float | None = None) -> list[Data | None | Exception]:
+        """Get these chunks in parallel, touching no batch state: the chunk (bytes, or a view of the
+        messenger's buffer), None (not there) or the error."""
+        out: list[Data | None | Exception] = []
         for s in [self._start(osd, "get", key, timeout=timeout) for osd, key in pairs]:
             try:
-                r = self._wait(s)
+                out.append(self._wait(s))
             except OpFailed as e:
                 out.append(e)
-                continue
-            out.append(r.data if r.found else None)
         return out
 
     def flush(self, keep: bool = False) -> list[Failure]:

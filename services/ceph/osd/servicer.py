@@ -18,6 +18,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import paging
 from services.ceph.errors import CephError, abort, ceph_call
+from services.ceph.msgr import Data, Ops, Reply
 
 
 class Osd(Protocol):
@@ -42,7 +43,11 @@ class Osd(Protocol):
     async def start_osd(self) -> None: ...
 
 log = logging.getLogger("ceph_osd")
-INLINE_BYTES = 64 << 10
+INLINE_BYTES = 64 << 10   # a chunk's file call under the device model: on the event loop up to here
+# Under `fast` timing a chunk of up to this is written or read on the event loop: from the page cache
+# a 512 KiB chunk's pwrite/pread costs 50-100 us, less than the hop to a thread and back (about 80 us
+# of wake-ups, twice), and an EC stripe's chunks are 512 KiB.
+NOW_BYTES = 1 << 20
 
 
 def _key(k: pb.CephChunkKey) -> tuple[str, str, int]:
@@ -88,25 +93,25 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             return fn()
         return await asyncio.to_thread(fn)
 
-    async def _op(self, op: pb.CephChunkOp) -> pb.CephChunkOpResult:
-        """One operation of a ChunkStream, as PutChunk/GetChunk/DeleteChunk would do it."""
+    async def _op(self, op: pb.CephChunkOp, data: Data) -> Reply:
+        """One operation of a ChunkStream (`data`: a put's chunk), as PutChunk/GetChunk/DeleteChunk
+        would do it; the result and the chunk a get read."""
         key, chunks = _key(op.key), self.d.chunks
         try:
             if op.op == "put":
-                data = op.data   # (each read of a bytes field copies it)
                 _, secs = await self._device(len(data), lambda: chunks.put(key, data))
-                return pb.CephChunkOpResult(id=op.id, found=True, device_seconds=secs)
+                return pb.CephChunkOpResult(id=op.id, found=True, device_seconds=secs), b""
             if op.op == "get":
-                data, secs = await self._device(chunks.size(key), lambda: chunks.get(key))
-                return pb.CephChunkOpResult(id=op.id, found=data is not None, data=data or b"", device_seconds=secs)
+                got, secs = await self._device(chunks.size(key), lambda: chunks.get(key))
+                return pb.CephChunkOpResult(id=op.id, found=got is not None, device_seconds=secs), got or b""
             if op.op == "delete":
                 existed, secs = await self._device(0, lambda: chunks.delete(key))
-                return pb.CephChunkOpResult(id=op.id, found=existed, device_seconds=secs)
+                return pb.CephChunkOpResult(id=op.id, found=existed, device_seconds=secs), b""
             raise CephError("INVALID_ARGUMENT", f"unknown chunk operation {op.op!r}; use put, get or delete")
         except CephError as e:
-            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message)
+            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message), b""
 
-    def _now(self, op: pb.CephChunkOp) -> pb.CephChunkOpResult | None:
+    def _now(self, op: pb.CephChunkOp, data: Data) -> Reply | None:
         """The operation done at once, where the device takes no time (`fast` timing, a healthy running
         disk) and the chunk is small: no task, no queue, its result in the reply to its own message.
         None: it goes the way of `_op`."""
@@ -116,52 +121,57 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         try:
             key = _key(op.key)
             if op.op == "put":
-                data = op.data
-                if len(data) > INLINE_BYTES:
+                if len(data) > NOW_BYTES:
                     return None
                 d.chunks.put(key, data)
                 found, data = True, b""
             elif op.op == "delete":
                 found, data = d.chunks.delete(key), b""
             else:
-                if d.chunks.size(key) > INLINE_BYTES:
+                if d.chunks.size(key) > NOW_BYTES:
                     return None
                 got = d.chunks.get(key)
                 found, data = got is not None, got or b""
         except CephError as e:
-            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message)
+            return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message), b""
         d.ops += 1
-        return pb.CephChunkOpResult(id=op.id, found=found, data=data)
+        return pb.CephChunkOpResult(id=op.id, found=found), data
 
     async def ChunkStream(self, request_iterator: AsyncIterator[pb.CephOsdChunkStreamRequest],  # noqa: N802
                           context: grpc.aio.ServicerContext) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
-        async for reply in self.chunk_stream(request_iterator):
-            yield reply
+        async def ops() -> AsyncIterator[Ops]:
+            async for req in request_iterator:
+                yield [(op, op.data) for op in req.ops]   # (each read of a bytes field copies it)
 
-    async def chunk_stream(self, requests: AsyncIterator[pb.CephOsdChunkStreamRequest]
-                           ) -> AsyncIterator[pb.CephOsdChunkStreamResponse]:
-        """A stream of chunk operations, over gRPC or the messenger (msgr.py). Operations run as
-        they arrive (the device model queues them as it queues unary calls); their results go back as
-        they finish, those ready together in one message."""
-        done: asyncio.Queue[list[pb.CephChunkOpResult] | None] = asyncio.Queue()
+        async for replies in self.chunk_stream(ops()):
+            for r, data in replies:
+                if data:
+                    r.data = data
+            yield pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies])
+
+    async def chunk_stream(self, requests: AsyncIterator[Ops]) -> AsyncIterator[list[Reply]]:
+        """A stream of chunk operations, each with its data, over gRPC or the messenger (msgr.py).
+        Operations run as they arrive (the device model queues them as it queues unary calls); their
+        results go back as they finish, those ready together in one message."""
+        done: asyncio.Queue[list[Reply] | None] = asyncio.Queue()
         running: set[asyncio.Task[None]] = set()
 
-        async def one(op: pb.CephChunkOp) -> None:
-            r = await self._op(op)
-            if r.id:
+        async def one(op: pb.CephChunkOp, data: Data) -> None:
+            r = await self._op(op, data)
+            if r[0].id:
                 done.put_nowait([r])
 
         async def read() -> None:
             try:
                 async for req in requests:
                     now = []
-                    for op in req.ops:
-                        r = self._now(op)
+                    for op, data in req:
+                        r = self._now(op, data)
                         if r is not None:
-                            if r.id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
+                            if r[0].id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
                                 now.append(r)
                             continue
-                        t = asyncio.create_task(one(op))
+                        t = asyncio.create_task(one(op, data))
                         running.add(t)
                         t.add_done_callback(running.discard)
                     if now:
@@ -176,7 +186,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             end = False
             while not end:
                 item = await done.get()
-                results = []
+                results: list[Reply] = []
                 while True:
                     if item is None:
                         end = True
@@ -186,7 +196,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
                         break
                     item = done.get_nowait()
                 if results:
-                    yield pb.CephOsdChunkStreamResponse(results=results)
+                    yield results
         finally:
             reader.cancel()
             for t in running:

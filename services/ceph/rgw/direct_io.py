@@ -211,7 +211,7 @@ class DirectIo:
         if any(o < 0 for o in acting[:k]) or not all(o in self.chunks.msgr for o in acting[:k]):
             return None
         got = self.chunks.fetch([(acting[p], (pg, name, p)) for p in range(k)], timeout=READ_TIMEOUT_S)
-        if not all(isinstance(c, bytes) and chunk_crc(c) == crcs[p] for p, c in enumerate(got)):
+        if not all(isinstance(c, bytes | memoryview) and chunk_crc(c) == crcs[p] for p, c in enumerate(got)):
             return None
         return self.codec.decode(dict(enumerate(got)), size)   # type: ignore[arg-type]
 

@@ -360,32 +360,36 @@ class CephOsdWatchEventsResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[CephEvent, _Mapping]] = ...) -> None: ...
 
 class CephChunkOp(_message.Message):
-    __slots__ = ("id", "op", "key", "data")
+    __slots__ = ("id", "op", "key", "data", "data_length")
     ID_FIELD_NUMBER: _ClassVar[int]
     OP_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    DATA_LENGTH_FIELD_NUMBER: _ClassVar[int]
     id: int
     op: str
     key: CephChunkKey
     data: bytes
-    def __init__(self, id: _Optional[int] = ..., op: _Optional[str] = ..., key: _Optional[_Union[CephChunkKey, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+    data_length: int
+    def __init__(self, id: _Optional[int] = ..., op: _Optional[str] = ..., key: _Optional[_Union[CephChunkKey, _Mapping]] = ..., data: _Optional[bytes] = ..., data_length: _Optional[int] = ...) -> None: ...
 
 class CephChunkOpResult(_message.Message):
-    __slots__ = ("id", "code", "message", "found", "data", "device_seconds")
+    __slots__ = ("id", "code", "message", "found", "data", "device_seconds", "data_length")
     ID_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     FOUND_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     DEVICE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DATA_LENGTH_FIELD_NUMBER: _ClassVar[int]
     id: int
     code: str
     message: str
     found: bool
     data: bytes
     device_seconds: float
-    def __init__(self, id: _Optional[int] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., found: _Optional[bool] = ..., data: _Optional[bytes] = ..., device_seconds: _Optional[float] = ...) -> None: ...
+    data_length: int
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., found: _Optional[bool] = ..., data: _Optional[bytes] = ..., device_seconds: _Optional[float] = ..., data_length: _Optional[int] = ...) -> None: ...
 
 class CephOsdChunkStreamRequest(_message.Message):
     __slots__ = ("ops",)
