@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pyeclib.ec_iface import ECDriver, ECDriverError
 
 from services.ceph.errors import CephError, InsufficientChunks
+from services.ceph.isal import parity_for
 
 PREFERRED_BACKENDS = ("isa_l_rs_vand", "liberasurecode_rs_vand")
 DEFAULT_STRIPE_UNIT = 4096  # Ceph's osd_pool_erasure_code_stripe_unit
@@ -59,6 +60,9 @@ class ErasureCode:
         self._driver, self.backend = _driver(k, m, backends)
         # Header templates by chunk index, patched per chunk length on decode.
         self._templates = [f[:_HEADER] for f in self._driver.encode(bytes(k * 16))]
+        # Parity from ISA-L itself where it is pyeclib's (isal.py): the GIL let go while it codes.
+        self._parity = parity_for(k, m, lambda b: [f[_HEADER:] for f in self._driver.encode(b)]) \
+            if self.backend == "isa_l_rs_vand" else None
 
     # -- sizes -------------------------------------------------------------------------------
 
@@ -88,8 +92,9 @@ class ErasureCode:
 
     # -- coding ------------------------------------------------------------------------------
 
-    def encode(self, data: bytes | memoryview) -> list[bytes]:
-        """The k data chunks then the m coding chunks of `data` (any bytes-like object)."""
+    def encode(self, data: bytes | memoryview, views: bool = False) -> list[bytes]:
+        """The k data chunks then the m coding chunks of `data` (any bytes-like object). `views`: the
+        data chunks as views of one buffer, not copies (for a sender, which only reads them)."""
         size = len(data)
         n = self.chunk_size(size)
         if n == 0:
@@ -105,11 +110,14 @@ class ErasureCode:
             joined = data if type(data) is bytes and size == n * k else view.tobytes()
         else:
             joined = b"".join([view[s * sw + j * su: s * sw + (j + 1) * su] for j in range(k) for s in range(stripes)])
-        fragments = self._driver.encode(joined)
-        coding = [f[_HEADER:] for f in fragments[k:]]
+        if self._parity is not None:
+            coding = self._parity(joined, n)
+        else:
+            coding = [f[_HEADER:] for f in self._driver.encode(joined)[k:]]
         if any(len(c) != n for c in coding):  # pragma: no cover - a backend with other alignment
             raise CephError("FAILED_PRECONDITION", f"{self.backend} padded chunks of {n} bytes")
-        return [joined[j * n: (j + 1) * n] for j in range(k)] + coding
+        whole = memoryview(joined) if views else joined
+        return [whole[j * n: (j + 1) * n] for j in range(k)] + coding  # type: ignore[misc]
 
     def decode(self, chunks: Mapping[int, bytes], size: int) -> bytes:
         """The object of `size` bytes from any k of its chunks (index → bytes)."""

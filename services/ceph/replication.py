@@ -35,8 +35,9 @@ class Replication:
     def describe(self) -> str:
         return f"replicated size={self.size}"
 
-    def encode(self, data: bytes) -> list[bytes]:
-        return [bytes(data)] * self.size
+    def encode(self, data: bytes, views: bool = False) -> list[bytes]:
+        """Every replica: the object's bytes (one copy, or none with `views`: the sender only reads)."""
+        return [data if views else bytes(data)] * self.size
 
     def decode(self, chunks: Mapping[int, bytes], size: int) -> bytes:
         for i in sorted(chunks):

@@ -135,15 +135,15 @@ class DirectIo:
                 else:
                     self._writing[name] = (lock, n - 1)
 
-    def write(self, pool: str, name: str, data: bytes) -> str:
+    def write(self, pool: str, name: str, data: bytes | memoryview) -> str:
         """Write the object's chunks to their OSDs and commit it; returns its PG."""
         with self._one_writer(name):
             return self._write(pool, name, data)
 
-    def _write(self, pool: str, name: str, data: bytes) -> str:
+    def _write(self, pool: str, name: str, data: bytes | memoryview) -> str:
         self.forget(name)   # until the commit, what the OSDs hold is not known
         pg, plan, codec = self._pg_of(pool, name)
-        chunks = codec.encode(data)
+        chunks = codec.encode(data, views=True)   # (sent from these buffers: no copy per chunk)
         crcs = [chunk_crc(c) for c in chunks]
         for _ in range(ATTEMPTS):
             for shard, osd in plan:

@@ -53,9 +53,9 @@ class MonCluster:
         return self.direct if pool == self.direct_pool else None
 
     def put(self, pool: str, name: str, data: bytes | memoryview) -> str:
-        data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
         if self.direct is not None:   # every pool's chunks go straight to the OSDs
             return self.direct.write(pool, name, data)
+        data = data if isinstance(data, bytes) else bytes(data)  # protobuf takes bytes, not a stripe's view
         (r,) = self._puts.call([pb.CephMonPutObjectRequest(pool=pool, name=name, data=data)])
         if r.code:
             raise CephError(r.code, r.error)   # type: ignore[arg-type]
