@@ -105,6 +105,13 @@ class MsgrLink:
             self.dead, self._why = True, f"UNAVAILABLE: cannot connect to osd.{osd} at {address}: {e}"
             return
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # Blocking, with the kernel bounding sends (SO_SNDTIMEO) rather than Python's timeout, which
+        # makes the socket non-blocking: a blocking recv(n, MSG_WAITALL) takes a whole chunk in one
+        # call into a buffer it need not zero first.
+        self._sock.settimeout(None)
+        secs = int(timeout)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                              struct.pack("ll", secs, int((timeout - secs) * 1e6)))
         threading.Thread(target=self._read, name=f"osd.{osd}-msgr", daemon=True).start()
 
     def submit(self, op: pb.CephChunkOp, data: Data = b"", cork: bool = False) -> Future[Reply]:
@@ -150,21 +157,12 @@ class MsgrLink:
     def close(self) -> None:
         self._fail("UNAVAILABLE: closed")
 
-    def _recv(self, n: int) -> bytearray:
-        """Exactly `n` bytes, received into one buffer (a 512 KiB chunk is not copied piece by piece)."""
-        buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            try:
-                k = self._sock.recv_into(view[got:])
-            except TimeoutError:
-                if self.dead:
-                    raise ConnectionError("closed") from None
-                continue   # the socket's timeout bounds sends; a read just waits for the OSD
-            if not k:
-                raise ConnectionError("the OSD closed the connection")
-            got += k
-        return buf
+    def _recv(self, n: int) -> bytes:
+        """Exactly `n` bytes, in one call (a 512 KiB chunk is not received and copied piece by piece)."""
+        data = self._sock.recv(n, socket.MSG_WAITALL)
+        if len(data) < n:
+            raise ConnectionError("the OSD closed the connection")
+        return data
 
     def _read(self) -> None:
         try:
