@@ -167,7 +167,8 @@ class ErasureCode:
         if n <= su:
             return b"".join(data)[:size]
         views = [memoryview(c) for c in data]
-        return b"".join(v[s : s + su] for s in range(0, n, su) for v in views)[:size]
+        joined = b"".join([v[s : s + su] for s in range(0, n, su) for v in views])   # (a list joins faster)
+        return joined if len(joined) == size else joined[:size]
 
     def _header(self, index: int, n: int) -> bytes:
         h = bytearray(self._templates[index])
