@@ -107,3 +107,24 @@ def test_a_deleted_object_leaves_neither_metadata_nor_chunks(twin: CephAdmin, s3
     listed = twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
     assert head not in [o.name for o in listed]   # the metadata went before the answer
     wait_for("the chunks deleted", lambda: not _chunks_of(twin, head), timeout=30)   # not waited for
+
+
+def _heads(twin: CephAdmin, key: str) -> list[str]:
+    return [o.name for o in twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
+            if o.name.endswith("_" + key)]
+
+
+def test_an_overwritten_object_goes_to_the_gc_and_its_chunks_follow(twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    """An overwrite answers without removing the old version; the gateway's gc pass (every second,
+    rgw/daemon.py) removes its metadata and its chunks; the new version reads back throughout."""
+    s3.put_object(Bucket="direct", Key="overwritten", Body=b"old" * 3000)
+    (old,) = _heads(twin, "overwritten")
+    new_body = os.urandom(20_000)
+    s3.put_object(Bucket="direct", Key="overwritten", Body=new_body)
+    assert s3.get_object(Bucket="direct", Key="overwritten")["Body"].read() == new_body
+    wait_for("the old version's metadata removed by the gc", lambda: old not in _heads(twin, "overwritten"),
+             timeout=30)
+    wait_for("its chunks deleted", lambda: not _chunks_of(twin, old), timeout=30)
+    (new,) = _heads(twin, "overwritten")
+    assert new != old and len(_chunks_of(twin, new)) == 11
+    assert s3.get_object(Bucket="direct", Key="overwritten")["Body"].read() == new_body

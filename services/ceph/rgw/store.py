@@ -62,6 +62,7 @@ class Store:
         self.buckets: dict[tuple[str, str], Bucket] = {}
         self.uploads: dict[tuple[str, str], dict[str, Upload]] = {}  # (tenant, bucket) → upload id → upload
         self.gc: list[tuple[str, str]] = []  # (pool, name) RADOS objects left to remove
+        self.defer_gc = False   # True: what overwrites displace waits for a `gc_process` pass
         self.instance_id = secrets.randbelow(1 << 20)
         self._next_bucket = 1
         self._commit_locks = [threading.Lock() for _ in range(64)]
@@ -104,17 +105,34 @@ class Store:
             return False if e.code == "NOT_FOUND" else None
 
     def remove_later(self, objs: list[tuple[str, str]]) -> None:
-        """RGW's garbage collector: remove now what can be, keep the rest for the next pass. The removals
-        run outside the store's lock (under the RADOS guard), together with those of concurrent requests
-        (group_call.py), so one request's GC does not hold up every other request."""
+        """Remove RADOS objects now, in the request (a delete's, a failed upload's); what cannot be
+        removed now stays for the next GC pass."""
         with self.lock:
-            todo, self.gc = [*self.gc, *objs], []
+            self.gc.extend(objs)
+        self.gc_process()
+
+    def gc_later(self, objs: list[tuple[str, str]]) -> None:
+        """Hand what an overwrite displaced to RGW's garbage collector: with `defer_gc`, the next
+        `gc_process` pass removes it (the daemon's gc thread), off the request's path; else now."""
+        with self.lock:
+            self.gc.extend(objs)
+        if not self.defer_gc:
+            self.gc_process()
+
+    def gc_process(self) -> int:
+        """A GC pass (`radosgw-admin gc process`): remove what is queued; what cannot be removed now (its
+        PG not active) stays for the next pass. The removals run outside the store's lock (under the
+        RADOS guard), together with those of concurrent requests (group_call.py). Returns how many
+        were removed."""
+        with self.lock:
+            todo, self.gc = self.gc, []
         if not todo:
-            return
+            return 0
         left = self._remover.remove(todo) if self._remover else self._remove_many(todo)
         if left:
             with self.lock:
                 self.gc.extend(left)
+        return len(todo) - len(left)
 
     def _remove_many(self, objs: list[tuple[str, str]]) -> list[tuple[str, str]]:
         with self._rados_guard:
@@ -253,8 +271,10 @@ class Store:
             for fut in ahead:   # the client went away: what was read ahead is dropped
                 fut.cancel()
 
-    def free(self, entries: list[ObjectEntry]) -> None:
-        self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces])
+    def free(self, entries: list[ObjectEntry], gc: bool = False) -> None:
+        """Remove the versions' RADOS objects now, or with `gc` hand them to the garbage collector."""
+        objs = [(self.data_pool, name) for e in entries for name, _ in e.pieces]
+        (self.gc_later if gc else self.remove_later)(objs)
 
     @staticmethod
     def new_tag() -> str:
@@ -323,7 +343,7 @@ class Store:
                     raise
             with self.lock:
                 displaced = b.install(e)
-        self.free(displaced)
+        self.free(displaced, gc=True)   # (RGW overwrites the head in place and sends the tails to gc)
         return [("x-amz-version-id", e.version_id)] if b.versioning else []
 
     def drop_version(self, b: Bucket, e: ObjectEntry) -> None:
