@@ -66,8 +66,10 @@ def test_switch_down_and_host_cut_reach_the_fabric(tmp_path: Path) -> None:
             assert stub.GetHealth(pb.FabricGetHealthRequest(), timeout=10).sm_node == "ib-spine01"
             net.switch_down("ib-spine01")
             wait_until(lambda: states("ib-spine01") == {"Down"}, "ib-spine01's ports Down in the fabric")
-            health = stub.GetHealth(pb.FabricGetHealthRequest(), timeout=10)
-            assert (health.sm_state, health.sm_node) == ("MASTER", "ib-spine02")
+            # (the standby polls the master and takes over after its retries: it may still be on its way)
+            wait_until(lambda: (lambda h: (h.sm_state, h.sm_node))(
+                stub.GetHealth(pb.FabricGetHealthRequest(), timeout=10)) == ("MASTER", "ib-spine02"),
+                "the standby SM on ib-spine02 MASTER")
             assert spines_on_route() == ["ib-spine02"]
             assert ping(plane, "ib-leaf01", leaf01, leaf02)
             net.switch_up("ib-spine01")
