@@ -35,6 +35,7 @@ log = logging.getLogger("ceph_msgr")
 
 HEADER = struct.Struct(">II")   # the message's bytes, the data segment's bytes
 MAX_FRAME = 256 << 20
+IOV_MAX = 1024   # buffers one sendmsg takes (Linux's UIO_MAXIOV)
 Data = bytes | bytearray | memoryview
 Reply = tuple[pb.CephChunkOpResult, Data]   # an operation's result and its chunk (b"" but for a get)
 Ops = list[tuple[pb.CephChunkOp, Data]]     # operations as the OSD receives them: each with its data
@@ -65,10 +66,11 @@ def split(items: list[tuple[pb.CephChunkOp, Data]] | list[Reply], data: Data) ->
 
 
 def sendmsg_all(sock: socket.socket, parts: list[Data]) -> None:
-    """`sendall` for a list of buffers: one `sendmsg` while the socket takes them whole."""
+    """`sendall` for a list of buffers: one `sendmsg` while the socket takes them whole (at most
+    IOV_MAX of them a call, as the kernel allows)."""
     views = [memoryview(p) for p in parts if len(p)]
     while views:
-        n = sock.sendmsg(views)
+        n = sock.sendmsg(views[:IOV_MAX])
         while views and n >= len(views[0]):
             n -= len(views[0])
             views.pop(0)

@@ -49,3 +49,19 @@ def test_a_data_segment_that_does_not_add_up_is_refused() -> None:
         op.data_length = len(data)
     with pytest.raises(ValueError, match="data segment"):
         split(ops, b"short")   # type: ignore[arg-type]
+
+
+def test_more_buffers_than_one_sendmsg_takes_all_arrive_in_order() -> None:
+    parts = [bytes([i % 251]) * (1 + i % 7) for i in range(3000)]   # over IOV_MAX (1024) buffers
+    a, b = socket.socketpair()
+    with a, b:
+        a.settimeout(10)
+        b.settimeout(10)
+        total = sum(len(p) for p in parts)
+        t = threading.Thread(target=sendmsg_all, args=(a, parts))
+        t.start()
+        got = bytearray()
+        while len(got) < total:
+            got += b.recv(1 << 20)
+        t.join()
+    assert bytes(got) == b"".join(parts)

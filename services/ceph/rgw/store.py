@@ -104,19 +104,13 @@ class Store:
         except CephError as e:
             return False if e.code == "NOT_FOUND" else None
 
-    def remove_later(self, objs: list[tuple[str, str]]) -> None:
+    def remove_later(self, objs: list[tuple[str, str]], gc: bool = False) -> None:
         """Remove RADOS objects now, in the request (a delete's, a failed upload's); what cannot be
-        removed now stays for the next GC pass."""
+        removed now stays for the next GC pass. `gc` (what an overwrite displaced) with `defer_gc`:
+        left to the next `gc_process` pass (the daemon's gc thread), off the request's path."""
         with self.lock:
             self.gc.extend(objs)
-        self.gc_process()
-
-    def gc_later(self, objs: list[tuple[str, str]]) -> None:
-        """Hand what an overwrite displaced to RGW's garbage collector: with `defer_gc`, the next
-        `gc_process` pass removes it (the daemon's gc thread), off the request's path; else now."""
-        with self.lock:
-            self.gc.extend(objs)
-        if not self.defer_gc:
+        if not (gc and self.defer_gc):
             self.gc_process()
 
     def gc_process(self) -> int:
@@ -273,8 +267,7 @@ class Store:
 
     def free(self, entries: list[ObjectEntry], gc: bool = False) -> None:
         """Remove the versions' RADOS objects now, or with `gc` hand them to the garbage collector."""
-        objs = [(self.data_pool, name) for e in entries for name, _ in e.pieces]
-        (self.gc_later if gc else self.remove_later)(objs)
+        self.remove_later([(self.data_pool, name) for e in entries for name, _ in e.pieces], gc)
 
     @staticmethod
     def new_tag() -> str:
