@@ -124,6 +124,11 @@ class ErasureCode:
         data = self._data_chunks(chunks, size)
         return self._interleave(data, size)
 
+    def decode_pieces(self, chunks: Mapping[int, bytes], size: int) -> list[memoryview]:
+        """`decode` without joining: the object as views of the chunks' stripe units, in order (for a
+        sender that gathers them in one writev, where the join would be one more copy of the object)."""
+        return self._pieces(self._data_chunks(chunks, size), size)
+
     def rebuild(self, chunks: Mapping[int, bytes], size: int, want: Iterable[int]) -> dict[int, bytes]:
         """Chunks `want` (lost or corrupt) recomputed from any k good ones: what recovery writes."""
         wanted = sorted(set(want))
@@ -163,12 +168,22 @@ class ErasureCode:
 
     def _interleave(self, data: list[bytes], size: int) -> bytes:
         n = len(data[0]) if data else 0
-        su = self.stripe_unit
-        if n <= su:
+        if n <= self.stripe_unit:
             return b"".join(data)[:size]
+        return b"".join(self._pieces(data, size))   # (a list joins faster)
+
+    def _pieces(self, data: list[bytes], size: int) -> list[memoryview]:
+        """The object's bytes in order: stripe unit s of every data chunk, then s + 1, up to `size`."""
+        n = len(data[0]) if data else 0
+        if n == 0 or size == 0:
+            return []
+        su = min(n, self.stripe_unit)   # (chunks are whole stripe units)
         views = [memoryview(c) for c in data]
-        joined = b"".join([v[s : s + su] for s in range(0, n, su) for v in views])   # (a list joins faster)
-        return joined if len(joined) == size else joined[:size]
+        pieces = [v[s: s + su] for s in range(0, n, su) for v in views]
+        keep = -(-size // su)
+        del pieces[keep:]
+        pieces[-1] = pieces[-1][: size - (keep - 1) * su]
+        return pieces
 
     def _header(self, index: int, n: int) -> bytes:
         h = bytearray(self._templates[index])

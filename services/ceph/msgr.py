@@ -69,13 +69,14 @@ def sendmsg_all(sock: socket.socket, parts: list[Data]) -> None:
     """`sendall` for a list of buffers: one `sendmsg` while the socket takes them whole (at most
     IOV_MAX of them a call, as the kernel allows)."""
     views = [memoryview(p) for p in parts if len(p)]
-    while views:
-        n = sock.sendmsg(views[:IOV_MAX])
-        while views and n >= len(views[0]):
-            n -= len(views[0])
-            views.pop(0)
+    i = 0
+    while i < len(views):
+        n = sock.sendmsg(views[i: i + IOV_MAX])
+        while i < len(views) and n >= len(views[i]):
+            n -= len(views[i])
+            i += 1
         if n:
-            views[0] = views[0][n:]
+            views[i] = views[i][n:]
 
 
 def forget(waiting: dict[int, Future[Reply]], lock: threading.Lock, fut: Future[Reply]) -> None:

@@ -200,8 +200,9 @@ class DirectIo:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def read(self, name: str) -> bytes | None:
-        """The object from its k data chunks, or None (then ask the monitor)."""
+    def read(self, name: str, pieces: bool = False) -> bytes | list[memoryview] | None:
+        """The object from its k data chunks, or None (then ask the monitor). `pieces`: not joined, as
+        `ErasureCode.decode_pieces` gives it."""
         with self._lock:
             where = self._where.get(name)
         if where is None:
@@ -213,6 +214,8 @@ class DirectIo:
         got = self.chunks.fetch([(acting[p], (pg, name, p)) for p in range(k)], timeout=READ_TIMEOUT_S)
         if not all(isinstance(c, bytes | memoryview) and chunk_crc(c) == crcs[p] for p, c in enumerate(got)):
             return None
+        if pieces:
+            return self.codec.decode_pieces(dict(enumerate(got)), size)   # type: ignore[arg-type]
         return self.codec.decode(dict(enumerate(got)), size)   # type: ignore[arg-type]
 
     def close(self) -> None:

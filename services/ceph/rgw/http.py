@@ -14,7 +14,10 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import ssl
+import struct
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,12 +25,13 @@ from http import HTTPStatus
 from pathlib import Path
 
 from services.ceph.memtune import tune_malloc
+from services.ceph.msgr import Data, sendmsg_all
 from services.ceph.rgw import received
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.received import ReceivedBody
 from services.ceph.rgw.users import Users
-from services.ceph.rgw.wire import Request, Response
+from services.ceph.rgw.wire import Part, Request, Response, part_len
 
 log = logging.getLogger("rgw.http")
 MAX_HEADER = 64 << 10
@@ -169,8 +173,11 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     resp = await asyncio.to_thread(gw.handle, req)
     if resp.parts is None or method == "HEAD":
         writer.write(_head(resp, keep) + (b"" if method == "HEAD" else resp.body))
-    elif isinstance(resp.parts, list) and sum(len(p) for p in resp.parts) <= WRITE_CHUNK:
-        writer.write(b"".join([_head(resp, keep), *resp.parts]))
+    elif isinstance(resp.parts, list) and sum(part_len(p) for p in resp.parts) <= WRITE_CHUNK:
+        writer.write(b"".join([_head(resp, keep), *(_joined(p) for p in resp.parts)]))
+    elif plain and writer.transport.get_write_buffer_size() == 0:
+        if not await _send_gathered(writer.transport, _head(resp, keep), resp.parts):   # type: ignore[arg-type]
+            return False
     else:
         writer.write(_head(resp, keep))
         if not await _send_parts(writer, resp.parts):
@@ -179,7 +186,11 @@ async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.
     return keep
 
 
-async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[bytes | memoryview]) -> bool:
+def _joined(part: Part) -> bytes | memoryview:
+    return b"".join(part) if isinstance(part, list) else part
+
+
+async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[Part]) -> bool:
     """Send a body part by part, reading the next part (a RADOS object: chunks fetched, checked,
     decoded) on a worker thread while this one is written; the transport never buffers more than
     `WRITE_CHUNK` of it. False when a part could not be read: the response is cut short."""
@@ -188,7 +199,7 @@ async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[bytes | memo
     try:
         while (part := await pending) is not None:
             pending = asyncio.ensure_future(asyncio.to_thread(next, it, None))
-            view = memoryview(part)
+            view = memoryview(_joined(part))
             for off in range(0, len(view), WRITE_CHUNK):
                 writer.write(view[off: off + WRITE_CHUNK])
                 await writer.drain()
@@ -198,6 +209,54 @@ async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[bytes | memo
         with contextlib.suppress(Exception):
             await pending  # a part being read finishes before the connection goes
         return False
+    return True
+
+
+async def _send_gathered(transport: asyncio.Transport, head: bytes, parts: Iterable[Part]) -> bool:
+    """Send the status, headers and body on a worker thread: each part (a RADOS object, its pieces
+    gathered) in blocking `sendmsg` calls, the GIL let go while the kernel copies, the next part read
+    meanwhile (Store.iter_parts reads ahead). Through the transport each part would be joined (one
+    more copy of the object) and written a MiB at a time on the event loop. The thread sends on its
+    own descriptor of the socket, which the loop, its reading paused meanwhile, does not touch: the
+    socket is blocking (with `IDLE_TIMEOUT` as its send timeout) only while the thread has it.
+    False when the client went away or a part could not be read: the response is cut short."""
+    sock = socket.socket(fileno=os.dup(transport.get_extra_info("socket").fileno()))
+    transport.pause_reading()
+    sock.settimeout(None)
+    secs = int(IDLE_TIMEOUT)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", secs, 0))
+    sending = asyncio.ensure_future(asyncio.to_thread(_send_all, sock, head, parts))
+    try:
+        return await asyncio.shield(sending)
+    except asyncio.CancelledError:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)   # the server stopping: the thread's send fails at once
+        await asyncio.wait([sending])
+        raise
+    finally:
+        sock.setblocking(False)   # (the descriptors share the socket's file status flags)
+        sock.close()
+        if not transport.is_closing():
+            transport.resume_reading()
+
+
+def _send_all(sock: socket.socket, head: bytes, parts: Iterable[Part]) -> bool:
+    it = iter(parts)
+    try:
+        bufs: list[Data] = [head]
+        for part in it:
+            bufs += part if isinstance(part, list) else [part]
+            sendmsg_all(sock, bufs)
+            bufs = []
+        sendmsg_all(sock, bufs)
+    except Exception as e:  # noqa: BLE001 - after the status line the only way to fail is to stop
+        if not isinstance(e, OSError):
+            log.warning("response cut short: reading the body failed: %s", e)
+        return False
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()   # what was read ahead is dropped
     return True
 
 

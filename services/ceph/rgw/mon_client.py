@@ -62,9 +62,17 @@ class MonCluster:
         return r.pg
 
     def get(self, pool: str, name: str) -> bytes:
+        return self._get(pool, name, False)   # type: ignore[return-value]
+
+    def get_pieces(self, pool: str, name: str) -> list[memoryview]:
+        """`get`, the object as pieces in order (DirectIo.read's), for a sender that gathers them."""
+        data = self._get(pool, name, True)
+        return data if isinstance(data, list) else [memoryview(data)]
+
+    def _get(self, pool: str, name: str, pieces: bool) -> bytes | list[memoryview]:
         direct = self._direct(pool)
         if direct is not None:
-            data = direct.read(name)
+            data = direct.read(name, pieces)
             if data is not None:
                 return data
         r = self._call("GetObject", pb.CephMonGetObjectRequest(pool=pool, name=name))

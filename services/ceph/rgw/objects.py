@@ -11,9 +11,10 @@ from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
-from services.ceph.rgw.wire import Response
+from services.ceph.rgw.wire import Response, part_len
 
 MAX_PUT = 5 << 30  # S3's single PUT limit
+GATHER_MIN = 1 << 20  # a GET of more is sent from the chunks' buffers (wire.Part), not a joined copy
 
 
 def put_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], body: bytes,
@@ -66,9 +67,9 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
     # Streamed as RGW does: the first stripe is read before the status is sent (so that a failure
     # there is an S3 error), each next one while the one before it goes out. A stripe that fails
     # later ends the connection short of Content-Length, which clients report as an error.
-    parts = store.iter_parts(e.pieces, first, length)
+    parts = store.iter_parts(e.pieces, first, length, gather=length > GATHER_MIN)
     head_part = next(parts, None)
-    if head_part is None or len(head_part) == length:  # all in one RADOS object (a small object)
+    if head_part is None or part_len(head_part) == length:  # all in one RADOS object (a small object)
         return Response(status, hdrs, length=length, parts=[] if head_part is None else [head_part])
     return Response(status, hdrs, length=length, parts=chain([head_part], parts))
 

@@ -36,6 +36,7 @@ from services.ceph.rgw.entity import check_md5
 from services.ceph.rgw.group_call import GroupRemover
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
+from services.ceph.rgw.wire import Part, part_len
 
 T = TypeVar("T")
 _FIELDS = {"tagging": "tags"}  # the `Bucket` field of a bucket attribute, where its name is not the attribute's
@@ -95,6 +96,19 @@ class Store:
 
     def _read(self, name: str) -> bytes:
         return self.rados(f"read {self.data_pool}/{name}", lambda: self.cluster.get(self.data_pool, name))
+
+    def _read_part(self, name: str, a: int, b: int, pieces: bool) -> Part:
+        """Bytes a..b of RADOS object `name`; with `pieces`, a whole object as the cluster's pieces
+        where it gives them (its `get_pieces`: the daemon's, reading from the OSDs)."""
+        get_pieces = getattr(self.cluster, "get_pieces", None) if pieces and a == 0 else None
+        if get_pieces is not None:
+            got = self.rados(f"read {self.data_pool}/{name}", lambda: get_pieces(self.data_pool, name))
+            if part_len(got) == b:
+                return got
+            data = b"".join(got)
+        else:
+            data = self._read(name)
+        return data if a == 0 and b == len(data) else memoryview(data)[a:b]
 
     def _holds(self, pool: str, name: str, data: bytes) -> bool | None:
         """Whether RADOS object `name` holds `data` now (one try: None when that cannot be known)."""
@@ -238,10 +252,12 @@ class Store:
             return parts[0]
         return b"".join(parts)  # one copy of the range, whatever the number of stripes
 
-    def iter_parts(self, pieces: list[tuple[str, int]], first: int, length: int) -> Iterator[bytes | memoryview]:
+    def iter_parts(self, pieces: list[tuple[str, int]], first: int, length: int,
+                   gather: bool = False) -> Iterator[Part]:
         """Bytes `first`..`first + length` of an object as the RADOS objects hold them, in order. The
         next `STRIPES_IN_FLIGHT` RADOS objects are read ahead while one is sent (RGW's
-        `rgw_get_obj_window_size`), no more, so a slow client holds a few stripes, not the object."""
+        `rgw_get_obj_window_size`), no more, so a slow client holds a few stripes, not the object.
+        `gather`: a whole RADOS object may come as a list of pieces (wire.Part), not joined."""
         end = first + length
         wanted, lo = [], 0
         for name, n in pieces:
@@ -250,17 +266,14 @@ class Store:
                 wanted.append((name, max(first, lo) - lo, min(end, hi) - lo))
             lo = hi
         if len(wanted) == 1:   # one RADOS object: read here, no thread
-            name, a, b = wanted[0]
-            data = self._read(name)
-            yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
+            yield self._read_part(*wanted[0], gather)
             return
-        ahead: collections.deque[Future[bytes]] = collections.deque()
+        ahead: collections.deque[Future[Part]] = collections.deque()
         try:
-            for i, (_name, a, b) in enumerate(wanted):
+            for i in range(len(wanted)):
                 while len(ahead) <= STRIPES_IN_FLIGHT and i + len(ahead) < len(wanted):
-                    ahead.append(self._io.submit(self._read, wanted[i + len(ahead)][0]))
-                data = ahead.popleft().result()
-                yield data if a == 0 and b == len(data) else memoryview(data)[a:b]
+                    ahead.append(self._io.submit(self._read_part, *wanted[i + len(ahead)], gather))
+                yield ahead.popleft().result()
         finally:
             for fut in ahead:   # the client went away: what was read ahead is dropped
                 fut.cancel()

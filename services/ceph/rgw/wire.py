@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+# A piece of a response body: bytes, or a list of buffers to send in order as one (one RADOS object's
+# stripe units, gathered by the sender's writev rather than joined first: ErasureCode.decode_pieces).
+Part = bytes | memoryview | list[memoryview]
+
+
+def part_len(part: Part) -> int:
+    return sum(len(p) for p in part) if isinstance(part, list) else len(part)
+
 
 @dataclass
 class Request:
@@ -24,4 +32,4 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
     length: int | None = None  # Content-Length when it is not len(body) (HEAD, or a body in `parts`)
-    parts: Iterable[bytes | memoryview] | None = None  # a GET's body as its RADOS objects' data, read and sent in turn
+    parts: Iterable[Part] | None = None  # a GET's body as its RADOS objects' data, read and sent in turn
