@@ -21,8 +21,10 @@ with `LinkDown`, and the link is `dead`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
+import os
 import socket
 import struct
 import threading
@@ -30,6 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
 
 from clustertwin.v1 import ceph_pb2 as pb
+from services.ceph.extent import FileExtent
 
 log = logging.getLogger("ceph_msgr")
 
@@ -37,7 +40,7 @@ HEADER = struct.Struct(">II")   # the message's bytes, the data segment's bytes
 MAX_FRAME = 256 << 20
 IOV_MAX = 1024   # buffers one sendmsg takes (Linux's UIO_MAXIOV)
 Data = bytes | bytearray | memoryview
-Reply = tuple[pb.CephChunkOpResult, Data]   # an operation's result and its chunk (b"" but for a get)
+Reply = tuple[pb.CephChunkOpResult, Data | FileExtent]   # a result and its chunk (b"" but for a get)
 Ops = list[tuple[pb.CephChunkOp, Data]]     # operations as the OSD receives them: each with its data
 PORT_OFFSET = 200   # an OSD's messenger port: its gRPC port + this (6800 + n -> 7000 + n, in Ceph's 6800-7300)
 
@@ -47,7 +50,8 @@ def msgr_address(grpc_address: str) -> str:
     return f"{host}:{int(port) + PORT_OFFSET}"
 
 
-def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse, data: list[Data]) -> list[Data]:
+def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse,
+          data: list[Data | FileExtent]) -> list[Data | FileExtent]:
     """The frame's parts, to send as they are: header and message in one, then the data segment's. Each
     operation with data has its `data_length` set already."""
     body = msg.SerializeToString()
@@ -216,6 +220,39 @@ async def _frames(reader: asyncio.StreamReader) -> AsyncIterator[Ops]:
 Stream = Callable[[AsyncIterator[Ops]], AsyncIterator[list[Reply]]]
 
 
+async def _send(writer: asyncio.StreamWriter, parts: list[Data | FileExtent]) -> None:
+    """A frame's parts: buffers written (each sent at once while the socket takes it: no copy), chunks
+    still in their OSD's files sent from there (sendfile, once what is before them has left)."""
+    try:
+        for part in parts:
+            if not isinstance(part, FileExtent):
+                writer.write(part)
+                continue
+            sent = _sendfile_now(writer.transport, part)   # (asyncio's sendfile: more Python than the copy saved)
+            if sent < len(part):
+                await asyncio.get_running_loop().sendfile(writer.transport, part, part.offset + sent,  # type: ignore[arg-type]
+                                                          len(part) - sent, fallback=False)
+        await writer.drain()
+    finally:
+        for part in parts:
+            if isinstance(part, FileExtent):
+                part.close()
+
+
+def _sendfile_now(transport: asyncio.WriteTransport, extent: FileExtent) -> int:
+    """What of the extent the socket takes now (nothing queued before it): the bytes sent."""
+    if transport.get_write_buffer_size() or transport.is_closing():
+        return 0
+    fd, sent = transport.get_extra_info("socket").fileno(), 0
+    with contextlib.suppress(BlockingIOError, InterruptedError):
+        while sent < len(extent):
+            n = os.sendfile(fd, extent.fd, extent.offset + sent, len(extent) - sent)
+            if n == 0:
+                break
+            sent += n
+    return sent
+
+
 async def serve(address: str, stream: Stream) -> asyncio.Server:
     """Listen on `address`; each connection is one `stream` of chunk operations (OsdServicer.chunk_stream)."""
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -226,11 +263,9 @@ async def serve(address: str, stream: Stream) -> asyncio.Server:
             async for replies in stream(_frames(reader)):
                 for r, data in replies:
                     r.data_length = len(data)
-                for part in frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]),
-                                  [data for _, data in replies if len(data)]):
-                    writer.write(part)   # (each sent at once while the socket takes it: no copy)
-                await writer.drain()
-        except (OSError, ValueError, asyncio.IncompleteReadError) as e:
+                await _send(writer, frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]),
+                                          [data for _, data in replies if len(data)]))
+        except (OSError, ValueError, RuntimeError, asyncio.IncompleteReadError) as e:
             log.debug("messenger connection ended: %r", e)
         finally:
             writer.close()

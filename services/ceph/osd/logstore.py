@@ -33,6 +33,7 @@ import crc32c
 
 from services.ceph.chunkstore import ChunkKey
 from services.ceph.errors import CephError
+from services.ceph.extent import FileExtent
 
 log = logging.getLogger("ceph_osd")
 
@@ -187,6 +188,14 @@ class LogChunkStore:
             if ext is None:
                 return None
             return os.pread(self._fds[ext.seg], ext.length, ext.offset)
+
+    def extent(self, key: ChunkKey) -> FileExtent | None:
+        """Where the chunk lies, to be sent from the file (sendfile); None if there is none."""
+        with self._lock:
+            ext = self._index.get(key)
+            if ext is None:
+                return None
+            return FileExtent(os.dup(self._fds[ext.seg]), ext.offset, ext.length)
 
     def delete(self, key: ChunkKey) -> bool:
         with self._lock:

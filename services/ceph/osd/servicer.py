@@ -18,6 +18,7 @@ from clustertwin.v1 import ceph_pb2 as pb
 from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import paging
 from services.ceph.errors import CephError, abort, ceph_call
+from services.ceph.extent import FileExtent
 from services.ceph.msgr import Data, Ops, Reply
 
 
@@ -48,6 +49,7 @@ INLINE_BYTES = 64 << 10   # a chunk's file call under the device model: on the e
 # a 512 KiB chunk's pwrite/pread costs 50-100 us, less than the hop to a thread and back (about 80 us
 # of wake-ups, twice), and an EC stripe's chunks are 512 KiB.
 NOW_BYTES = 1 << 20
+SENDFILE_BYTES = 64 << 10   # a chunk read at once of this or more is sent from its file (extent.py)
 
 
 def _key(k: pb.CephChunkKey) -> tuple[str, str, int]:
@@ -128,9 +130,10 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             elif op.op == "delete":
                 found, data = d.chunks.delete(key), b""
             else:
-                if d.chunks.size(key) > NOW_BYTES:
+                n = d.chunks.size(key)
+                if n > NOW_BYTES:
                     return None
-                got = d.chunks.get(key)
+                got = d.chunks.extent(key) if n >= SENDFILE_BYTES else d.chunks.get(key)
                 found, data = got is not None, got or b""
         except CephError as e:
             return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message), b""
@@ -146,7 +149,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         async for replies in self.chunk_stream(ops()):
             for r, data in replies:
                 if data:
-                    r.data = data
+                    r.data = data.read() if isinstance(data, FileExtent) else data
             yield pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies])
 
     async def chunk_stream(self, requests: AsyncIterator[Ops]) -> AsyncIterator[list[Reply]]:
