@@ -15,20 +15,16 @@ listens on `msgr_address(its storage address and gRPC port)` (plan.py).
 deletes of many objects cost the OSD one message); one reader thread per connection sets results by
 id; a connection that breaks (the OSD killed, a send timing out) fails every operation waiting on it
 with `LinkDown`, and the link is `dead`.
-`serve` is the OSD's end.
+The OSD's end is msgr_server.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import itertools
 import logging
-import os
 import socket
 import struct
 import threading
-from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
 
 from clustertwin.v1 import ceph_pb2 as pb
@@ -200,75 +196,3 @@ class MsgrLink:
             self._sock.close()
         for fut in waiting.values():
             fut.set_exception(LinkDown(why))
-
-
-async def _frames(reader: asyncio.StreamReader) -> AsyncIterator[Ops]:
-    while True:
-        try:
-            head = await reader.readexactly(HEADER.size)
-        except asyncio.IncompleteReadError:
-            return
-        n, nbytes = HEADER.unpack(head)
-        if n + nbytes > MAX_FRAME:
-            raise ValueError(f"a frame of {n + nbytes} bytes (at most {MAX_FRAME})")
-        ops: Ops = [(op, b"") for op in pb.CephOsdChunkStreamRequest.FromString(await reader.readexactly(n)).ops]
-        if nbytes:
-            split(ops, await reader.readexactly(nbytes))
-        yield ops
-
-
-Stream = Callable[[AsyncIterator[Ops]], AsyncIterator[list[Reply]]]
-
-
-async def _send(writer: asyncio.StreamWriter, parts: list[Data | FileExtent]) -> None:
-    """A frame's parts: buffers written (each sent at once while the socket takes it: no copy), chunks
-    still in their OSD's files sent from there (sendfile, once what is before them has left)."""
-    try:
-        for part in parts:
-            if not isinstance(part, FileExtent):
-                writer.write(part)
-                continue
-            sent = _sendfile_now(writer.transport, part)   # (asyncio's sendfile: more Python than the copy saved)
-            if sent < len(part):
-                await asyncio.get_running_loop().sendfile(writer.transport, part, part.offset + sent,  # type: ignore[arg-type]
-                                                          len(part) - sent, fallback=False)
-        await writer.drain()
-    finally:
-        for part in parts:
-            if isinstance(part, FileExtent):
-                part.close()
-
-
-def _sendfile_now(transport: asyncio.WriteTransport, extent: FileExtent) -> int:
-    """What of the extent the socket takes now (nothing queued before it): the bytes sent."""
-    if transport.get_write_buffer_size() or transport.is_closing():
-        return 0
-    fd, sent = transport.get_extra_info("socket").fileno(), 0
-    with contextlib.suppress(BlockingIOError, InterruptedError):
-        while sent < len(extent):
-            n = os.sendfile(fd, extent.fd, extent.offset + sent, len(extent) - sent)
-            if n == 0:
-                break
-            sent += n
-    return sent
-
-
-async def serve(address: str, stream: Stream) -> asyncio.Server:
-    """Listen on `address`; each connection is one `stream` of chunk operations (OsdServicer.chunk_stream)."""
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            async for replies in stream(_frames(reader)):
-                for r, data in replies:
-                    r.data_length = len(data)
-                await _send(writer, frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]),
-                                          [data for _, data in replies if len(data)]))
-        except (OSError, ValueError, RuntimeError, asyncio.IncompleteReadError) as e:
-            log.debug("messenger connection ended: %r", e)
-        finally:
-            writer.close()
-
-    host, _, port = address.rpartition(":")
-    return await asyncio.start_server(connection, host, int(port), limit=1 << 20)

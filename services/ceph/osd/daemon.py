@@ -22,7 +22,7 @@ DaemonConfig fields read: name ("osd.N"), grpc, store_url, clock_epoch/clock_sca
     spec.mon               HOST:PORT of the monitor's CephMon service
     spec.heartbeat_interval  twin seconds between heartbeats (default 6, Ceph's osd_heartbeat_interval)
     spec.storage_timing    "model" (default: chunk I/O takes the device model's time) or "fast"
-    spec.msgr              HOST:PORT of its messenger (chunk I/O over TCP, services/ceph/msgr.py), if any
+    spec.msgr              HOST:PORT of its messenger (chunk I/O over TCP, services/ceph/msgr_server.py), if any
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig
 from emulator.grpc_server import start_server
-from services.ceph import msgr
+from services.ceph import msgr_server
 from services.ceph.daemon_spec import OsdSpec
 from services.ceph.events import EventLog
 from services.ceph.memtune import tune_malloc
@@ -142,7 +142,7 @@ class OsdDaemon:
         server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_CephOsdServicer_to_server,
                                                              servicer, SERVICE_NAME)],
                                             options=opts)
-        messenger = await msgr.serve(self.msgr, servicer.chunk_stream) if self.msgr else None
+        messenger = await msgr_server.serve(self.msgr, servicer) if self.msgr else None
         hb = asyncio.create_task(self.heartbeat_loop(), name="heartbeat")
         log.info("osd.%d (%s, %s, %s timing) serving on %s (messenger %s), %d chunks in %s%s", self.osd, self.host,
                  self.model.device_class, self.timing, self.cfg.grpc, self.msgr, len(self.chunks), self.chunks.root,

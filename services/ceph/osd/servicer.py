@@ -95,7 +95,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             return fn()
         return await asyncio.to_thread(fn)
 
-    async def _op(self, op: pb.CephChunkOp, data: Data) -> Reply:
+    async def op(self, op: pb.CephChunkOp, data: Data) -> Reply:
         """One operation of a ChunkStream (`data`: a put's chunk), as PutChunk/GetChunk/DeleteChunk
         would do it; the result and the chunk a get read."""
         key, chunks = _key(op.key), self.d.chunks
@@ -113,10 +113,10 @@ class OsdServicer(pb_grpc.CephOsdServicer):
         except CephError as e:
             return pb.CephChunkOpResult(id=op.id, code=e.code, message=e.message), b""
 
-    def _now(self, op: pb.CephChunkOp, data: Data) -> Reply | None:
+    def now(self, op: pb.CephChunkOp, data: Data) -> Reply | None:
         """The operation done at once, where the device takes no time (`fast` timing, a healthy running
         disk) and the chunk is small: no task, no queue, its result in the reply to its own message.
-        None: it goes the way of `_op`."""
+        None: it goes the way of `op`."""
         d = self.d
         if d.timing != "fast" or d.slow_factor != 1.0 or d.stopped or op.op not in ("put", "delete", "get"):
             return None
@@ -153,14 +153,15 @@ class OsdServicer(pb_grpc.CephOsdServicer):
             yield pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies])
 
     async def chunk_stream(self, requests: AsyncIterator[Ops]) -> AsyncIterator[list[Reply]]:
-        """A stream of chunk operations, each with its data, over gRPC or the messenger (msgr.py).
+        """A stream of chunk operations, each with its data, over gRPC (the messenger, msgr_server.py, calls
+        `now` and `op` itself).
         Operations run as they arrive (the device model queues them as it queues unary calls); their
         results go back as they finish, those ready together in one message."""
         done: asyncio.Queue[list[Reply] | None] = asyncio.Queue()
         running: set[asyncio.Task[None]] = set()
 
         async def one(op: pb.CephChunkOp, data: Data) -> None:
-            r = await self._op(op, data)
+            r = await self.op(op, data)
             if r[0].id:
                 done.put_nowait([r])
 
@@ -169,7 +170,7 @@ class OsdServicer(pb_grpc.CephOsdServicer):
                 async for req in requests:
                     now = []
                     for op, data in req:
-                        r = self._now(op, data)
+                        r = self.now(op, data)
                         if r is not None:
                             if r[0].id:   # id 0: the sender wants no result (msgr.MsgrLink.post)
                                 now.append(r)
