@@ -72,6 +72,15 @@ class EventPublisher:
         if self.client is not None:
             self.client.fault("lustre", record)
 
+    def flush(self, timeout: float) -> None:
+        """Wait (up to `timeout`) until the broker has acknowledged what was published; best effort:
+        a broker away or slow is not the caller's failure."""
+        if self.client is not None:
+            try:
+                self.client.flush(timeout)
+            except TimeoutError as e:
+                log.warning("events not acknowledged: %s", e)
+
     def close(self) -> None:
         if self.client is not None:
             self.client.close()

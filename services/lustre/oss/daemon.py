@@ -158,6 +158,9 @@ class OssDaemon(LustreDaemon):
         f = self.faults.add(kind, None, self.clock.now(), f"{self.name} kept down; {osts} {then}")
         self.events.publish_fault(f.doc(), f"{f.id}: {f.effect}")
         self.manage_once()   # down before the call is answered
+        # ...and its events at the broker: `twin lustre fault oss-kill` kills the process the moment
+        # this returns, which lost `oss_down` when it still waited in the MQTT client's queue.
+        self.events.flush(timeout=2.0)
         return f
 
     def _fill(self, ost: int | None) -> OssFault:
