@@ -30,6 +30,7 @@ import os
 import random
 import shutil
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -49,6 +50,23 @@ SLURMCTLD_GRACE_S = 3.0  # stop(): slurmctld's time to exit after SIGTERM (see s
 CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the queue
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
 
+
+NVIDIA_MAJOR = 195   # the character-device major of /dev/nvidia0..N
+
+
+def _device_node(path: Path, minor: int) -> None:
+    """A GRES `File=` as the driver's device node: slurmd's gres/gpu skips a File= that is not a
+    character or block device ("fix your gres.conf"), and a job then gets no CUDA_VISIBLE_DEVICES.
+    Nothing opens it (without the driver an open fails with ENXIO). Without CAP_MKNOD: an empty
+    file, and jobs see no CUDA_VISIBLE_DEVICES."""
+    if path.exists() and stat.S_ISCHR(path.stat().st_mode):
+        return
+    path.unlink(missing_ok=True)
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(NVIDIA_MAJOR, minor))
+    except PermissionError:
+        log.warning("cannot create device node %s (no CAP_MKNOD): slurm jobs get no CUDA_VISIBLE_DEVICES", path)
+        path.touch()
 
 class SlurmError(UserError, RuntimeError):
     """A Slurm daemon failed to start or the cluster did not come up; the message quotes logs."""
@@ -123,9 +141,10 @@ class SlurmCluster:
             (d / sub).mkdir(parents=True, exist_ok=True)
         for node in self.config.node_names:
             (d / "spool" / node).mkdir(parents=True, exist_ok=True)
-        for f in self.config.device_files():
-            f.parent.mkdir(parents=True, exist_ok=True)
-            f.touch()
+        for node in self.config.nodes:
+            for minor, f in enumerate(self.config.device_files(node.name)):
+                f.parent.mkdir(parents=True, exist_ok=True)
+                _device_node(f, minor)
         self.conf_path.write_text(render_slurm_conf(self.config))
         (d / "gres.conf").write_text(render_gres_conf(self.config))
 

@@ -13,7 +13,8 @@ GRES: a whole-GPU server offers `gpu:h100:8`; a MIG server offers its slices as 
 as NVML autodetection names them (`nvidia_h100_80gb_hbm3_1g.10gb`), counted over its GPUs. That is
 what the topology boots; `twin slurm up` passes the servers' live counts instead (`live_gres`).
 `gres.conf` (AutoDetect=off) gives every GRES unit a `File=`: fake device files under the run
-directory, which `SlurmCluster` creates (empty regular files are enough for task/none).
+directory, which `SlurmCluster` creates as character devices (slurmd's gres/gpu requires one
+to set a job's CUDA_VISIBLE_DEVICES).
 
 Partitions mirror the seed's queues: `exploratory` (default, normal training) and `regression`
 (pre-release regression, higher PriorityTier) over every node, with partition-priority
@@ -105,12 +106,13 @@ class SlurmConfig:
     def device_dir(self, node: str) -> Path:
         return self.directory / "dev" / node
 
-    def device_files(self) -> list[Path]:
-        """Every fake device file gres.conf names."""
+    def device_files(self, node: str | None = None) -> list[Path]:
+        """Every device file gres.conf names (of one node, in its GRES order)."""
         out = []
-        for node in self.nodes:
-            for g in node.gres:
-                out += [Path(p) for p in expand_brackets(g.files)]
+        for n in self.nodes:
+            if node is None or n.name == node:
+                for g in n.gres:
+                    out += [Path(p) for p in expand_brackets(g.files)]
         return out
 
 

@@ -53,11 +53,29 @@ def test_srun_runs_on_two_nodes_and_sbatch_completes(slurm: SlurmCluster, tmp_pa
     lines = sorted(r.stdout.split("\n")[:-1])
     assert len(lines) == 2 and len({ln.split()[0] for ln in lines}) == 2, r.stdout
     assert all(ln.split()[0] in NODES for ln in lines)
+    assert all(ln.split()[1:] == ["0"] for ln in lines), r.stdout   # each rank sees the one GPU it was given
 
     out = tmp_path / "hostname.out"
     job_id = submit(slurm, "-N1", f"--output={out}", "--wrap", "hostname")
     wait_state(slurm, job_id, "COMPLETED")
     assert out.read_text().strip() == slurm.config.hostname
+
+
+def test_a_job_sees_only_the_gpus_slurm_gave_it(slurm: SlurmCluster, tmp_path) -> None:
+    """Two jobs share a server: each one's CUDA_VISIBLE_DEVICES names its own GPUs, as Slurm's
+    gres/gpu sets it from the GRES it allocated (gres.conf's File= device nodes)."""
+    out = tmp_path / "first.out"
+    first = submit(slurm, "-w", "gpu001", "--gres=gpu:h100:5", f"--output={out}", "--wrap",
+                   "echo $CUDA_VISIBLE_DEVICES; sleep 30")
+    try:
+        wait_state(slurm, first, "RUNNING")
+        r = slurm.run("srun", "-w", "gpu001", "--gres=gpu:h100:3", "bash", "-c", "echo $CUDA_VISIBLE_DEVICES",
+                      timeout=30)
+        assert r.stdout.strip() == "5,6,7", r.stdout
+        wait_for(lambda: out.exists() and out.read_text().strip(), 10, "the first job's output")
+        assert out.read_text().strip() == "0,1,2,3,4"
+    finally:
+        slurm.run("scancel", first)
 
 
 def test_mig_slices_are_requestable_as_typed_gres(slurm: SlurmCluster) -> None:
