@@ -121,3 +121,94 @@ def test_body_cut_short_stops_its_digest_threads(echo: tuple[RunningServer, list
     while time.monotonic() < deadline and {t for t in threading.enumerate() if t.name.startswith("rgw-")} - before:
         time.sleep(0.05)
     assert not {t for t in threading.enumerate() if t.name.startswith("rgw-md5")} - before
+
+
+# -- a big GET sent from its parts' buffers (http._send_gathered) ------------------------------------
+
+class _Parts:
+    """A GET body as the store yields it (wire.Part): gathered lists of views and plain buffers; `closed`
+    when the sender is done with the iterator (sent, or given up)."""
+
+    def __init__(self, pieces: list[bytes | list[memoryview]]) -> None:
+        self.pieces, self.closed = pieces, threading.Event()
+
+    def __iter__(self) -> Iterator[bytes | list[memoryview]]:
+        try:
+            yield from self.pieces
+        finally:
+            self.closed.set()
+
+
+@pytest.fixture()
+def streamer() -> Iterator[tuple[RunningServer, list[_Parts]]]:
+    """A gateway whose GET of /b/<n> answers n MiB as 4 KiB views in lists of 1024 and 2000 (more than
+    one sendmsg takes) and a plain buffer, each made from the same pattern."""
+    gw = Gateway(rgw_cluster(12), Users([User("u", "U", "AK", "SK")]), DATA_POOL, INDEX_POOL)
+    made: list[_Parts] = []
+
+    def handle(req: Request) -> Response:
+        data = _pattern(int(req.raw_path.rsplit("/", 1)[1]) * MiB)
+        view = memoryview(data)
+        pieces: list[bytes | list[memoryview]] = []
+        off = 0
+        for i, n in enumerate(_cuts(len(data))):
+            pieces.append(data[off: off + n] if i % 3 == 1 else [view[o: o + 4096] for o in range(off, off + n, 4096)])
+            off += n
+        made.append(_Parts(pieces))
+        return Response(200, [], length=len(data), parts=made[-1])
+
+    gw.handle = handle  # type: ignore[method-assign]
+    server = start_in_thread(gw)
+    yield server, made
+    if not server.loop.is_closed():   # (a test stops it itself)
+        server.stop()
+
+
+def _pattern(n: int) -> bytes:
+    return (bytes(range(251)) * (n // 251 + 1))[:n]   # (251: no period that lines up with 4 KiB)
+
+
+def _cuts(n: int) -> list[int]:
+    out = []
+    while n:
+        out.append(min(n, (4 << 20) if len(out) % 2 == 0 else 2000 * 4096))
+        n -= out[-1]
+    return out
+
+
+def test_a_big_get_from_gathered_buffers_arrives_whole_and_the_connection_goes_on(
+        streamer: tuple[RunningServer, list[_Parts]]) -> None:
+    server, made = streamer
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"GET /b/21 HTTP/1.1\r\nHost: x\r\n\r\nGET /b/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        big, small = responses(s, 2)   # the second request waited in the socket while the first went out
+    assert big == _pattern(21 * MiB) and small == _pattern(MiB)
+    assert all(p.closed.is_set() for p in made)
+
+
+def test_a_client_leaving_mid_get_ends_the_send_and_the_server_goes_on(
+        streamer: tuple[RunningServer, list[_Parts]]) -> None:
+    server, made = streamer
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"GET /b/64 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert len(s.recv(MiB)) > 0
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")   # a reset
+    assert made[0].closed.wait(10), "the sender still holds the body"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"GET /b/2 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert responses(s, 1) == [_pattern(2 * MiB)]
+
+
+def test_the_server_stops_while_a_client_does_not_read_its_get(
+        streamer: tuple[RunningServer, list[_Parts]]) -> None:
+    server, made = streamer
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"GET /b/200 HTTP/1.1\r\nHost: x\r\n\r\n")   # far more than the sockets' buffers hold
+        deadline = time.monotonic() + 10
+        while not made and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        server.stop()   # would wait out its 5 s bounds (and raise) if the sending thread held on
+        assert time.monotonic() - t0 < 5
+    assert made[0].closed.wait(5)
