@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 from typing import Protocol
 
 from clustertwin.v1 import ceph_pb2 as pb
@@ -55,6 +56,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport   # type: ignore[assignment]
+        # Our own descriptor of the socket, for the sends asyncio's transport does not make (with
+        # MSG_MORE, sendfile), made only while the transport has nothing queued.
+        self.sock = socket.socket(fileno=os.dup(transport.get_extra_info("socket").fileno()))
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.big is not None:
@@ -126,6 +130,7 @@ class Connection(asyncio.BufferedProtocol):
         return False   # the client is done: close once the replies in flight are sent (asyncio does)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.sock.close()
         for t in self.tasks:
             t.cancel()
         if self.sending is not None:
@@ -163,9 +168,10 @@ class Connection(asyncio.BufferedProtocol):
         assert self.transport is not None
         for i, part in enumerate(parts):
             if not isinstance(part, FileExtent):
-                self.transport.write(part)   # (sent at once while the socket takes it: no copy)
+                more = i + 1 < len(parts) and isinstance(parts[i + 1], FileExtent)
+                self.transport.write(part[_send_now(self.transport, self.sock, part):] if more else part)
                 continue
-            sent = _sendfile_now(self.transport, part)
+            sent = _sendfile_now(self.transport, self.sock, part)
             if sent < len(part):
                 part.offset, part.length = part.offset + sent, part.length - sent
                 return parts[i:]
@@ -198,12 +204,23 @@ def _close(parts: list[Data | FileExtent]) -> None:
             part.close()
 
 
-def _sendfile_now(transport: asyncio.Transport, extent: FileExtent) -> int:
+def _send_now(transport: asyncio.Transport, sock: socket.socket, data: Data) -> int:
+    """Send `data` now with MSG_MORE, as a chunk sent from its file follows (one TCP push for both: on
+    loopback each push also runs the receiver's side); the bytes sent (0: left to the transport)."""
+    if transport.get_write_buffer_size() or transport.is_closing():
+        return 0
+    try:
+        return sock.send(data, socket.MSG_MORE)
+    except (BlockingIOError, InterruptedError):
+        return 0
+
+
+def _sendfile_now(transport: asyncio.Transport, sock: socket.socket, extent: FileExtent) -> int:
     """What of the extent the socket takes now (nothing queued before it): the bytes sent. (asyncio's
     own sendfile costs more Python than the copy it saves, for a chunk the socket takes at once.)"""
     if transport.get_write_buffer_size() or transport.is_closing():
         return 0
-    fd, sent = transport.get_extra_info("socket").fileno(), 0
+    fd, sent = sock.fileno(), 0
     with contextlib.suppress(BlockingIOError, InterruptedError):
         while sent < len(extent):
             n = os.sendfile(fd, extent.fd, extent.offset + sent, len(extent) - sent)

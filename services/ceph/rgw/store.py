@@ -270,9 +270,13 @@ class Store:
             return
         ahead: collections.deque[Future[Part]] = collections.deque()
         try:
-            for i in range(len(wanted)):
-                while len(ahead) <= STRIPES_IN_FLIGHT and i + len(ahead) < len(wanted):
+            first = self._read_part(*wanted[0], gather)   # alone: the client waits for it (and the status line)
+            for i in range(1, len(wanted)):
+                while len(ahead) < STRIPES_IN_FLIGHT and i + len(ahead) < len(wanted):
                     ahead.append(self._io.submit(self._read_part, *wanted[i + len(ahead)], gather))
+                if first is not None:
+                    yield first
+                    first = None
                 yield ahead.popleft().result()
         finally:
             for fut in ahead:   # the client went away: what was read ahead is dropped
