@@ -265,8 +265,8 @@ class Store:
             if n and hi > first and lo < end:
                 wanted.append((name, max(first, lo) - lo, min(end, hi) - lo))
             lo = hi
-        if len(wanted) == 1:   # one RADOS object: read here, no thread
-            yield self._read_part(*wanted[0], gather)
+        if len(wanted) <= 1:   # one RADOS object (or none: an empty range): read here, no thread
+            yield from (self._read_part(*w, gather) for w in wanted)
             return
         ahead: collections.deque[Future[Part]] = collections.deque()
         try:
