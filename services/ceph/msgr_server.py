@@ -46,8 +46,8 @@ class Connection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.scratch = bytearray(SCRATCH)
         self.start = self.end = 0          # the scratch's bytes not yet taken as frames
-        self.big: memoryview | None = None  # a frame too big for the scratch: its buffer, bytes come, message's
-        self.big_got = self.big_n = 0
+        self.big: memoryview | None = None  # a frame too big for the scratch, received into its own buffer:
+        self.big_got = self.big_n = 0       # the bytes of it come so far, its message's length
         self.sending: asyncio.Task[None] | None = None   # a sendfile that did not finish at once
         self.queued: list[list[Data | FileExtent]] = []   # frames waiting for it
         self.tasks: set[asyncio.Task[None]] = set()
