@@ -167,9 +167,6 @@ class ErasureCode:
         return [joined[j * n : (j + 1) * n] for j in range(self.k)]
 
     def _interleave(self, data: list[bytes], size: int) -> bytes:
-        n = len(data[0]) if data else 0
-        if n <= self.stripe_unit:
-            return b"".join(data)[:size]
         return b"".join(self._pieces(data, size))   # (a list joins faster)
 
     def _pieces(self, data: list[bytes], size: int) -> list[memoryview]:

@@ -49,8 +49,6 @@ log = logging.getLogger("slurm")
 SLURMCTLD_GRACE_S = 3.0  # stop(): slurmctld's time to exit after SIGTERM (see stop)
 CANCEL_WAIT_S = 8.0  # stop(): how long cancelled jobs may take to leave the queue
 PORT_FLOOR = 10000  # slurmctld and slurmd ports are drawn from [PORT_FLOOR, ephemeral range)
-
-
 NVIDIA_MAJOR = 195   # the character-device major of /dev/nvidia0..N
 
 
@@ -67,6 +65,7 @@ def _device_node(path: Path, minor: int) -> None:
     except PermissionError:
         log.warning("cannot create device node %s (no CAP_MKNOD): slurm jobs get no CUDA_VISIBLE_DEVICES", path)
         path.touch()
+
 
 class SlurmError(UserError, RuntimeError):
     """A Slurm daemon failed to start or the cluster did not come up; the message quotes logs."""

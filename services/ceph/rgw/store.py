@@ -36,7 +36,7 @@ from services.ceph.rgw.entity import check_md5
 from services.ceph.rgw.group_call import GroupRemover
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.users import User, Users
-from services.ceph.rgw.wire import Part, part_len
+from services.ceph.rgw.wire import Part
 
 T = TypeVar("T")
 _FIELDS = {"tagging": "tags"}  # the `Bucket` field of a bucket attribute, where its name is not the attribute's
@@ -98,16 +98,12 @@ class Store:
         return self.rados(f"read {self.data_pool}/{name}", lambda: self.cluster.get(self.data_pool, name))
 
     def _read_part(self, name: str, a: int, b: int, pieces: bool) -> Part:
-        """Bytes a..b of RADOS object `name`; with `pieces`, a whole object as the cluster's pieces
-        where it gives them (its `get_pieces`: the daemon's, reading from the OSDs)."""
-        get_pieces = getattr(self.cluster, "get_pieces", None) if pieces and a == 0 else None
+        """Bytes a..b of RADOS object `name`; with `pieces` (the whole object is wanted), as the
+        cluster's pieces where it gives them (its `get_pieces`: the daemon's, reading from the OSDs)."""
+        get_pieces = getattr(self.cluster, "get_pieces", None) if pieces else None
         if get_pieces is not None:
-            got = self.rados(f"read {self.data_pool}/{name}", lambda: get_pieces(self.data_pool, name))
-            if part_len(got) == b:
-                return got
-            data = b"".join(got)
-        else:
-            data = self._read(name)
+            return self.rados(f"read {self.data_pool}/{name}", lambda: get_pieces(self.data_pool, name))  # type: ignore[no-any-return]
+        data = self._read(name)
         return data if a == 0 and b == len(data) else memoryview(data)[a:b]
 
     def _holds(self, pool: str, name: str, data: bytes) -> bool | None:
@@ -259,24 +255,26 @@ class Store:
         `rgw_get_obj_window_size`), no more, so a slow client holds a few stripes, not the object.
         `gather`: a whole RADOS object may come as a list of pieces (wire.Part), not joined."""
         end = first + length
-        wanted, lo = [], 0
+        wanted: list[tuple[str, int, int, bool]] = []   # (name, from, to, as pieces: wanted whole)
+        lo = 0
         for name, n in pieces:
             hi = lo + n
             if n and hi > first and lo < end:
-                wanted.append((name, max(first, lo) - lo, min(end, hi) - lo))
+                a, b = max(first, lo) - lo, min(end, hi) - lo
+                wanted.append((name, a, b, gather and a == 0 and b == n))
             lo = hi
         if len(wanted) <= 1:   # one RADOS object (or none: an empty range): read here, no thread
-            yield from (self._read_part(*w, gather) for w in wanted)
+            yield from (self._read_part(*w) for w in wanted)
             return
         ahead: collections.deque[Future[Part]] = collections.deque()
         try:
-            first = self._read_part(*wanted[0], gather)   # alone: the client waits for it (and the status line)
+            head: Part | None = self._read_part(*wanted[0])   # alone: the client (and the status line) waits for it
             for i in range(1, len(wanted)):
                 while len(ahead) < STRIPES_IN_FLIGHT and i + len(ahead) < len(wanted):
-                    ahead.append(self._io.submit(self._read_part, *wanted[i + len(ahead)], gather))
-                if first is not None:
-                    yield first
-                    first = None
+                    ahead.append(self._io.submit(self._read_part, *wanted[i + len(ahead)]))
+                if head is not None:
+                    yield head
+                    head = None
                 yield ahead.popleft().result()
         finally:
             for fut in ahead:   # the client went away: what was read ahead is dropped

@@ -105,3 +105,17 @@ def test_tune_malloc_is_applied_once() -> None:
 
     assert tune_malloc() in (True, False)  # True on glibc; a no-op elsewhere
     assert tune_malloc() == tune_malloc()
+
+
+@pytest.mark.parametrize("size", [1, 4096, 32 * 1024 + 5, 4 * MiB - 1, 4 * MiB])
+def test_decode_pieces_are_the_object_in_order_from_views_of_the_chunks(ec: ErasureCode, size: int) -> None:
+    """What a big GET sends (gathered, not joined): the same bytes as `decode`, each piece a view of a
+    data chunk (no copy), with all data chunks or after losing three."""
+    data = random.Random(size).randbytes(size)
+    chunks = dict(enumerate(ec.encode(data)))
+    pieces = ec.decode_pieces(chunks, size)
+    assert b"".join(pieces) == data == ec.decode(chunks, size)
+    assert all(isinstance(p, memoryview) and len(p) <= ec.stripe_unit for p in pieces)
+    assert any(p.obj is chunks[0] for p in pieces)   # views of the chunk itself
+    lost = {i: c for i, c in chunks.items() if i not in (0, 5, 9)}
+    assert b"".join(ec.decode_pieces(lost, size)) == data
