@@ -20,6 +20,7 @@ State names print in Ceph's order (`pg_state_string`), e.g. "active+undersized+d
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
@@ -62,6 +63,7 @@ _ORDER = (
 )
 
 
+@functools.cache   # (the monitor names every PG's state ten times a second; there are few states)
 def state_string(state: PgState) -> str:
     return "+".join(name for name, flag in _ORDER if state & flag) or "unknown"
 
