@@ -11,11 +11,10 @@ from urllib.parse import urlsplit
 import typer
 
 from emulator.cli.common import DEFAULT, RunDirOption, connect, fail, user_errors
+from services.gpu_node.nvml_endpoint import LIB_DIR, LIB_NAME
 
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 
-LIB_DIR = Path(__file__).resolve().parents[2] / "native" / "nvml" / "build"
-LIB_NAME = "libnvidia-ml.so.1"
 
 
 def lib_dir() -> Path:

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 from emulator.http_endpoint import serve_unix
 
+LIB_DIR = Path(__file__).resolve().parents[2] / "native" / "nvml" / "build"   # what `make install` builds
+LIB_NAME = "libnvidia-ml.so.1"
 ABSTRACT_NAME = "\0clustertwin-nvml"
 PATH = "/nvml"
 CONTENT_TYPE = "text/plain; charset=utf-8"

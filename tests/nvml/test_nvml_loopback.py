@@ -266,3 +266,56 @@ def test_xid_79_is_an_event_then_gpu_is_lost(mini_twin: Twin, nvml_lib: str, tmp
     assert out["events"] == [[0x1, 0, True], [0x8, 79, True]]
     assert out["temp"] == out["handle"] == 15   # NVML_ERROR_GPU_IS_LOST
     assert out["count"] == 8 and out["other"]
+
+
+HEALTH = """
+from workloads.train.gpu_health import GpuHealth, GpuLost
+h = GpuHealth(int(LOCAL_RANK))
+out = {"state": h.state, "device": h.device}
+for when in ("before", "after"):
+    if when == "after":
+        open(FLAG, "w").close()   # the test injects Xid 79 once this exists
+        while not os.path.exists(FLAG + ".done"):
+            time.sleep(0.05)
+    try:
+        h.check()
+        out[when] = "ok"
+    except GpuLost as e:
+        out[when] = str(e)
+"""
+
+
+def test_a_ranks_health_check_stops_on_gpu_lost(mini_twin: Twin, nvml_lib: str, tmp_path: Path) -> None:
+    """Last in the module, after the Xid test (GPU 5 of gpu001 is lost for good here too): the health
+    check `twin train --real`'s ranks run (workloads/train/gpu_health.py) finds its own leased GPU, the
+    lease's second, by UUID (NVIDIA_VISIBLE_DEVICES), and raises GpuLost once NVML answers
+    GPU_IS_LOST; a rank on another GPU is not concerned."""
+    import sys
+
+    from tests.waiting import wait_for
+
+    node = mini_twin.gpu_node("gpu001")
+    lease = node.lease("health", gpus=[4, 5])
+    flag = tmp_path / "go"
+    procs = []
+    try:
+        for rank in ("0", "1"):
+            env = nvml_env(nvml_lib, http_address(mini_twin, "gpu001"), **dict(lease.env))
+            script = (f"import json, os, time\nFLAG = {str(flag) + rank!r}\nLOCAL_RANK = {rank}\n" + HEALTH
+                      + "\nprint(json.dumps(out))\n")
+            procs.append(subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+        for rank in ("0", "1"):
+            wait_for(f"local rank {rank} to have checked once", Path(str(flag) + rank).exists, timeout=30)
+        node.inject_xid(5, 79)
+        for rank in ("0", "1"):
+            Path(str(flag) + rank + ".done").touch()
+        outs = [json.loads(p.communicate(timeout=60)[0].splitlines()[-1]) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+        node.release(lease.id)
+    uuids = [g.uuid for g in node.gpus()]
+    assert [o["device"] for o in outs] == [uuids[4], uuids[5]] and outs[0]["state"] == "on"
+    assert outs[0]["before"] == outs[1]["before"] == outs[0]["after"] == "ok"
+    assert outs[1]["after"] == f"{uuids[5]}: GPU is lost (NVML_ERROR_GPU_IS_LOST)"

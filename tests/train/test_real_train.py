@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from clustertwin.v1 import gpu_node_pb2 as pb_gpu
 from emulator.client import Twin
 from emulator.procutil import pid_alive
 from tests.conftest import netns_lock, netns_skip_reason
 
 TWIN = str(Path(sys.executable).parent / "twin")
-DRILL = Path(__file__).resolve().parents[2] / "topologies" / "drills" / "real_node_cut.yaml"
+DRILLS = Path(__file__).resolve().parents[2] / "topologies" / "drills"
+DRILL = DRILLS / "real_node_cut.yaml"
 
 @pytest.fixture(scope="module")
 def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
@@ -83,6 +85,28 @@ def test_node_cut_drill_restarts_the_group_from_the_last_checkpoint(rack: Twin, 
     assert not [a for a in pids["agents"] if pid_alive(a["pid"])]
     if pids["cgroup"]:
         assert not os.path.exists(pids["cgroup"])
+
+
+def test_gpu_lost_drill_stops_the_rank_and_requeues_without_its_server(rack: Twin, tmp_path: Path) -> None:
+    """Xid 79 on gpu003's second leased GPU: that rank's NVML health check (the twin's libnvidia-ml.so.1,
+    from inside gpu003's namespace) answers GPU_IS_LOST, the rank stops, and the job is requeued on
+    gpu001-gpu002 from the last checkpoint; the drill reboots gpu003 afterwards, which brings the GPU
+    back."""
+    r = subprocess.run([TWIN, "drill", "run", str(DRILLS / "real_gpu_lost.yaml"), "--out", str(tmp_path),
+                        "--run-dir", str(rack.run.path)], capture_output=True, text=True, timeout=900)
+    report = json.loads((tmp_path / "report.json").read_text())
+    res = report["result"]
+    failed = [x for x in report["expectations"] if not x["passed"]]
+    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    assert res["nvml"] == "on" and res["ranks_started"] == [6, 4]
+    (lost,) = {(e["rank"], e["server"], e["local_rank"], e["error"]) for e in res["gpu_lost"]}
+    gpu = rack.gpu_node("gpu003").gpus()[int(res["fault"]["target"].split()[-1])]
+    assert lost == (5, "gpu003", 1, f"{gpu.uuid}: GPU is lost (NVML_ERROR_GPU_IS_LOST)")
+    assert res["fault"]["kind"] == "xid-79" and res["fault"]["target"].startswith("gpu003 GPU ")
+    assert [q["servers"] for q in res["requeued"]] == [["gpu001", "gpu002"]]
+    assert res["resumed_from_step"] in res["checkpoints"] and res["fault_to_resumed_s"] > 0
+    assert held(rack) == []
+    assert {g.health for g in rack.gpu_node("gpu003").gpus()} == {pb_gpu.GPU_HEALTH_PASS}, "the reboot brought it back"
 
 
 def test_mig_slices_are_ranks_reading_a_dataset(rack: Twin, tmp_path: Path) -> None:

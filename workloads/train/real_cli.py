@@ -3,8 +3,9 @@
 Checkpoints go to the twin's Lustre mount when it has one (`<mount>/checkpoints/<job>`), else to
 the run directory, and the result says which (`checkpoint_storage`). A directory that already holds
 checkpoints is only used with `--resume`. A network fault raised while the job ran (the twin's fault
-log: `twin net fault cut gpu003` from another shell, or a drill's) gives the time from that fault
-to training resumed.
+log: `twin net fault cut gpu003` from another shell, or a drill's), or a GPU fault on one of its
+servers (an Xid 79 its rank's NVML health check finds), gives the time from that fault to training
+resumed.
 """
 
 from __future__ import annotations
@@ -43,14 +44,24 @@ def checkpoint_place(twin: Any, given: Path | None, job_id: str) -> tuple[Path, 
     return twin.run.path / "train-real" / job_id / "checkpoints", f"local disk: {why}"
 
 
-def fault_during(twin: Any, t0: float, t1: float) -> dict[str, Any] | None:
-    """The first network fault raised between t0 and t1 (wall clock), from the twin's fault log."""
+def fault_during(twin: Any, t0: float, t1: float, servers: list[str]) -> dict[str, Any] | None:
+    """The first fault raised between t0 and t1 (wall clock): a network fault from the twin's fault log,
+    or a GPU fault on one of the job's servers (an Xid: `twin gpu fault gpu003 xid --gpu 1 --xid 79`)."""
+    hits = []
     try:
-        log = twin.network().faults(include_cleared=True)
+        hits += [{"id": f.id, "kind": f.kind, "target": f.target, "t": f.time}
+                 for f in twin.network().faults(include_cleared=True)]
     except Exception:  # no fault log to read: the run's figures just lack the fault's
-        return None
-    hits = sorted((f for f in log if t0 <= f.time <= t1), key=lambda f: f.time)
-    return {"id": hits[0].id, "kind": hits[0].kind, "target": hits[0].target, "t": hits[0].time} if hits else None
+        pass
+    for s in servers:
+        try:
+            gpu_faults = twin.gpu_node(s).faults(include_cleared=True)
+        except Exception:  # a cut-off server's API is unreachable
+            continue
+        hits += [{"id": f.id, "kind": f"xid-{f.xid}" if f.xid else "gpu-fault", "target": f"{s} GPU {f.gpu}",
+                  "t": f.injected_at} for f in gpu_faults]   # (twin time: wall time unless the clock is scaled)
+    hits = sorted((h for h in hits if t0 <= h["t"] <= t1), key=lambda h: h["t"])
+    return hits[0] if hits else None
 
 
 def run_real(twin: Any, opts: RealOptions, checkpoint_dir: Path | None, *, resume: bool = False,
@@ -64,13 +75,14 @@ def run_real(twin: Any, opts: RealOptions, checkpoint_dir: Path | None, *, resum
     workdir = twin.run.path / "train-real" / f"{opts.job_id}-{int(time.time() * 1000)}"
     job = RealJob(twin, opts, workdir, log)
     run = job.run(on_poll)
-    fault = fault_during(twin, run["started_at"], run["ended_at"])
+    fault = fault_during(twin, run["started_at"], run["ended_at"], run["servers"])
     figs = figures(run, opts.per_server, job.bandwidth_scale, fault["t"] if fault else None)
     status = "completed" if run["outcome"] == "completed" else "failed"
     return {"status": status, "outcome": run["outcome"], "job_id": opts.job_id, "real": True,
             "servers": run["servers"], "ranks_leased": run["ranks_leased"], "master_addr": run["master_addr"],
             "checkpoint_dir": str(ckdir), "checkpoint_storage": storage, "bandwidth_scale": job.bandwidth_scale,
-            "fault": fault, **figs, "agent_exit": run["agent_exit"], "not_released": run["not_released"],
+            "fault": fault, **figs, "requeued": run["requeued"], "agent_exit": run["agent_exit"],
+            "not_released": run["not_released"],
             "wall_s": run["ended_at"] - run["started_at"], "workdir": run["workdir"]}
 
 
@@ -78,6 +90,8 @@ def summary(r: dict[str, Any]) -> list[str]:
     lines = [f"job {r['job_id']} (real, torchrun + gloo): {r['status']} at step {r['last_step']}; ranks started "
              f"{r['ranks_started']} on {', '.join(r['servers'])}; MASTER_ADDR {r['master_addr']}",
              f"checkpoints {r['checkpoints']} in {r['checkpoint_dir']} ({r['checkpoint_storage']})"]
+    if r.get("nvml"):
+        lines.append(f"ranks' NVML health check: {r['nvml']}")
     if r.get("dataset_files"):
         lines.append(f"dataset: {r['dataset_files']} files read as the ranks' inputs")
     if r.get("steps_per_s"):
@@ -88,6 +102,11 @@ def summary(r: dict[str, Any]) -> list[str]:
         lines.append(f"all-reduce {ar['bytes']} B over {ar['ranks']} ranks: measured {ar['measured_s'] * 1e3:.1f} ms, "
                      f"model {p['time_s'] * 1e3:.1f} ms ({p['bottleneck']}, NIC {p['nic_gbps']:.3g} GB/s): "
                      f"ratio {ar['measured_over_predicted']:.2f}")
+    for e in r.get("gpu_lost") or []:
+        lines.append(f"rank {e['rank']} on {e['server']} (local rank {e['local_rank']}) stopped: {e['error']}")
+    for q in r.get("requeued") or []:
+        lines.append(f"requeued on {', '.join(q['servers'])} from the last checkpoint "
+                     f"(drained: {', '.join(q['drained'])})")
     if r.get("fault"):
         f, s = r["fault"], r.get("fault_to_resumed_s")
         lines.append(f"fault {f['id']} {f['kind']} {f['target']}: " + (

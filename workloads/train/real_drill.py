@@ -1,17 +1,19 @@
 """A drill of the real job (`workload: {real: true}`): `twin drill run topologies/drills/real_*.yaml`.
 
 The model's drills (workloads/drill/) step through modelled time; this one runs `twin train --real`
-(real torchrun ranks) on a `--network netns` twin, cuts a server off at a step (from rank 0's
-progress), reconnects it when the job has ended, and checks what the real job
-did. Not deterministic: step times, the step the fault lands after (the fault is raised once rank
-0 has reported the step; the others may be a step ahead), the time to resume, the measured
-all-reduce. Deterministic: which ranks restart, from which checkpoint (the last one before the
-fault), the group size after it.
+(real torchrun ranks) on a `--network netns` twin, raises its fault at a step (from rank 0's
+progress): a server cut off (reconnected when the job has ended), or an Xid on the GPU of one of a
+server's ranks (the server rebooted when the job has ended: only that brings back a GPU lost to Xid
+79); then it checks what the real job did. Not deterministic: step times, the step the fault
+lands after (the fault is raised once rank 0 has reported the step; the others may be a step
+ahead), the time to resume, the measured all-reduce. Deterministic: which ranks restart, from
+which checkpoint (the last one before the fault), the group size after it.
 
 File: name, description, topology, twin {lustre}, workload {real: true, gpus, gpus_per_server,
-steps, checkpoint_every, gloo_timeout_s}, schedule [{name, at: {step}, fault: cut, host}],
-expect [{job_completes}, {ranks_started: [..]}, {resumed_from_last_checkpoint_before_fault},
-{checkpoints_on_lustre}, {leases_released_but_the_cut_servers}].
+steps, checkpoint_every, gloo_timeout_s}, schedule [{name, at: {step}, fault: cut, host} or {name,
+at: {step}, fault: xid, host, local_rank, xid}], expect [{job_completes}, {ranks_started: [..]},
+{resumed_from_last_checkpoint_before_fault}, {checkpoints_on_lustre},
+{leases_released_but_the_cut_servers}, {rank_stopped_on_gpu_lost}].
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from workloads.train.real_cli import run_real
 from workloads.train.real_launch import RealOptions
 
 EXPECTATIONS = ("job_completes", "ranks_started", "resumed_from_last_checkpoint_before_fault",
-                "checkpoints_on_lustre", "leases_released_but_the_cut_servers")
+                "checkpoints_on_lustre", "leases_released_but_the_cut_servers", "rank_stopped_on_gpu_lost")
 WORKLOAD_KEYS = {"real", "gpus", "gpus_per_server", "steps", "checkpoint_every", "gloo_timeout_s"}
 
 
@@ -48,9 +50,12 @@ def parse(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path}: workload keys {', '.join(sorted(extra))} unknown; "
                        f"known: {', '.join(sorted(WORKLOAD_KEYS))}")
     for i, f in enumerate(doc.get("schedule") or []):
-        if f.get("fault") != "cut" or not isinstance((f.get("at") or {}).get("step"), int) or not f.get("host"):
+        at_step = isinstance((f.get("at") or {}).get("step"), int) and f.get("host")
+        xid = f.get("fault") == "xid" and isinstance(f.get("local_rank"), int) and isinstance(f.get("xid"), int)
+        if not at_step or not (f.get("fault") == "cut" or xid):
             raise BadInput(f"{path}: schedule[{i}]: a real drill's fault is "
-                           "{fault: cut, host: gpuNNN, at: {step: N}}")
+                           "{fault: cut, host: gpuNNN, at: {step: N}} or "
+                           "{fault: xid, host: gpuNNN, local_rank: R, xid: 79, at: {step: N}}")
     for x in doc.get("expect") or []:
         if not isinstance(x, dict) or len(x) != 1 or next(iter(x)) not in EXPECTATIONS:
             raise BadInput(f"{path}: expectation {x!r}: one of {', '.join(EXPECTATIONS)}")
@@ -58,28 +63,45 @@ def parse(path: Path) -> dict[str, Any]:
 
 
 class Injector:
-    """Cuts `host` off once rank 0 reports `step`; `heal` reconnects it when the job has ended (not
-    earlier: its agent, still retrying the rendezvous store for 60 s, would rejoin and restart the
-    group a second time, which makes the drill's group sizes depend on timing)."""
+    """Raises the drill's fault once rank 0 reports its step: `host` cut off, or an Xid on the GPU the
+    job leased for `host`'s local rank `local_rank`. `heal`, when the job has ended (not earlier: a
+    cut server's agent, still retrying the rendezvous store for 60 s, would rejoin and restart the
+    group a second time, which makes the drill's group sizes depend on timing), reconnects the
+    server or reboots it (a GPU lost to Xid 79 comes back only so)."""
 
     def __init__(self, twin: Any, fault: dict[str, Any] | None, log: Any) -> None:
         self.twin, self.fault, self.log = twin, fault, log
-        self.cut_t: float | None = None
-        self.reconnected = False
+        self.raised_t: float | None = None
+        self.healed = False
 
-    def __call__(self, _job: Any, evs: list[dict[str, Any]]) -> None:
-        if self.fault is None:
+    def __call__(self, job: Any, evs: list[dict[str, Any]]) -> None:
+        f = self.fault
+        if f is None or self.raised_t is not None:
             return
-        if self.cut_t is None and any(e["kind"] == "step" and e["step"] >= self.fault["at"]["step"] for e in evs):
-            self.twin.network().cut_off(self.fault["host"])
-            self.cut_t = time.time()
-            self.log(f"{self.fault['name']}: {self.fault['host']} cut off after step {self.fault['at']['step']}")
+        if not any(e["kind"] == "step" and e["step"] >= f["at"]["step"] for e in evs):
+            return
+        if f["fault"] == "cut":
+            self.twin.network().cut_off(f["host"])
+            what = f"{f['host']} cut off"
+        else:
+            node = self.twin.gpu_node(f["host"])
+            lease = next(x for x in node.leases() if x.job_id == job.opts.job_id)
+            gpu = lease.devices[f["local_rank"]].gpu
+            node.inject_xid(gpu, f["xid"])
+            what = f"Xid {f['xid']} on {f['host']} GPU {gpu} (local rank {f['local_rank']}'s)"
+        self.raised_t = time.time()
+        self.log(f"{f['name']}: {what} after step {f['at']['step']}")
 
     def heal(self) -> None:
-        if self.cut_t is not None and not self.reconnected:
+        if self.raised_t is None or self.healed:
+            return
+        self.healed = True
+        if self.fault["fault"] == "cut":
             self.twin.network().reconnect(self.fault["host"])
-            self.reconnected = True
             self.log(f"{self.fault['host']} reconnected")
+        else:
+            self.twin.gpu_node(self.fault["host"]).reboot()
+            self.log(f"{self.fault['host']} rebooted (its lost GPU is back)")
 
 
 def left_leases(twin: Any, job_id: str) -> list[str]:
@@ -107,6 +129,12 @@ def check(expect: list[dict[str, Any]], r: dict[str, Any]) -> list[dict[str, Any
             before = [c for c, t in r["checkpoints_at"] if fault_t is not None and t <= fault_t]
             got = bool(before) and r.get("resumed_from_step") == before[-1]
             why = f"resumed from {r.get('resumed_from_step')}; checkpoints up to the fault: {before}"
+        elif key == "rank_stopped_on_gpu_lost":
+            lost = [f"rank {e['rank']} ({e['server']} local rank {e['local_rank']}): {e['error']}"
+                    for e in r["gpu_lost"]]
+            host = r["fault"]["target"].split()[0] if r.get("fault") else None
+            got = bool(lost) and all("GPU_IS_LOST" in e["error"] and e["server"] == host for e in r["gpu_lost"])
+            why = "; ".join(lost) or "no rank reported a lost GPU"
         elif key == "checkpoints_on_lustre":
             got, why = r["checkpoint_storage"].startswith("lustre"), r["checkpoint_storage"]
         else:  # the job releases every lease it can reach; a cut-off server's waits for its reconnection
@@ -147,7 +175,8 @@ def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned:
     inj = Injector(twin, fault, log)
     per = int(wl.get("gpus_per_server", 2))
     opts = RealOptions(steps=int(wl.get("steps", 300)), per_server=per, nodes=int(wl.get("gpus", 6)) // per,
-                       checkpoint_every=int(wl.get("checkpoint_every", 50)), job_id=f"drill-{doc['name']}",
+                       checkpoint_every=int(wl.get("checkpoint_every", 50)),
+                       job_id=f"drill-{doc['name']}-{int(time.time())}",   # a run of its own: its checkpoints
                        gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)))
     try:
         r = run_real(twin, opts, None, log=log, on_poll=inj)

@@ -8,7 +8,8 @@
   bandwidth_scale). NVLink and the per-step latencies stay as calibrated: on the twin the ranks of
   one server talk over the namespace's loopback, which is not shaped, and latency is not emulated;
 - the time from a fault to training resumed: from the fault's wall time to the first step the
-  restarted group completed.
+  restarted group completed;
+- the ranks that stopped because NVML said their GPU was lost (`gpu_lost`, from any rank).
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def figures(run: dict[str, Any], per_server: int, bandwidth_scale: float | None,
             (e["step"] for e in evs if e["kind"] in ("step", "finished")), default=0),
         "checkpoints": [e["step"] for e in evs if e["kind"] == "checkpoint"],
         "checkpoints_at": [(e["step"], e["t"]) for e in evs if e["kind"] == "checkpoint"],
-        "dataset_files": next((e.get("dataset_files") for e in evs if e["kind"] == "started"), None)}
+        "dataset_files": next((e.get("dataset_files") for e in evs if e["kind"] == "started"), None),
+        "nvml": next((e.get("nvml") for e in evs if e["kind"] == "started"), None),
+        "gpu_lost": [e for e in evs if e["kind"] == "gpu_lost"]}
     if ar:
         first = ar[0]  # the full group's, before any fault
         pred = predicted_allreduce(first["bytes"], first["world"], per_server, bandwidth_scale)

@@ -32,6 +32,17 @@ EXIT_GRACE_S = 20.0  # after the last step: the agents leave the rendezvous and 
 POLL_S = 0.2
 
 
+def nvml_env() -> dict[str, str]:
+    """The twin's libnvidia-ml.so.1 first on the ranks' library path, so that their NVML health check
+    (gpu_health.py) asks their own server's daemon (its abstract socket, in the server's namespace)."""
+    from services.gpu_node.nvml_endpoint import LIB_DIR, LIB_NAME
+
+    if not (LIB_DIR / LIB_NAME).exists():
+        return {}
+    rest = os.environ.get("LD_LIBRARY_PATH", "")
+    return {"LD_LIBRARY_PATH": f"{LIB_DIR}:{rest}" if rest else str(LIB_DIR)}
+
+
 class RealTrainError(UserError, RuntimeError):
     """The real job cannot start as asked (nothing is left leased or running)."""
 
@@ -52,6 +63,7 @@ class RealOptions:
     hidden: int = 256  # MLP width: its gradients are what DDP all-reduces each step
     timeout_s: float = 600.0
     max_restarts: int = 3
+    requeues: int = 1  # times the job is started again without a server whose GPU was lost
     mig_profile: str = "1g.10gb"  # what is leased on a MIG server named in `servers`
 
 
@@ -76,6 +88,7 @@ class RealJob:
         self.events_path = self.workdir / "events.jsonl"
         self.released: dict[str, str] = {}  # server -> why its lease could not be released
         self.bandwidth_scale: float | None = None  # the compute links' shaping (None: unshaped)
+        self._first_agent = 0  # the current attempt's agents are self.agents[_first_agent:]
 
     # -------------------------------------------------------------- leases
 
@@ -107,7 +120,7 @@ class RealJob:
                 lease = node.lease(self.opts.job_id, count=self.opts.per_server, mig_profile=mig, utilization=90)
                 self.leases[s] = lease.id
                 nodes.append(Node(s, net.netns(s), tuple(net.rail_addresses(s)), len(lease.devices),
-                                  dict(lease.env)))
+                                  {**lease.env, **nvml_env()}))
         except Exception as e:
             self.release()
             raise RealTrainError(f"cannot lease {self.opts.per_server} GPUs on {s}: {e} (gang: nothing kept)") from e
@@ -165,19 +178,24 @@ class RealJob:
             return []
         return [json.loads(x) for x in lines if x.strip().endswith("}")]
 
-    def wait(self, on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None = None) -> str:
-        """Until rank 0 reports the last step, every agent has exited, or the timeout: the outcome."""
+    def wait(self, on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None = None, since: int = 0) -> str:
+        """Until rank 0 reports the last step, a rank reports its GPU lost, every agent has exited, or the
+        timeout: the outcome. `since`: the events of earlier attempts, not looked at."""
         end = time.monotonic() + self.opts.timeout_s
         while time.monotonic() < end:
             evs = self.events()
             if on_poll is not None:
                 on_poll(self, evs)
-            if any(e["kind"] == "finished" for e in evs):
+            if any(e["kind"] == "finished" for e in evs[since:]):
                 self._let_exit()
                 return "completed"
-            if self.agents[0].proc.poll() is not None:  # the rendezvous host: without it nothing goes on
-                codes = ", ".join(f"{a.server} {a.proc.returncode}" for a in self.agents)
-                return (f"failed: torchrun on {self.agents[0].server} (the rendezvous host) exited before the last "
+            lost = [e for e in evs[since:] if e["kind"] == "gpu_lost"]
+            if lost:
+                return f"GPU lost: rank {lost[0]['rank']} on {lost[0]['server']} ({lost[0]['error']})"
+            host, *_ = now = self.agents[self._first_agent:]
+            if host.proc.poll() is not None:  # the rendezvous host: without it nothing goes on
+                codes = ", ".join(f"{a.server} {a.proc.returncode}" for a in now)
+                return (f"failed: torchrun on {host.server} (the rendezvous host) exited before the last "
                         f"step (exit status {codes})")
             time.sleep(POLL_S)
         return f"failed: not finished within {self.opts.timeout_s:g} s"
@@ -187,20 +205,43 @@ class RealJob:
         while time.monotonic() < end and any(a.proc.poll() is None for a in self.agents):
             time.sleep(POLL_S)
 
-    def run(self, on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
-        servers = self.pick_servers()
+    def attempt(self, servers: list[str], rdzv_id: str,
+                on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None) -> tuple[str, list[Node]]:
+        """Lease, start torchrun on `servers`, wait for the outcome, stop and release: (outcome, nodes)."""
         nodes = self.acquire(servers)
-        t0 = time.time()
+        since = len(self.events())
         try:
-            launches = plan(nodes, self.opts.job_id, self.worker_args(), max_restarts=self.opts.max_restarts)
+            launches = plan(nodes, rdzv_id, self.worker_args(), max_restarts=self.opts.max_restarts)
             self.log(f"job {self.opts.job_id}: torchrun on {', '.join(servers)}, {sum(n.devices for n in nodes)} "
                      f"ranks, rendezvous and MASTER_ADDR on {nodes[0].rails[0]} (rail0 of {nodes[0].server})")
+            self._first_agent = len(self.agents)
             self.start(launches)
-            outcome = self.wait(on_poll)
+            return self.wait(on_poll, since), nodes
         finally:
             self.stop()
             self.release()
+
+    def run(self, on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
+        """The job, and again (`requeues` times, from its last checkpoint) without the servers where a rank
+        found its GPU lost, as a scheduler whose health check drains such a node requeues the job; at least
+        all servers but one are needed, as torchrun's --nnodes N-1:N."""
+        servers = self.pick_servers()
+        t0 = time.time()
+        outcome, nodes = self.attempt(servers, self.opts.job_id, on_poll)
+        first, left, requeued = nodes, list(servers), []
+        while outcome.startswith("GPU lost") and len(requeued) < self.opts.requeues:
+            drained = {e["server"] for e in self.events() if e["kind"] == "gpu_lost"}
+            left = [s for s in left if s not in drained]
+            if len(left) < max(1, len(servers) - 1):
+                outcome = f"failed: {outcome}; {len(left)} of {len(servers)} servers left, too few to requeue on"
+                break
+            requeued.append({"t": time.time(), "servers": left, "drained": sorted(drained)})
+            self.log(f"{outcome}: requeued on {', '.join(left)} (drained: {', '.join(sorted(drained))})")
+            outcome, _ = self.attempt(left, f"{self.opts.job_id}-requeue{len(requeued)}", on_poll)
+        if outcome.startswith("GPU lost"):
+            outcome = f"failed: {outcome}"
         return {"outcome": outcome, "started_at": t0, "ended_at": time.time(), "servers": servers,
-                "ranks_leased": sum(n.devices for n in nodes), "per_server": [n.devices for n in nodes],
-                "master_addr": nodes[0].rails[0], "agent_exit": {a.server: a.proc.returncode for a in self.agents},
+                "requeued": requeued, "ranks_leased": sum(n.devices for n in first),
+                "per_server": [n.devices for n in first], "master_addr": first[0].rails[0],
+                "agent_exit": {a.server: a.proc.returncode for a in self.agents},
                 "not_released": self.released, "events": self.events(), "workdir": str(self.workdir)}

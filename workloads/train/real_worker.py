@@ -12,6 +12,10 @@ backend. Why it looks like this:
   torchrun's elastic agent restarts continues where the last checkpoint left it.
 - Rank 0 appends its progress as JSON lines to `--events` (wall-clock `t`): the launcher reads the
   figures from it. Before training, the ranks time `--allreduce-bytes` all-reduces.
+- Every rank checks its GPU through NVML (gpu_health.py) before it joins the group and every
+  `--health-every` steps. NVML_ERROR_GPU_IS_LOST (Xid 79) stops the rank: it appends a `gpu_lost`
+  event (any rank may) and exits 1, and torchrun's elastic agent does what it does with a failed
+  worker.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
+from workloads.train.gpu_health import GpuHealth, GpuLost  # noqa: E402
+
 RAILS = 8
 FEATURES = 64
 
@@ -49,6 +55,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--hidden", type=int, default=256, help="MLP width")
     p.add_argument("--rails", type=int, default=RAILS, help="compute rails per server (0: let gloo choose)")
     p.add_argument("--step-sleep", type=float, default=0.0, help="seconds of stand-in compute per step")
+    p.add_argument("--health-every", type=int, default=10, help="steps between NVML checks of the GPU (0: none)")
     return p.parse_args()
 
 
@@ -62,6 +69,20 @@ class Events:
         if self.f is not None:
             self.f.write(json.dumps({"t": time.time(), "kind": kind, **detail}) + "\n")
             self.f.flush()
+
+
+def gpu_lost(path: str, health: GpuHealth, why: GpuLost) -> int:
+    """Any rank's last word: one line appended in one write (O_APPEND: whole among the others)."""
+    line = json.dumps({"t": time.time(), "kind": "gpu_lost", "rank": int(os.environ.get("RANK", "-1")),
+                       "local_rank": int(os.environ["LOCAL_RANK"]), "server": os.environ.get("TWIN_SERVER", ""),
+                       "device": health.device, "error": str(why)})
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+    print(f"rank {os.environ.get('RANK')}: {why}; stopping", flush=True)
+    return 1
 
 
 def _model(hidden: int) -> torch.nn.Module:
@@ -113,6 +134,15 @@ def main() -> int:
     local = int(os.environ["LOCAL_RANK"])
     if a.rails:
         os.environ["GLOO_SOCKET_IFNAME"] = f"rail{local % a.rails}"  # this GPU's rail, before gloo starts
+    health = GpuHealth(local)
+    try:
+        health.check()   # a lost GPU does not join the group
+        return train(a, health)
+    except GpuLost as e:
+        return gpu_lost(a.events, health, e)
+
+
+def train(a: argparse.Namespace, health: GpuHealth) -> int:
     dist.init_process_group("gloo", timeout=timedelta(seconds=a.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
@@ -131,7 +161,7 @@ def main() -> int:
         start = state["step"]
     ev("started", world=world, restart=restart, resumed_from=start if last else None,
        master=os.environ.get("MASTER_ADDR"), rail=os.environ.get("GLOO_SOCKET_IFNAME", ""),
-       params=sum(p.numel() for p in model.parameters()), dataset_files=len(files))
+       params=sum(p.numel() for p in model.parameters()), dataset_files=len(files), nvml=health.state)
     times = _time_allreduce(a.allreduce_bytes, a.allreduce_iters)
     ev("allreduce", bytes=a.allreduce_bytes, world=world, times_s=times, median_s=statistics.median(times))
     t0, loss = time.perf_counter(), None
@@ -143,6 +173,8 @@ def main() -> int:
         opt.step()
         if a.step_sleep:
             time.sleep(a.step_sleep)
+        if a.health_every and step % a.health_every == 0:
+            health.check()
         if step == start + 1 or step % 10 == 0:
             ev("step", step=step, loss=loss.item())
         if a.checkpoint_every and step % a.checkpoint_every == 0 and step < a.steps:
