@@ -4,7 +4,9 @@
   the Lustre mount) without faults: ranks started, steps/s, the measured 1 MiB all-reduce against
   the collective model's prediction for the same scaled fabric (ratio);
 - the real_node_cut drill on the same twin: gpu003 cut off at step 120, the time from the fault to
-  training resumed (gloo's 20 s timeout, then torchrun's re-rendezvous and restart).
+  training resumed (gloo's 20 s timeout, then torchrun's re-rendezvous and restart);
+- the real_gpu_lost drill: Xid 79 on a GPU of gpu003 at step 120, the time from the fault to training
+  resumed (the rank's next NVML check, then the job requeued on gpu001-gpu002 from its checkpoint).
 
 Holds the machine's netns lock while its twin is up. One run each: it takes minutes, and on two
 shared cores every figure moves with the load (printed with them).
@@ -28,7 +30,7 @@ from workloads.train.real_cli import run_real  # noqa: E402
 from workloads.train.real_launch import RealOptions  # noqa: E402
 
 NETNS_LOCK = "/tmp/clustertwin-netns.lock"
-DRILL = Path(__file__).resolve().parents[1] / "topologies" / "drills" / "real_node_cut.yaml"
+DRILLS = Path(__file__).resolve().parents[1] / "topologies" / "drills"
 
 
 def measure() -> dict:
@@ -42,13 +44,14 @@ def measure() -> dict:
             load0 = os.getloadavg()[0]
             plain = run_real(twin, RealOptions(steps=300, per_server=2, nodes=3, checkpoint_every=50,
                                                job_id="bench-real"), None)
-            drill = real_drill.run(DRILL, out / "drill", twin.run.path, log=lambda _m: None)
+            drill = real_drill.run(DRILLS / "real_node_cut.yaml", out / "drill", twin.run.path, log=lambda _m: None)
+            lost = real_drill.run(DRILLS / "real_gpu_lost.yaml", out / "lost", twin.run.path, log=lambda _m: None)
             load1 = os.getloadavg()[0]
-    return {"plain": plain, "drill": drill, "load": (load0, load1)}
+    return {"plain": plain, "drill": drill, "lost": lost, "load": (load0, load1)}
 
 
 def rows(r: dict) -> list[tuple[str, str, str, bool]]:
-    p, d = r["plain"], r["drill"]["result"]
+    p, d, g = r["plain"], r["drill"]["result"], r["lost"]["result"]
     ar = p.get("allreduce") or {}
     ratio = ar.get("measured_over_predicted")
     return [
@@ -58,6 +61,9 @@ def rows(r: dict) -> list[tuple[str, str, str, bool]]:
          f"{(ar.get('predicted') or {}).get('time_s', 0) * 1e3:.1f} ms = {ratio or 0:.2f}", "a ratio", bool(ratio)),
         ("gpu003 cut: fault to training resumed", f"{d.get('fault_to_resumed_s') or 0:.1f} s (ranks "
          f"{d['ranks_started']}, from step {d.get('resumed_from_step')})", "resumes", r["drill"]["passed"]),
+        ("gpu003 Xid 79: NVML GPU_IS_LOST, fault to training resumed", f"{g.get('fault_to_resumed_s') or 0:.1f} s "
+         f"(ranks {g['ranks_started']}, requeued from step {g.get('resumed_from_step')})", "resumes",
+         r["lost"]["passed"]),
     ]
 
 
