@@ -12,7 +12,7 @@ from rich.table import Table
 
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
 from emulator.rundir import RunDir
-from services.slurm import jobs, lifecycle
+from services.slurm import jobs, lifecycle, real_script
 from services.slurm.lifecycle import SlurmTwinError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -95,19 +95,31 @@ def train_script(
     checkpoint_root: Annotated[Path | None, typer.Option(help="Where job checkpoint directories go "
                                                          "(default RUN_DIR/checkpoints).")] = None,
     max_restarts: Annotated[int, typer.Option(help="Requeue a failed run this many times (0: never).")] = 3,
+    real: Annotated[bool, typer.Option("--real", help="Real PyTorch ranks (torchrun + gloo) on a --network netns "
+                                       "twin instead of the model (docs/TRAIN_REAL.md).")] = False,
+    gpus_per_node: Annotated[int, typer.Option(help="--real: GPUs (ranks) per node, as --gres asks.")] = 2,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the script here (default: stdout).")]
     = None,
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
-    """Print an sbatch script that runs `twin train` on the job's nodes and resumes after a requeue."""
+    """Print an sbatch script that runs `twin train` (or, with --real, torchrun ranks) on the job's nodes
+    and resumes after a requeue."""
     run = RunDir(run_dir)
     twin = Path(sys.executable).with_name("twin")
-    text = jobs.train_script(
-        nodes=nodes, partition=partition, job_name=job_name, twin=str(twin if twin.exists() else "twin"),
-        run_dir=run.path, ckpt_root=checkpoint_root.resolve() if checkpoint_root else None,
-        train_args=["--params", f"{params:g}", "--steps", str(steps), "--checkpoint-every", str(checkpoint_every),
-                    "--time-scale", f"{time_scale:g}"],
-        requeue_on_failure=max_restarts > 0, max_restarts=max_restarts)
+    if real:
+        if not 1 <= gpus_per_node <= 8 or nodes < 1:
+            fail("--gpus-per-node must be 1..8 and --nodes >= 1")
+        text = real_script.real_script(
+            nodes=str(nodes), gpus_per_node=gpus_per_node, partition=partition, job_name=job_name,
+            ckpt_root=checkpoint_root.resolve() if checkpoint_root else run.path / "checkpoints",
+            worker_args=["--steps", str(steps), "--checkpoint-every", str(checkpoint_every)], max_restarts=max_restarts)
+    else:
+        text = jobs.train_script(
+            nodes=nodes, partition=partition, job_name=job_name, twin=str(twin if twin.exists() else "twin"),
+            run_dir=run.path, ckpt_root=checkpoint_root.resolve() if checkpoint_root else None,
+            train_args=["--params", f"{params:g}", "--steps", str(steps), "--checkpoint-every", str(checkpoint_every),
+                        "--time-scale", f"{time_scale:g}"],
+            requeue_on_failure=max_restarts > 0, max_restarts=max_restarts)
     if output is None:
         print(text, end="")
     else:

@@ -95,3 +95,67 @@ def test_a_two_node_job_runs_to_completion(netns_slurm: tuple[Path, Manifest]) -
     wait_for(lambda: not slurm(run_dir, "squeue", "-h", "-j", job), 45, f"job {job} to finish")
     state = slurm(run_dir, "scontrol", "show", "job", job)
     assert "JobState=COMPLETED" in state, state
+
+
+def _events(path: Path) -> list[dict]:
+    try:
+        return [json.loads(x) for x in path.read_text().splitlines() if x.strip().endswith("}")]
+    except FileNotFoundError:
+        return []
+
+
+def _second_gpu_of_second_node(run_dir: Path, job: str) -> tuple[str, int]:
+    """The job's second node and the second GPU Slurm gave it there, from `scontrol show job -d`
+    ("Nodes=gpu[001-002] ... GRES=gpu:h100:2(IDX:0-1)", a line per distinct allocation)."""
+    per_node = {}
+    for hosts, idx in re.findall(r"Nodes=(\S+) .*?GRES=gpu:h100:2\(IDX:([^)]*)\)",
+                                 slurm(run_dir, "scontrol", "show", "job", "-d", job)):
+        gpus = [g for part in idx.split(",") for g in (range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1))]
+        for host in slurm(run_dir, "scontrol", "show", "hostnames", hosts).split():
+            per_node[host] = gpus
+    assert len(per_node) == 2, per_node
+    node = sorted(per_node)[1]
+    return node, per_node[node][1]
+
+
+def test_real_ranks_under_slurm_stop_on_a_lost_gpu_and_the_job_is_requeued(
+        netns_slurm: tuple[Path, Manifest], tmp_path: Path) -> None:
+    """`twin slurm train-script --real`: srun starts torchrun in each allocated node's namespace, one rank
+    per GPU Slurm gave the job (its CUDA_VISIBLE_DEVICES), rendezvous on the batch host's rail 0. Xid 79
+    on a GPU of the second node: that rank's NVML check answers GPU_IS_LOST and it stops, srun ends the
+    step, the script requeues the job, the node health check has drained the node, and the next attempt
+    resumes from the last checkpoint on other nodes and completes."""
+    from emulator.client import Twin
+
+    run_dir, _ = netns_slurm
+    script = tmp_path / "real.sbatch"
+    twin_cli("slurm", "train-script", "--real", "-N", "2", "--gpus-per-node", "2", "--job-name", "real",
+             "--checkpoint-every", "20", "--checkpoint-root", str(tmp_path / "ck"), "-o", str(script),
+             "--run-dir", str(run_dir))
+    job = slurm(run_dir, "sbatch", "--parsable", f"--chdir={tmp_path}", str(script), "--steps", "400",
+                "--step-sleep", "0.05").strip()
+    events = tmp_path / "ck" / f"real-{job}" / "events.jsonl"
+    wait_for(lambda: any(e["kind"] == "checkpoint" for e in _events(events)), 120, "the job's first checkpoint")
+    node, gpu = _second_gpu_of_second_node(run_dir, job)
+    twin = Twin.connect(run_dir)
+    twin.gpu_node(node).inject_xid(gpu, 79)
+    try:
+        wait_for(lambda: "JobState=COMPLETED" in slurm(run_dir, "scontrol", "show", "job", job), 240,
+                 f"job {job} to be requeued and complete")
+        log = (tmp_path / f"slurm-real-{job}.out").read_text()
+        evs = _events(events)
+        (lost,) = [e for e in evs if e["kind"] == "gpu_lost"]
+        assert (lost["server"], lost["local_rank"]) == (node, 1)
+        assert lost["error"] == "GPU 1: GPU is lost (NVML_ERROR_GPU_IS_LOST)"
+        starts = [e for e in evs if e["kind"] == "started"]
+        assert [s["world"] for s in starts] == [4, 4] and {s["nvml"] for s in starts} == {"on"}
+        assert all(s["master"].startswith("10.100.") for s in starts)   # a compute rail
+        assert starts[1]["resumed_from"] in [e["step"] for e in evs if e["kind"] == "checkpoint"]
+        assert evs[-1]["kind"] == "finished" and evs[-1]["step"] == 400
+        assert "requeueing job" in log and "attempt 1 on" in log
+        second = log.split("attempt 1 on ")[1].split(":")[0]
+        assert node not in slurm(run_dir, "scontrol", "show", "hostnames", second).split()
+        reason = slurm(run_dir, "sinfo", "-h", "-R", "-n", node, "-o", "%E")
+        assert reason.startswith(f"Xid 79 on GPU {gpu}"), reason
+    finally:   # only a reboot brings a lost GPU back; the health check then resumes the node
+        twin.gpu_node(node).reboot()

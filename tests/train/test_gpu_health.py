@@ -22,7 +22,8 @@ def test_a_rank_checks_the_device_its_lease_gave_it() -> None:
     uuids = "GPU-aaaa,GPU-bbbb"
     assert rank_device(1, {"NVIDIA_VISIBLE_DEVICES": uuids, "CUDA_VISIBLE_DEVICES": "0,1"}) == "GPU-bbbb"
     assert rank_device(0, {"NVIDIA_VISIBLE_DEVICES": "MIG-1234,MIG-5678"}) == "MIG-1234"
-    assert rank_device(1, {"CUDA_VISIBLE_DEVICES": "5,6"}) == "6"
+    assert rank_device(1, {"CUDA_VISIBLE_DEVICES": "5,6"}) == "1"   # Slurm's: NVML numbers what it sees from 0
+    assert rank_device(1, {"CUDA_VISIBLE_DEVICES": "GPU-aaaa,GPU-bbbb"}) == "GPU-bbbb"
     assert rank_device(3, {}) == "3"
     assert rank_device(2, {"NVIDIA_VISIBLE_DEVICES": "all"}) == "2"
     with pytest.raises(ValueError, match="LOCAL_RANK 2 but NVIDIA_VISIBLE_DEVICES lists 2 devices"):

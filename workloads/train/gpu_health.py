@@ -2,9 +2,10 @@
 
 On the twin, NVML is the project's libnvidia-ml.so.1 (native/nvml/): inside a GPU server's namespace
 it answers from that server's daemon, so a rank sees its own GPU's state. The rank's GPU is the
-LOCAL_RANK-th of the devices its lease gave it (NVIDIA_VISIBLE_DEVICES: GPU or MIG UUIDs, as a
-container runtime passes them; else CUDA_VISIBLE_DEVICES; else GPU LOCAL_RANK), looked up by UUID so
-that a MIG slice is checked as itself.
+LOCAL_RANK-th of the devices it was given: by UUID when the list names UUIDs (a lease's
+NVIDIA_VISIBLE_DEVICES, GPU or MIG, as a container runtime passes them), so that a MIG slice is
+checked as itself; else by index (Slurm's CUDA_VISIBLE_DEVICES: NVML numbers the GPUs a job sees
+from 0).
 
 After Xid 79 (the GPU fell off the bus) NVML answers NVML_ERROR_GPU_IS_LOST to the lookup and to
 every query: `check` raises GpuLost and the rank stops. No NVML at all (no library, no daemon) turns
@@ -22,13 +23,16 @@ class GpuLost(RuntimeError):
 
 
 def rank_device(local_rank: int, env: dict[str, str] | os._Environ[str] = os.environ) -> str:
-    """The rank's device as NVML names it: a UUID, or an index (as a string)."""
+    """The rank's device as NVML names it: a UUID the list gives (a container's NVIDIA_VISIBLE_DEVICES,
+    or CUDA_VISIBLE_DEVICES naming UUIDs), else the index LOCAL_RANK among the GPUs the process sees
+    (NVML, like a Slurm job's device cgroup, numbers them from 0)."""
     for var in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
         items = [x for x in env.get(var, "").split(",") if x]
         if items and items[0] not in ("all", "none", "void"):
             if local_rank >= len(items):
                 raise ValueError(f"LOCAL_RANK {local_rank} but {var} lists {len(items)} devices")
-            return items[local_rank]
+            item = items[local_rank]
+            return str(local_rank) if item.isdigit() else item
     return str(local_rank)
 
 
