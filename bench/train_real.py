@@ -39,7 +39,7 @@ def measure() -> dict:
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp, open(NETNS_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         out = Path(tmp)
-        with Twin.up("rack", run_dir=out / "twin", network="netns", lustre=True, timeout=120) as twin:
+        with Twin.up("rack", run_dir=out / "twin", network="netns", lustre=True, ceph=True, timeout=120) as twin:
             mount_background(twin.run.path, str(out / "hot"))
             load0 = os.getloadavg()[0]
             plain = run_real(twin, RealOptions(steps=300, per_server=2, nodes=3, checkpoint_every=50,

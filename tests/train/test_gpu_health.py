@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from emulator.errors import BadInput
+from workloads.drill.spec import DrillError
 from workloads.train.gpu_health import rank_device
 from workloads.train.real_drill import parse
 
@@ -49,6 +50,18 @@ def test_a_malformed_fault_is_refused(tmp_path: Path, fault: str) -> None:
     f = tmp_path / "d.yaml"
     f.write_text(f"name: d\ntopology: rack\nworkload: {{real: true}}\nschedule:\n  - {fault}\n")
     with pytest.raises(BadInput, match="a real drill's fault is"):
+        parse(f)
+
+
+def test_a_dataset_needs_ceph_and_lustre(tmp_path: Path) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text("name: d\ntopology: rack\ntwin: {lustre: true}\nworkload: {real: true}\n"
+                 "storage: {dataset: {objects: 2}}\n")
+    with pytest.raises(DrillError, match=r"needs 'twin: \{ceph: true, lustre: true\}'"):
+        parse(f)
+    f.write_text("name: d\ntopology: rack\ntwin: {lustre: true, ceph: true}\nworkload: {real: true}\n"
+                 "storage: {checkpoints: lustre}\n")
+    with pytest.raises(BadInput, match="a real drill's storage is"):
         parse(f)
 
 

@@ -1,7 +1,9 @@
 """`twin train --real` end to end (issue 18 part 2): real torchrun ranks with gloo in the GPU servers'
-namespaces of a rack twin (`--network netns --lustre`), checkpoints on the Lustre mount, and the
-real_node_cut drill: gpu003 cut off, gloo times out, torchrun's elastic agents restart the group on
-the servers left from the last checkpoint. Holds the machine's netns lock while its twin is up."""
+namespaces of a rack twin (`--network netns --lustre --ceph`), checkpoints on the Lustre mount, and
+the real drills: real_node_cut (its dataset staged from S3 into Lustre first; gpu003 cut off, gloo
+times out, torchrun's elastic agents restart the group on the servers left from the last checkpoint)
+and real_gpu_lost (Xid 79: the rank's NVML check stops it, the job is requeued without gpu003).
+Holds the machine's netns lock while its twin is up."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def rack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
         reason = netns_skip_reason("real training tests")
         if reason:
             pytest.skip(reason)
-        twin = Twin.up("rack", run_dir=base / "run", network="netns", lustre=True, timeout=120)
+        twin = Twin.up("rack", run_dir=base / "run", network="netns", lustre=True, ceph=True, timeout=120)
         try:
             mount_background(twin.run.path, str(base / "hot"))
             yield twin
@@ -75,6 +77,8 @@ def test_node_cut_drill_restarts_the_group_from_the_last_checkpoint(rack: Twin, 
     assert res["fault"]["kind"] == "node-cut" and res["fault"]["target"] == "gpu003"
     assert res["resumed_from_step"] in res["checkpoints"] and res["fault_to_resumed_s"] > 0
     assert res["checkpoint_storage"].startswith("lustre")
+    # the dataset: made in the S3 gateway, staged into Lustre by twin stage's job, read by the ranks
+    assert res["stage"]["copied"] == res["stage"]["verified_after_stage"] == res["dataset_files"] == 24
     ckdir = Path(res["checkpoint_dir"])
     assert (ckdir / f"step-{res['checkpoints'][-1]:08d}.pt").stat().st_size > 0  # through the FUSE client
     ar = res["allreduce"]

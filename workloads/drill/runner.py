@@ -16,19 +16,16 @@ and then read by the training each step. Staging is real I/O: its duration and r
 
 from __future__ import annotations
 
-import hashlib
 import random
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from services.ceph.manifest import gateway
 from workloads.drill import expectations, faults
+from workloads.drill.dataset import lustre_layout, stage_dataset
 from workloads.drill.spec import Drill
 from workloads.drill.study import run_study
 from workloads.train import checkpoint_store
@@ -36,7 +33,6 @@ from workloads.train.runner import Hooks, JobResult, Touched, TrainJob
 
 Log = Callable[[str], None]
 WATCH_S = 5.0  # wall seconds to wait for an expected bus event after a fault
-STAGE_READ_TIMEOUT_S = 15.0  # a GET that blocks longer (PGs below min_size) is retried by the stage job
 
 
 def _targets(drill: Drill, servers: list[str], rng: random.Random) -> dict[str, dict[str, Any]]:
@@ -131,97 +127,6 @@ def _run_workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[st
         unmount(twin.run.path, str(mp))
 
 
-def _layout(twin: Any, mount: Path, stripe_count: int) -> Callable[[Path], None]:
-    """`lfs setstripe -c N DIR` through the MDS (new files in DIR inherit it)."""
-    from services.lustre.client.core import LustreClient
-
-    client = LustreClient.from_manifest(twin.manifest, failover_timeout=60.0)
-
-    def set_layout(d: Path) -> None:
-        client.setstripe("/" + str(d)[len(str(mount)):].strip("/"), count=stripe_count, size=0)
-
-    return set_layout
-
-
-def _stage(drill: Drill, seed: int, twin: Any, mount: Path, on_bytes: Callable[[int, int], None],
-           log: Log) -> dict[str, Any]:
-    """Make the drill's dataset in the S3 gateway (seeded), stage it into the mount, verify every file."""
-    import boto3
-    from botocore.config import Config
-
-    from workloads.stage.job import StageJob
-
-    ds = drill.storage["dataset"]
-    rgw = gateway(twin.manifest)
-    if rgw is None:
-        raise RuntimeError("the drill stages from the S3 gateway: the twin runs no Ceph (`twin: {ceph: true}`)")
-    key, secret = "DRILLSTAGE" + hashlib.sha1(drill.name.encode()).hexdigest()[:10].upper(), "drill-stage-secret"
-    exe = Path(sys.executable).with_name("twin")
-    r = subprocess.run([str(exe) if exe.exists() else "twin", "ceph", "user", "create", "--uid", "drill-stage",
-                        "--display-name", "drill staging", "--access-key", key, "--secret", secret,
-                        "--run-dir", str(twin.run.path)], capture_output=True, text=True, timeout=30)
-    if r.returncode != 0 and "exist" not in (r.stdout + r.stderr).lower():
-        raise RuntimeError(f"twin ceph user create: {(r.stderr or r.stdout).strip()[:300]}")
-    s3 = boto3.client("s3", endpoint_url=rgw.s3, aws_access_key_id=key, aws_secret_access_key=secret,
-                      region_name="us-east-1",
-                      config=Config(retries={"max_attempts": 2, "mode": "standard"}, s3={"addressing_style": "path"},
-                                    max_pool_connections=max(10, 2 * ds["workers"]), connect_timeout=5,
-                                    read_timeout=STAGE_READ_TIMEOUT_S))
-    try:
-        s3.create_bucket(Bucket=ds["bucket"])
-    except s3.exceptions.BucketAlreadyOwnedByYou:
-        pass
-    rng = random.Random(f"{seed}:dataset")
-    size = ds["object_kib"] * 1024
-    keys = [f"{ds['prefix']}shard-{i:05d}.bin" for i in range(ds["objects"])]
-    md5 = {}
-    w0 = time.monotonic()
-    for k in keys:
-        body = rng.randbytes(size)
-        md5[k] = hashlib.md5(body).hexdigest()
-        s3.put_object(Bucket=ds["bucket"], Key=k, Body=body)
-    upload_s = time.monotonic() - w0
-    total = size * len(keys)
-    log(f"dataset: {len(keys)} objects x {ds['object_kib']} KiB in s3://{ds['bucket']}/{ds['prefix']} "
-        f"({upload_s:.1f} s wall to upload)")
-    dest = mount / "datasets" / drill.name
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    lock = threading.Lock()
-    done = [0]
-
-    def progress(n: int) -> None:
-        with lock:
-            done[0] += n
-            on_bytes(done[0], total)
-
-    job = StageJob(s3, ds["bucket"], ds["prefix"], dest, workers=ds["workers"],
-                   set_layout=_layout(twin, mount, drill.storage["stripe_count"]), progress=progress)
-    rep = job.run()
-    # every staged file read back from Lustre and checked against the content's MD5 (the S3 ETag)
-    bad = []
-    for k in keys:
-        try:
-            got = hashlib.md5(job.target(k).read_bytes()).hexdigest()
-        except OSError as e:
-            got = f"unreadable ({e.strerror})"
-        if got != md5[k]:
-            bad.append(f"{k}: {got}")
-    d = rep.to_dict()
-    log(f"staged {d['copied']} of {d['listed']} objects ({d['bytes_copied'] / 2**20:.1f} MiB) into {dest} in "
-        f"{d['seconds']:.1f} s wall, {len(d['retries'])} retries, {len(d['failed'])} failed; "
-        f"{len(keys) - len(bad)} of {len(keys)} files verified against their MD5")
-    return {"source": f"s3://{ds['bucket']}/{ds['prefix']}", "dest": f"LUSTRE:/{dest.relative_to(mount)}",
-            "path": str(dest), "objects": len(keys),
-            "bytes": total, "listed": d["listed"], "copied": d["copied"], "skipped": d["skipped"],
-            "failed": d["failed"], "md5_verified": d["md5_verified"], "size_verified": d["size_verified"],
-            "verified_after_stage": len(keys) - len(bad), "mismatched": bad,
-            "retries": d["retries"], "retry_wait_s": round(sum(x["wait_s"] for x in d["retries"]), 3),
-            "wall_s": round(d["seconds"], 3), "upload_wall_s": round(upload_s, 3),
-            "note": "staging is real I/O on the twin: wall_s, retries and retry_wait_s (time lost waiting to "
-                    "retry) are wall-clock facts; the objects, bytes and verification are reproducible"}
-
-
 def _workload(drill: Drill, seed: int, out: Path, twin: Any, report: dict[str, Any], wall: dict[str, Any],
               log: Log, ckdir: Path, mount: Path | None) -> None:
     _DrillRun(drill, seed, twin, report, wall, log, ckdir, mount).run()
@@ -270,7 +175,7 @@ class _DrillRun:
         shutil.rmtree(self.ckdir, ignore_errors=True)
         if self.mount is not None and self.drill.storage.get("checkpoints") == "lustre":
             self.ckdir.mkdir(parents=True, exist_ok=True)
-            _layout(self.twin, self.mount, self.drill.storage["stripe_count"])(self.ckdir)
+            lustre_layout(self.twin, self.mount, self.drill.storage["stripe_count"])(self.ckdir)
 
     # --- the fault schedule, fired from the training's hooks -----------------------------------
 
@@ -327,7 +232,8 @@ class _DrillRun:
             for f in [f for f in staged if f in self.pending and done >= total * f.at["staged_pct"] / 100]:
                 self._fire(f, 0, 0.0, staged_pct=round(100 * done / max(1, total), 1))
 
-        stage = _stage(self.drill, self.seed, self.twin, self.mount, on_bytes, self.log)
+        stage = stage_dataset(self.drill.name, self.drill.storage["dataset"], self.drill.storage["stripe_count"],
+                              self.seed, self.twin, self.mount, on_bytes, self.log)
         for f in [f for f in staged if f in self.pending]:  # an empty dataset: fire them at the end of staging
             self._fire(f, 0, 0.0, staged_pct=100.0)
         self.report["stage"] = stage

@@ -237,6 +237,23 @@ def _expectations(expect: Any, names: set[str], path: str) -> list[dict[str, Any
     return expect
 
 
+def dataset_spec(ds: Any, twin: dict[str, Any], path: str) -> dict[str, Any]:
+    """A drill's `storage.dataset`, with DATASET_DEFAULTS filled in; staged from the S3 gateway into the
+    Lustre mount, so the twin needs both."""
+    if not isinstance(ds, dict) or set(ds) - set(DATASET_DEFAULTS):
+        raise DrillError(_where(path, f"storage.dataset takes {', '.join(DATASET_DEFAULTS)}"))
+    ds = {**DATASET_DEFAULTS, **ds}
+    if not twin.get("ceph") or not twin.get("lustre"):
+        raise DrillError(_where(path, "storage.dataset is staged from the S3 gateway: it needs 'twin: {ceph: "
+                                      "true, lustre: true}'"))
+    for k in ("objects", "object_kib", "workers"):
+        if not isinstance(ds[k], int) or ds[k] < 1:
+            raise DrillError(_where(path, f"storage.dataset.{k}: an integer >= 1"))
+    if not isinstance(ds["bucket"], str) or not ds["bucket"] or not isinstance(ds["prefix"], str):
+        raise DrillError(_where(path, "storage.dataset: bucket and prefix are strings"))
+    return ds
+
+
 def _storage(st: Any, twin: dict[str, Any], workload: TrainConfig | None, backend: str, path: str) -> dict[str, Any]:
     if st is None:
         return {}
@@ -254,20 +271,8 @@ def _storage(st: Any, twin: dict[str, Any], workload: TrainConfig | None, backen
     sc = out.setdefault("stripe_count", 4)
     if not isinstance(sc, int) or sc == 0 or sc < -1:
         raise DrillError(_where(path, "storage.stripe_count: >= 1, or -1 (all OSTs)"))
-    ds = out.get("dataset")
-    if ds is not None:
-        if not isinstance(ds, dict) or set(ds) - set(DATASET_DEFAULTS):
-            raise DrillError(_where(path, f"storage.dataset takes {', '.join(DATASET_DEFAULTS)}"))
-        ds = {**DATASET_DEFAULTS, **ds}
-        if not twin.get("ceph"):
-            raise DrillError(_where(path, "storage.dataset is staged from the S3 gateway: it needs 'twin: {ceph: "
-                                          "true, lustre: true}'"))
-        for k in ("objects", "object_kib", "workers"):
-            if not isinstance(ds[k], int) or ds[k] < 1:
-                raise DrillError(_where(path, f"storage.dataset.{k}: an integer >= 1"))
-        if not isinstance(ds["bucket"], str) or not ds["bucket"] or not isinstance(ds["prefix"], str):
-            raise DrillError(_where(path, "storage.dataset: bucket and prefix are strings"))
-        out["dataset"] = ds
+    if out.get("dataset") is not None:
+        out["dataset"] = dataset_spec(out["dataset"], twin, path)
     if workload is None and out:
         raise DrillError(_where(path, "'storage' needs a workload"))
     return out

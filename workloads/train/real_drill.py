@@ -9,16 +9,20 @@ lands after (the fault is raised once rank 0 has reported the step; the others m
 ahead), the time to resume, the measured all-reduce. Deterministic: which ranks restart, from
 which checkpoint (the last one before the fault), the group size after it.
 
-File: name, description, topology, twin {lustre}, workload {real: true, gpus, gpus_per_server,
-steps, checkpoint_every, gloo_timeout_s}, schedule [{name, at: {step}, fault: cut, host} or {name,
-at: {step}, fault: xid, host, local_rank, xid}], expect [{job_completes}, {ranks_started: [..]},
-{resumed_from_last_checkpoint_before_fault}, {checkpoints_on_lustre},
-{leases_released_but_the_cut_servers}, {rank_stopped_on_gpu_lost}].
+File: name, description, topology, twin {lustre, ceph}, workload {real: true, gpus, gpus_per_server,
+steps, checkpoint_every, gloo_timeout_s}, storage {dataset: {objects, object_kib, bucket, prefix,
+workers}} (optional: made in the S3 gateway, staged into the Lustre mount by `twin stage`'s job and
+verified before the job starts, then read by the ranks as their inputs), schedule [{name, at:
+{step}, fault: cut, host} or {name, at: {step}, fault: xid, host, local_rank, xid}], expect
+[{job_completes}, {ranks_started: [..]}, {resumed_from_last_checkpoint_before_fault}, {checkpoints_on_lustre},
+{leases_released_but_the_cut_servers}, {rank_stopped_on_gpu_lost}, {dataset_staged_and_read}].
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,11 +30,14 @@ from typing import Any
 import yaml
 
 from emulator.errors import BadInput
+from workloads.drill.dataset import stage_user
+from workloads.drill.spec import dataset_spec
 from workloads.train.real_cli import run_real
 from workloads.train.real_launch import RealOptions
 
 EXPECTATIONS = ("job_completes", "ranks_started", "resumed_from_last_checkpoint_before_fault",
-                "checkpoints_on_lustre", "leases_released_but_the_cut_servers", "rank_stopped_on_gpu_lost")
+                "checkpoints_on_lustre", "leases_released_but_the_cut_servers", "rank_stopped_on_gpu_lost",
+                "dataset_staged_and_read")
 WORKLOAD_KEYS = {"real", "gpus", "gpus_per_server", "steps", "checkpoint_every", "gloo_timeout_s"}
 
 
@@ -45,6 +52,11 @@ def is_real(path: Path) -> bool:
 def parse(path: Path) -> dict[str, Any]:
     doc = yaml.safe_load(Path(path).read_text())
     wl = doc.get("workload") or {}
+    st = doc.get("storage")
+    if st is not None:   # the dataset the ranks read, staged from the S3 gateway into the Lustre mount
+        if not isinstance(st, dict) or set(st) != {"dataset"}:
+            raise BadInput(f"{path}: a real drill's storage is {{dataset: {{...}}}}")
+        st["dataset"] = dataset_spec(st["dataset"], doc.get("twin") or {}, str(path))
     extra = set(wl) - WORKLOAD_KEYS
     if extra:
         raise BadInput(f"{path}: workload keys {', '.join(sorted(extra))} unknown; "
@@ -135,6 +147,12 @@ def check(expect: list[dict[str, Any]], r: dict[str, Any]) -> list[dict[str, Any
             host = r["fault"]["target"].split()[0] if r.get("fault") else None
             got = bool(lost) and all("GPU_IS_LOST" in e["error"] and e["server"] == host for e in r["gpu_lost"])
             why = "; ".join(lost) or "no rank reported a lost GPU"
+        elif key == "dataset_staged_and_read":
+            st = r.get("stage") or {}
+            got = bool(st) and st["verified_after_stage"] == st["objects"] == r.get("dataset_files")
+            why = (f"staged {st['copied']} of {st['objects']} objects from {st['source']}, "
+                   f"{st['verified_after_stage']} verified; the ranks read {r.get('dataset_files')} files"
+                   if st else "no dataset staged")
         elif key == "checkpoints_on_lustre":
             got, why = r["checkpoint_storage"].startswith("lustre"), r["checkpoint_storage"]
         else:  # the job releases every lease it can reach; a cut-off server's waits for its reconnection
@@ -156,12 +174,29 @@ def run(path: Path, out: Path, run_dir: Path | None, log: Any) -> dict[str, Any]
     out.mkdir(parents=True, exist_ok=True)
     owned = run_dir is None
     twin = (Twin.up(doc["topology"], run_dir=out / "twin", network="netns", lustre=bool(twin_opts.get("lustre")),
-                    timeout=120) if owned else Twin.connect(run_dir))
+                    ceph=bool(twin_opts.get("ceph")), timeout=120) if owned else Twin.connect(run_dir))
     try:
         return _drill(twin, doc, wl, out, owned, log)
     finally:
         if owned:
             twin.down()
+
+
+def _stage(twin: Any, name: str, ds: dict[str, Any], mount: Path, log: Any) -> dict[str, Any]:
+    """The drill's dataset staged into the Lustre mount (4 stripes), from the client node's namespace: the
+    gateway and Lustre are on the storage segment, which the machine's namespace does not reach."""
+    from services.lustre.client.mount import client_host
+
+    creds = stage_user(name, twin)
+    args = {"run_dir": str(twin.run.path), "netns": client_host(twin.manifest)[1], "name": name, "dataset": ds,
+            "stripe_count": 4, "seed": 0, "mount": str(mount), "key": creds[0], "secret": creds[1]}
+    p = subprocess.run([sys.executable, "-m", "workloads.drill.dataset", json.dumps(args)], capture_output=True,
+                       text=True, timeout=600)
+    for line in p.stderr.splitlines():
+        log(line)
+    if p.returncode != 0:
+        raise RuntimeError(f"staging the dataset failed: {p.stderr.strip()[-500:]}")
+    return json.loads(p.stdout.splitlines()[-1])
 
 
 def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned: bool, log: Any) -> dict[str, Any]:
@@ -171,18 +206,26 @@ def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned:
         from services.lustre.client.mount import mount_background
 
         mount_background(twin.run.path, str(out / "lustre"))
+    stage = None
+    if doc.get("storage"):
+        mount = lustre_mount(twin)
+        if mount is None:
+            raise BadInput("the drill stages its dataset into the Lustre mount: `twin lustre mount DIR` first")
+        stage = _stage(twin, doc["name"], doc["storage"]["dataset"], Path(mount), log)
     fault = (doc.get("schedule") or [None])[0]
     inj = Injector(twin, fault, log)
     per = int(wl.get("gpus_per_server", 2))
     opts = RealOptions(steps=int(wl.get("steps", 300)), per_server=per, nodes=int(wl.get("gpus", 6)) // per,
                        checkpoint_every=int(wl.get("checkpoint_every", 50)),
                        job_id=f"drill-{doc['name']}-{int(time.time())}",   # a run of its own: its checkpoints
-                       gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)))
+                       gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)), dataset=stage.pop("path") if stage else "")
     try:
         r = run_real(twin, opts, None, log=log, on_poll=inj)
     finally:
         inj.heal()
     r["leases_left"] = left_leases(twin, opts.job_id)
+    if stage is not None:
+        r["stage"] = stage
     checks = check(doc.get("expect") or [], r)
     report = {"drill": doc["name"], "real": True, "not_deterministic": "step times, the step the fault lands after, "
               "the time to resume, the measured all-reduce", "result": r, "expectations": checks,

@@ -149,7 +149,9 @@ def train(a: argparse.Namespace, health: GpuHealth) -> int:
     ev = Events(a.events, rank)
     ckdir = Path(a.checkpoint_dir)
     ckdir.mkdir(parents=True, exist_ok=True)
-    files = sorted(p for p in Path(a.dataset).rglob("*") if p.is_file()) if a.dataset else []
+    # (hidden files, twin stage's journal among them, are bookkeeping, not inputs)
+    files = sorted(p for p in Path(a.dataset).rglob("*") if p.is_file() and not p.name.startswith(".")) \
+        if a.dataset else []
     model = DistributedDataParallel(_model(a.hidden))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     start = 0
