@@ -34,6 +34,7 @@ FORMAT_VERSION = 1
 NO_INSTANCE = 0xFFFFFFFF   # NVML's "not a MIG process" gpuInstanceId/computeInstanceId
 MAX_EVENT_LINES = 64
 EVENT_XID, EVENT_SBE, EVENT_DBE = 0x8, 0x1, 0x2   # nvmlEventType*
+EVENT_MIG_CONFIG = 0x100   # nvmlEventMigConfigChange
 ECC_EVENTS = {"ECC_SBE": EVENT_SBE, "ECC_DBE": EVENT_DBE}
 # NVML's nvmlClocksEventReason* bits for the reasons the thermal model names.
 REASON_BITS = {"GPU_IDLE": 0x1, "HW_SLOWDOWN": 0x8, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
@@ -97,14 +98,18 @@ def _mig_lines(model: NodeModel, gpu: int) -> list[str]:
 
 
 def nvml_events(events: list[dict]) -> list[tuple[int, int, int, int]]:
-    """(id, gpu, NVML event type, data) of the node's events that NVML reports: each Xid, and the
-    ECC errors injected (a double-bit error is also its Xid 48, an event of its own)."""
+    """(id, gpu, NVML event type, data) of the node's events that NVML reports: each Xid, the ECC
+    errors injected (a double-bit error is also its Xid 48, an event of its own), and each change of a
+    GPU's MIG instances (a GPU or compute instance made or destroyed, a layout lost on reset or applied
+    at boot; not a MIG mode change, which takes effect only after a reset)."""
     out = []
     for e in events:
         if e["kind"] == "xid":
             out.append((e["seq"] * 4, e["gpu"], EVENT_XID, e["xid"]))
         elif e["kind"] == "fault" and e.get("fault", {}).get("kind") in ECC_EVENTS:
             out.append((e["seq"] * 4 + 1, e["gpu"], ECC_EVENTS[e["fault"]["kind"]], 0))
+        elif e["kind"] == "mig" and e["gpu"] >= 0 and ": MIG mode " not in e.get("message", ""):
+            out.append((e["seq"] * 4 + 2, e["gpu"], EVENT_MIG_CONFIG, 0))
     return out
 
 

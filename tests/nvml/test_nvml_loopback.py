@@ -210,6 +210,53 @@ def test_gpustat_and_nvitop_run_unchanged(mini_twin: Twin, nvml_lib: str, twin_e
     assert mig.stdout.count("1g.10gb @ GI/CI: 7/0") == 8 and mig.stdout.count("3g.40gb @ GI/CI: 2/0") == 8
 
 
+MIG_EVENT = """
+import ctypes
+n.nvmlInit()
+es = n.nvmlEventSetCreate()
+h7 = n.nvmlDeviceGetHandleByIndex(7)
+n.nvmlDeviceRegisterEvents(h7, n.nvmlEventMigConfigChange, es)
+n.nvmlDeviceRegisterEvents(n.nvmlDeviceGetHandleByIndex(6), n.nvmlEventTypeXidCriticalError, es)
+open(FLAG, "w").close()   # the test changes GPU 7's instances once this exists
+address = lambda p: ctypes.cast(p, ctypes.c_void_p).value
+got = [n.nvmlEventSetWait(es, 30000) for _ in range(2)]
+out = [[d.eventType, d.eventData, address(d.device) == address(h7)] for d in got]
+"""
+
+
+def test_a_change_of_mig_instances_is_an_event(mini_twin: Twin, nvml_lib: str, tmp_path: Path) -> None:
+    """nvmlEventMigConfigChange on the MIG server's GPU 7: a compute instance destroyed, then made again
+    (the layout is as before afterwards). The set registered no MIG events for GPU 6: its change is
+    not delivered."""
+    import sys
+
+    from tests.waiting import wait_for
+
+    node = mini_twin.gpu_node("gpu002")
+    gi = next(g for g in node.gpu_instances(7) if g.compute_instances)
+    (ci,) = gi.compute_instances[:1]
+    flag = tmp_path / "waiting"
+    env = nvml_env(nvml_lib, http_address(mini_twin, "gpu002"))
+    script = f"import json, pynvml as n\nFLAG = {str(flag)!r}\n" + MIG_EVENT + "\nprint(json.dumps(out))\n"
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        wait_for("the NVML client to wait on its event set", flag.exists, timeout=30)
+        g6 = next(g for g in node.gpu_instances(6) if g.compute_instances)
+        c6 = g6.compute_instances[0]
+        node.destroy_compute_instance(6, g6.id, c6.id)   # GPU 6: not registered for MIG events
+        node.create_compute_instance(6, g6.id, c6.slices)
+        node.destroy_compute_instance(7, gi.id, ci.id)
+        node.create_compute_instance(7, gi.id, ci.slices)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    assert json.loads(stdout.splitlines()[-1]) == [[0x100, 0, True], [0x100, 0, True]]   # both GPU 7's
+    assert [(g.id, [c.slices for c in g.compute_instances]) for g in node.gpu_instances(7)
+            if g.id == gi.id] == [(gi.id, [c.slices for c in gi.compute_instances])]
+
+
 XID = """
 import ctypes, time
 n.nvmlInit()
