@@ -16,7 +16,6 @@ from services.gpu_node.nvml_endpoint import LIB_DIR, LIB_NAME
 app = typer.Typer(no_args_is_help=True, help=__doc__)
 
 
-
 def lib_dir() -> Path:
     """Where `make install` (make -C native/nvml) built the library; an error if it has not."""
     if not (LIB_DIR / LIB_NAME).exists():

@@ -29,16 +29,15 @@ WORKER_MODULE = "workloads.train.real_worker"
 RDZV_PORT = 29400   # as real_plan.py's
 
 
-def real_script(*, nodes: str = "2", gpus_per_node: int = 2, partition: str = PARTITION_EXPLORATORY,
-                job_name: str = "train-real", python: str = sys.executable, ckpt_root: str | Path | None = None,
+def real_script(*, ckpt_root: str | Path, nodes: str = "2", gpus_per_node: int = 2,
+                partition: str = PARTITION_EXPLORATORY, job_name: str = "train-real", python: str = sys.executable,
                 worker_args: list[str] | None = None, max_restarts: int = 3,
                 output: str = "slurm-%x-%j.out") -> str:
-    """A bash batch script for `sbatch`. `nodes`: N or MIN-MAX. `worker_args`: real_worker.py options
-    baked in; arguments given to the script come after them and win. `ckpt_root`: where each job's
-    checkpoint directory goes (default: $TWIN_RUN_DIR/checkpoints)."""
+    """A bash batch script for `sbatch`. `ckpt_root`: where each job's checkpoint directory goes.
+    `nodes`: N or MIN-MAX. `worker_args`: real_worker.py options baked in; arguments given to the
+    script come after them and win."""
     args = " ".join(shlex.quote(a) for a in (worker_args or []))
-    root = shlex.quote(str(ckpt_root)) if ckpt_root else \
-        '"${TWIN_RUN_DIR:?set TWIN_RUN_DIR to the run directory of the twin}/checkpoints"'
+    root = shlex.quote(str(ckpt_root))
     return f"""#!/bin/bash
 # Real PyTorch ranks as a Slurm job on the twin (clustertwin `twin slurm train-script --real`).
 #

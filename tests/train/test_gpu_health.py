@@ -40,6 +40,14 @@ def test_no_nvml_turns_the_check_off_and_says_why(tmp_path: Path) -> None:
     assert json.loads(p.stdout) == "off: NVML Shared Library Not Found"
 
 
+def test_a_negative_check_interval_is_refused(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "workloads.train.real_worker", "--steps", "1", "--checkpoint-dir",
+                        str(tmp_path / "ck"), "--events", str(tmp_path / "ev"), "--health-every", "-1"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "--health-every -1: 0 (no checks) or more steps" in p.stderr
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "ev").exists()
+
+
 @pytest.mark.parametrize("fault", [
     "{fault: xid, host: gpu003, xid: 79, at: {step: 10}}",               # whose GPU: no local_rank
     "{fault: xid, host: gpu003, local_rank: 1, at: {step: 10}}",         # no Xid

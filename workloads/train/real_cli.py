@@ -46,7 +46,7 @@ def checkpoint_place(twin: Any, given: Path | None, job_id: str) -> tuple[Path, 
 
 def fault_during(twin: Any, t0: float, t1: float, servers: list[str]) -> dict[str, Any] | None:
     """The first fault raised between t0 and t1 (wall clock): a network fault from the twin's fault log,
-    or a GPU fault on one of the job's servers (an Xid: `twin gpu fault gpu003 xid --gpu 1 --xid 79`)."""
+    or a GPU fault on one of the job's servers (an Xid: `twin fault inject gpu003 --gpu 1 --xid 79`)."""
     hits = []
     try:
         hits += [{"id": f.id, "kind": f.kind, "target": f.target, "t": f.time}

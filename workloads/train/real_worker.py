@@ -56,7 +56,10 @@ def _args() -> argparse.Namespace:
     p.add_argument("--rails", type=int, default=RAILS, help="compute rails per server (0: let gloo choose)")
     p.add_argument("--step-sleep", type=float, default=0.0, help="seconds of stand-in compute per step")
     p.add_argument("--health-every", type=int, default=10, help="steps between NVML checks of the GPU (0: none)")
-    return p.parse_args()
+    a = p.parse_args()
+    if a.health_every < 0:
+        p.error(f"--health-every {a.health_every}: 0 (no checks) or more steps")
+    return a
 
 
 class Events:
