@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, delete, insert, select, update
+from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from emulator.store import Base, create_tables, make_engine
@@ -76,6 +76,24 @@ class MetaRow(Base):
     __tablename__ = "lustre_meta"
     fsname: Mapped[str] = mapped_column(String(16), primary_key=True)
     doc: Mapped[Any] = mapped_column(JSON)
+
+
+class Statements:
+    """The store's writes, built once: a statement's construction and cache-key walk cost more than
+    running it (DurableNamespace._save)."""
+
+    def __init__(self) -> None:
+        def by_ino(table: Any) -> Any:
+            return delete(table).where(table.c.fsname == bindparam("fs"), table.c.ino == bindparam("i"))
+        it, lt, tt, mt = InodeRow.__table__, LinkRow.__table__, NodeTypeRow.__table__, MetaRow.__table__
+        self.delete_inode, self.delete_links, self.delete_type = by_ino(it), by_ino(lt), by_ino(tt)
+        self.insert_inode, self.insert_link, self.insert_type, self.insert_meta = (
+            insert(it), insert(lt), insert(tt), insert(mt))
+        self.delete_meta = delete(mt).where(mt.c.fsname == bindparam("fs"))
+        self.update_meta = update(mt).where(mt.c.fsname == bindparam("fs")).values(doc=bindparam("d"))
+
+
+STATEMENTS = Statements()
 
 
 def layout_doc(layout: Layout | None) -> Any:
@@ -138,41 +156,35 @@ class DurableNamespace:
 
     def _save(self, upsert: list[Inode], removed: list[int]) -> None:
         """One transaction: the touched inodes' rows replaced, removed ones deleted, the counters
-        written when they changed. SQLAlchemy Core on the engine (the ORM's unit of work cost
-        several ms per call, most of an MDS round trip)."""
+        written when they changed. SQLAlchemy Core statements built once (STATEMENTS) and run with
+        parameter lists: building them per call cost more than the transaction itself."""
+        fs = self.fsname
         rows = {n.ino: self._row(n) for n in upsert if n.ino in self.where}   # not orphans: they have no row
         for ino in rows:
             self.versions[ino] = self.versions.get(ino, 0) + 1
         meta = self._meta()
         gone = set(removed) | set(rows)
-        table = InodeRow.__table__
         relink = {i for i in gone if i in self._linked or len(self.where.get(i, ())) > 1}
-        links = [dict(fsname=self.fsname, ino=i, parent=e.parent, name=e.name)
+        links = [dict(fsname=fs, ino=i, parent=e.parent, name=e.name)
                  for i in relink for e in self.where.get(i, [])[1:]]
         untyped = set(removed) & self._typed
-        typed = [dict(fsname=self.fsname, ino=n.ino, kind=n.kind, target=n.target, rdev=n.rdev) for n in upsert
+        typed = [dict(fsname=fs, ino=n.ino, kind=n.kind, target=n.target, rdev=n.rdev) for n in upsert
                  if not n.is_dir and n.kind != st.S_IFREG and n.ino not in self._typed]
+        sql = STATEMENTS
         with self.engine.begin() as conn:
-            if gone:
-                conn.execute(delete(table).where(table.c.fsname == self.fsname, table.c.ino.in_(gone)))
-            if rows:
-                conn.execute(insert(table), list(rows.values()))
-            lt, tt = LinkRow.__table__, NodeTypeRow.__table__
-            if relink:
-                conn.execute(delete(lt).where(lt.c.fsname == self.fsname, lt.c.ino.in_(relink)))
-            if links:
-                conn.execute(insert(lt), links)
-            if untyped:
-                conn.execute(delete(tt).where(tt.c.fsname == self.fsname, tt.c.ino.in_(untyped)))
-            if typed:
-                conn.execute(insert(tt), typed)
+            for stmt, inos in ((sql.delete_inode, gone), (sql.delete_links, relink), (sql.delete_type, untyped)):
+                if inos:
+                    conn.execute(stmt, [{"fs": fs, "i": i} for i in inos])
+            for stmt, new in ((sql.insert_inode, list(rows.values())), (sql.insert_link, links),
+                              (sql.insert_type, typed)):
+                if new:
+                    conn.execute(stmt, new)
             if meta != self._saved_meta:
-                mt = MetaRow.__table__
                 if self._saved_meta is None:
-                    conn.execute(delete(mt).where(mt.c.fsname == self.fsname))
-                    conn.execute(insert(mt), [{"fsname": self.fsname, "doc": meta}])
+                    conn.execute(sql.delete_meta, {"fs": fs})
+                    conn.execute(sql.insert_meta, [{"fsname": fs, "doc": meta}])
                 else:
-                    conn.execute(update(mt).where(mt.c.fsname == self.fsname).values(doc=meta))
+                    conn.execute(sql.update_meta, {"fs": fs, "d": meta})
                 self._saved_meta = meta
         self._linked = (self._linked - relink) | {r["ino"] for r in links}
         self._typed = (self._typed - untyped) | {r["ino"] for r in typed}

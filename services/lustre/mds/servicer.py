@@ -98,6 +98,14 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     async def _call(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
         return await answer(context, lambda: fn(self._ns()))
 
+    async def _read(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
+        """A read of the in-memory namespace, answered on the event loop: a worker thread's hand-off
+        cost more than the read (it waits at most for a commit in progress, under the namespace lock)."""
+        try:
+            return fn(self._ns())
+        except LustreError as e:
+            await e.abort(context)
+
     async def _removed(self, context: Ctx, fn: Callable[[DurableNamespace], list[StripeObject]]) \
             -> list[pb.LustreObject]:
         freed = await self._call(context, fn)
@@ -105,11 +113,11 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         return [pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed]
 
     async def Getattr(self, request, context):  # noqa: N802
-        return pb.LustreMdsGetattrResponse(attr=await self._call(
+        return pb.LustreMdsGetattrResponse(attr=await self._read(
             context, lambda ns: self._attr_pb(ns, ns.lookup(request.path, cred_of(request.cred)))))
 
     async def Getstripe(self, request, context):  # noqa: N802
-        return pb.LustreMdsGetstripeResponse(attr=await self._call(
+        return pb.LustreMdsGetstripeResponse(attr=await self._read(
             context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)), ns)))
 
     async def Create(self, request, context):  # noqa: N802
@@ -181,7 +189,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
             r.path, r.mode, r.rdev, inode_time(), cred_of(r.cred)), ns)))
 
     async def Readlink(self, request, context):  # noqa: N802
-        return pb.LustreMdsReadlinkResponse(target=await self._call(
+        return pb.LustreMdsReadlinkResponse(target=await self._read(
             context, lambda ns: ns.readlink(request.path, cred_of(request.cred))))
 
     async def Readdir(self, request, context):  # noqa: N802
@@ -250,7 +258,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Getxattr(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsGetxattrResponse(value=await self._call(
+        return pb.LustreMdsGetxattrResponse(value=await self._read(
             context, lambda ns: ns.get_xattr(r.path, r.name, cred_of(r.cred))))
 
     async def Listxattr(self, request, context):  # noqa: N802
