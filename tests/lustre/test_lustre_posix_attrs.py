@@ -138,8 +138,18 @@ def test_security_and_trusted_xattrs(two):
         f"os.setxattr({f}, 'trusted.gfid', b'x')": "EPERM",
         f"os.removexattr({f}, 'trusted.gfid')": "EPERM",
         f"os.setxattr({f}, 'user.other', b'ok')": "OK",                         # mode 0666: a writer may
+        # no POSIX ACLs: a mount without ACL support refuses them, EOPNOTSUPP (95, which errno.errorcode
+        # names ENOTSUP); ls -l then stops asking for each file
+        f"os.getxattr({f}, 'system.posix_acl_access')": "ENOTSUP",
+        f"os.getxattr({f}, 'system.posix_acl_default')": "ENOTSUP",
+        f"os.setxattr({f}, 'system.posix_acl_access', b'x')": "ENOTSUP",
     }
     assert {s: as_user(s) for s in answers} == answers
+    for mnt in (a, b):   # as root, on both mounts: refused before and after the attributes are cached
+        for _ in range(2):
+            with pytest.raises(OSError) as e:
+                os.getxattr(mnt / "xa" / "f", "system.posix_acl_access")
+            assert e.value.errno == errno.EOPNOTSUPP
     nobody = pb.LustreCred(uid=NOBODY, gid=NOBODY)
     for call, req in (("Setxattr", pb.LustreMdsSetxattrRequest(path="/xa/f", name="security.x", value=b"1",
                                                                cred=nobody)),

@@ -642,6 +642,11 @@ class LustreFuse(mfusepy.Operations):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
             raise mfusepy.FuseOSError(errno.ENODATA)
+        if name.startswith("system."):
+            # the twin keeps no POSIX ACLs (setxattr refuses system.* too): a mount without ACL support
+            # answers EOPNOTSUPP, as Linux does for a file system mounted noacl, and `ls -l` (coreutils'
+            # file_has_acl) then stops asking for each file of this mount
+            raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED) or name.startswith(PRIVILEGED) and not self._attr(path).privileged_xattrs:
             raise mfusepy.FuseOSError(errno.ENODATA)
         return self.c.mdcall("Getxattr", pb.LustreMdsGetxattrRequest(path=path, name=name,
@@ -775,6 +780,8 @@ class _Fuse(mfusepy.FUSE):
             if hit is not None and hit[0] > time.monotonic() and not hit[1].privileged_xattrs \
                     and self.operations.locks is not None and self.operations.locks.held:
                 return -errno.ENODATA
+        elif name.startswith(b"system."):
+            return -errno.EOPNOTSUPP   # no POSIX ACLs (LustreFuse.getxattr); ls then stops asking on this mount
         elif not name.startswith((b"user.", b"lustre.")):
             return -errno.ENODATA
         return super().getxattr(path, name, value, size, *args)
