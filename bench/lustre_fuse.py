@@ -149,7 +149,8 @@ def workloads(d: Path) -> dict[str, float]:
 
 def breakdown(run: Path, mnt: Path, n: int = 500) -> dict[str, float]:
     """Where one operation's time goes (ms each): a FUSE round trip (statvfs, which the client answers
-    from its own 1 s cache), an MDS read RPC (Getattr), MDS changes (Create, Setattr: the same round
+    from its own 1 s cache), a gRPC round trip that does nothing (the MDS's health check: the transport's
+    floor), an MDS read RPC (Getattr), MDS changes (Create, Setattr: the same round
     trip plus the MDT transaction), and a 100-byte OSS write RPC, each from a client in this process."""
     from emulator.rundir import RunDir
     from services.lustre.client.core import LustreClient
@@ -161,9 +162,14 @@ def breakdown(run: Path, mnt: Path, n: int = 500) -> dict[str, float]:
             fn(i)
         return (time.perf_counter() - t0) / n * 1e3
 
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     c = LustreClient.from_manifest(RunDir(run).load_manifest())
+    health = health_pb2_grpc.HealthStub(c.mds.channels[c.mds.current])
     try:
-        out = {"fuse_ms": each(lambda i: os.statvfs(mnt)), "getattr_ms": each(lambda i: c.getattr("/")),
+        out = {"fuse_ms": each(lambda i: os.statvfs(mnt)),
+               "grpc_ms": each(lambda i: health.Check(health_pb2.HealthCheckRequest())),
+               "getattr_ms": each(lambda i: c.getattr("/")),
                "create_ms": each(lambda i: c.create(f"/bd{i}")),
                "setattr_ms": each(lambda i: c.setattr(f"/bd{i}", size=100, grow_only=True))}
         lay = layout_from_pb(c.getattr("/bd0").layout)
@@ -307,7 +313,8 @@ def rows(f: dict[str, float]) -> list[tuple[str, str, str, bool]]:
                         v >= target))
     out += workload_rows(f)
     if "fuse_ms" in f:
-        out.append(("one operation's parts (ms)", f"FUSE round trip {f['fuse_ms']:.3f}, MDS Getattr "
+        out.append(("one operation's parts (ms)", f"FUSE round trip {f['fuse_ms']:.3f}, gRPC round trip "
+                    f"{f['grpc_ms']:.2f}, MDS Getattr "
                     f"{f['getattr_ms']:.2f}, Create {f['create_ms']:.2f}, Setattr {f['setattr_ms']:.2f}, OSS write "
                     f"{f['oss_write_ms']:.2f}", "reported", True))
     if "stage_s" in f:
