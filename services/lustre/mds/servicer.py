@@ -98,9 +98,11 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
     async def _call(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
         return await answer(context, lambda: fn(self._ns()))
 
-    async def _read(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
-        """A read of the in-memory namespace, answered on the event loop: a worker thread's hand-off
-        cost more than the read (it waits at most for a commit in progress, under the namespace lock)."""
+    async def _now(self, context: Ctx, fn: Callable[[DurableNamespace], Any]) -> Any:
+        """A read of the in-memory namespace or a change of a few inodes (one short transaction), answered
+        on the event loop: a worker thread's hand-off cost as much as the work (requests are serialised
+        by the namespace lock anyway). Listings, statfs and find, which can take long, go to a worker
+        (`_call`)."""
         try:
             return fn(self._ns())
         except LustreError as e:
@@ -108,16 +110,16 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def _removed(self, context: Ctx, fn: Callable[[DurableNamespace], list[StripeObject]]) \
             -> list[pb.LustreObject]:
-        freed = await self._call(context, fn)
+        freed = await self._now(context, fn)
         self.d.destroy(freed)   # on the event loop: the destroyer's queue is an asyncio one
         return [pb.LustreObject(ost=o.ost, objid=o.objid, seq=o.seq) for o in freed]
 
     async def Getattr(self, request, context):  # noqa: N802
-        return pb.LustreMdsGetattrResponse(attr=await self._read(
+        return pb.LustreMdsGetattrResponse(attr=await self._now(
             context, lambda ns: self._attr_pb(ns, ns.lookup(request.path, cred_of(request.cred)))))
 
     async def Getstripe(self, request, context):  # noqa: N802
-        return pb.LustreMdsGetstripeResponse(attr=await self._read(
+        return pb.LustreMdsGetstripeResponse(attr=await self._now(
             context, lambda ns: attr_of(ns.lookup(request.path, cred_of(request.cred)), ns)))
 
     async def Create(self, request, context):  # noqa: N802
@@ -130,12 +132,12 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
                                  r.exclusive)
                 return pb.LustreMdsCreateResponse(attr=self._attr_pb(ns, node), parent=self._attr_pb(
                     ns, ns.lookup(posixpath.dirname(r.path.rstrip("/")) or "/", cred_of(r.cred))))
-        return await self._call(context, create)
+        return await self._now(context, create)
 
     async def Mkdir(self, request, context):  # noqa: N802
         r = request
         spec = spec_from_pb(r.spec) if r.HasField("spec") else None
-        return pb.LustreMdsMkdirResponse(attr=await self._call(context, lambda ns: attr_of(ns.mkdir(
+        return pb.LustreMdsMkdirResponse(attr=await self._now(context, lambda ns: attr_of(ns.mkdir(
             r.path, inode_time(), r.mode or 0o755, cred_of(r.cred), spec), ns)))
 
     async def Unlink(self, request, context):  # noqa: N802
@@ -176,20 +178,20 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
             with ns.lock:
                 node = ns.link(r.src, r.dst, inode_time(), cred_of(r.cred))
                 return pb.LustreMdsLinkResponse(attr=attr_of(node, ns), linked=ns.paths_of(node.ino))
-        return await self._call(context, link)
+        return await self._now(context, link)
 
     async def Symlink(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsSymlinkResponse(attr=await self._call(context, lambda ns: attr_of(ns.symlink(
+        return pb.LustreMdsSymlinkResponse(attr=await self._now(context, lambda ns: attr_of(ns.symlink(
             r.path, r.target, inode_time(), cred_of(r.cred)), ns)))
 
     async def Mknod(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsMknodResponse(attr=await self._call(context, lambda ns: attr_of(ns.mknod(
+        return pb.LustreMdsMknodResponse(attr=await self._now(context, lambda ns: attr_of(ns.mknod(
             r.path, r.mode, r.rdev, inode_time(), cred_of(r.cred)), ns)))
 
     async def Readlink(self, request, context):  # noqa: N802
-        return pb.LustreMdsReadlinkResponse(target=await self._read(
+        return pb.LustreMdsReadlinkResponse(target=await self._now(
             context, lambda ns: ns.readlink(request.path, cred_of(request.cred))))
 
     async def Readdir(self, request, context):  # noqa: N802
@@ -241,11 +243,11 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
                 node = ns.setattr(r.path, inode_time(), cred_of(r.cred), grow_only=r.grow_only,
                                   explicit_times=r.explicit_times, append=r.append, read_atime=r.read_atime, **kw)
                 return pb.LustreMdsSetattrResponse(attr=self._attr_pb(ns, node), linked=other_names(ns, node, r.path))
-        return await self._call(context, setattr_)
+        return await self._now(context, setattr_)
 
     async def Setstripe(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsSetstripeResponse(attr=await self._call(context, lambda ns: attr_of(ns.setstripe(
+        return pb.LustreMdsSetstripeResponse(attr=await self._now(context, lambda ns: attr_of(ns.setstripe(
             r.path, spec_from_pb(r.spec), inode_time(), cred_of(r.cred)), ns)))
 
     async def Statfs(self, request, context):  # noqa: N802
@@ -258,7 +260,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Getxattr(self, request, context):  # noqa: N802
         r = request
-        return pb.LustreMdsGetxattrResponse(value=await self._read(
+        return pb.LustreMdsGetxattrResponse(value=await self._now(
             context, lambda ns: ns.get_xattr(r.path, r.name, cred_of(r.cred))))
 
     async def Listxattr(self, request, context):  # noqa: N802
@@ -276,7 +278,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
             with ns.lock:
                 ns.set_xattr(r.path, r.name, r.value, r.flags, inode_time(), cred_of(r.cred))
                 return pb.LustreMdsSetxattrResponse(linked=other_names(ns, ns.lookup(r.path, ROOT), r.path))
-        return await self._call(context, setxattr)
+        return await self._now(context, setxattr)
 
     async def Removexattr(self, request, context):  # noqa: N802
         r = request
@@ -285,7 +287,7 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
             with ns.lock:
                 ns.remove_xattr(r.path, r.name, inode_time(), cred_of(r.cred))
                 return pb.LustreMdsRemovexattrResponse(linked=other_names(ns, ns.lookup(r.path, ROOT), r.path))
-        return await self._call(context, removexattr)
+        return await self._now(context, removexattr)
 
     async def Find(self, request, context):  # noqa: N802
         r = request
