@@ -20,6 +20,7 @@ import pytest
 
 from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import ClientError, LustreClient
+from services.lustre.client.fuse import selinux_enabled
 from tests.lustre.conftest import LustreMount, lustre_mount, needs_fuse, with_second_mount
 from tests.lustre.test_lustre_posix_perms import ALICE, NOBODY, as_user
 
@@ -111,6 +112,10 @@ def test_which_times_each_call_changes_seen_from_the_other_mount(two):
     assert stat.S_IMODE(os.stat(b / "tc" / "keep").st_mode) == 0o666   # chmod under one name, seen under the other
 
 
+# security.selinux through a mount: refused on a host without SELinux (Lustre's LU-549), else stored
+SELINUX_GET = "ENODATA" if selinux_enabled() else "ENOTSUP"
+
+
 def test_security_and_trusted_xattrs(two):
     m, a, b, client = two
     d = a / "xa"
@@ -118,37 +123,49 @@ def test_security_and_trusted_xattrs(two):
     os.chmod(d, 0o755)
     (d / "f").write_bytes(b"data")
     os.chmod(d / "f", 0o666)
-    os.setxattr(d / "f", "security.selinux", b"system_u:object_r:tmp_t:s0")
+    os.setxattr(d / "f", "security.label", b"confidential")
     os.setxattr(d / "f", "trusted.gfid", b"\x01\x02\x03")
     os.setxattr(d / "f", "user.note", b"hi")
     for mnt in (a, b):   # as root, both mounts
         f = mnt / "xa" / "f"
-        assert os.getxattr(f, "security.selinux") == b"system_u:object_r:tmp_t:s0"
+        assert os.getxattr(f, "security.label") == b"confidential"
         assert os.getxattr(f, "trusted.gfid") == b"\x01\x02\x03"
-        assert sorted(os.listxattr(f)) == ["lustre.lov", "security.selinux", "trusted.gfid", "user.note"]
+        assert sorted(os.listxattr(f)) == ["lustre.lov", "security.label", "trusted.gfid", "user.note"]
         assert len(os.getxattr(f, "lustre.lov")) == 32 + 24 * len(client.getattr("/xa/f").layout.objects)
     f = repr(str(b / "xa" / "f"))
     answers = {   # another user, through the other mount
-        f"assert os.getxattr({f}, 'security.selinux') == b'system_u:object_r:tmp_t:s0'": "OK",
+        f"assert os.getxattr({f}, 'security.label') == b'confidential'": "OK",
         f"os.getxattr({f}, 'trusted.gfid')": "ENODATA",
-        f"assert sorted(os.listxattr({f})) == ['lustre.lov', 'security.selinux', 'user.note']": "OK",
-        f"os.setxattr({f}, 'security.selinux', b'x')": "EPERM",
+        f"assert sorted(os.listxattr({f})) == ['lustre.lov', 'security.label', 'user.note']": "OK",
+        f"os.setxattr({f}, 'security.label', b'x')": "EPERM",
         f"os.setxattr({f}, 'security.capability', {CAP!r})": "EPERM",
-        f"os.removexattr({f}, 'security.selinux')": "EPERM",
+        f"os.removexattr({f}, 'security.label')": "EPERM",
         f"os.setxattr({f}, 'trusted.gfid', b'x')": "EPERM",
         f"os.removexattr({f}, 'trusted.gfid')": "EPERM",
         f"os.setxattr({f}, 'user.other', b'ok')": "OK",                         # mode 0666: a writer may
         # no POSIX ACLs: a mount without ACL support refuses them, EOPNOTSUPP (95, which errno.errorcode
-        # names ENOTSUP); ls -l then stops asking for each file
+        # names ENOTSUP); ls -l then stops asking for each file. security.selinux on a host without
+        # SELinux: refused as Lustre's llite refuses it (LU-549)
         f"os.getxattr({f}, 'system.posix_acl_access')": "ENOTSUP",
         f"os.getxattr({f}, 'system.posix_acl_default')": "ENOTSUP",
+        f"os.getxattr({f}, 'security.selinux')": SELINUX_GET,
+        f"os.setxattr({f}, 'security.selinux', b'x')": "EPERM",   # the kernel's check, before the mount's
     }
     assert {s: as_user(s) for s in answers} == answers
     for mnt in (a, b):   # as root, on both mounts: refused before and after the attributes are cached
         for _ in range(2):
+            for name in ("system.posix_acl_access", "security.selinux"):
+                with pytest.raises(OSError) as e:
+                    os.getxattr(mnt / "xa" / "f", name)
+                assert e.value.errno == (errno.EOPNOTSUPP if name.startswith("system.") or not selinux_enabled()
+                                         else errno.ENODATA), name
+    if not selinux_enabled():
+        for call in (lambda f: os.setxattr(f, "security.selinux", b"system_u:object_r:tmp_t:s0"),
+                     lambda f: os.removexattr(f, "security.selinux")):
             with pytest.raises(OSError) as e:
-                os.getxattr(mnt / "xa" / "f", "system.posix_acl_access")
+                call(a / "xa" / "f")
             assert e.value.errno == errno.EOPNOTSUPP
+        assert "security.selinux" not in client.listxattr("/xa/f")   # nothing reached the MDS
     nobody = pb.LustreCred(uid=NOBODY, gid=NOBODY)
     for call, req in (("Setxattr", pb.LustreMdsSetxattrRequest(path="/xa/f", name="security.x", value=b"1",
                                                                cred=nobody)),
@@ -157,10 +174,10 @@ def test_security_and_trusted_xattrs(two):
         with pytest.raises(ClientError) as e:   # the MDS checks again, not only the kernel
             client.mdcall(call, req)
         assert e.value.errno == (errno.ENODATA if call == "Getxattr" else errno.EPERM), call
-    assert os.getxattr(a / "xa" / "f", "security.selinux") == b"system_u:object_r:tmp_t:s0"   # unchanged
-    os.removexattr(b / "xa" / "f", "security.selinux")
+    assert os.getxattr(a / "xa" / "f", "security.label") == b"confidential"   # unchanged
+    os.removexattr(b / "xa" / "f", "security.label")
     with pytest.raises(OSError) as e:
-        os.getxattr(a / "xa" / "f", "security.selinux")     # mount a's cache was revoked
+        os.getxattr(a / "xa" / "f", "security.label")     # mount a's cache was revoked
     assert e.value.errno == errno.ENODATA
 
 
@@ -188,7 +205,7 @@ def test_times_and_xattrs_survive_mds_failover(two):
     m, a, b, client = two
     (a / "fo").mkdir()
     (a / "fo" / "f").write_bytes(b"data")
-    os.setxattr(a / "fo" / "f", "security.selinux", b"ctx")
+    os.setxattr(a / "fo" / "f", "security.label", b"ctx")
     os.setxattr(a / "fo" / "f", "trusted.t", b"t")
     os.setxattr(a / "fo" / "f", "user.u", b"u")
     os.utime(a / "fo" / "f", ns=(T0 + 11, T0 + 13))
@@ -205,7 +222,7 @@ def test_times_and_xattrs_survive_mds_failover(two):
         f = mnt / "fo" / "f"
         assert times(f) == (after["/fo/f"].atime_ns, T0 + 13, after["/fo/f"].ctime_ns)
         assert times(f)[0] == T0 + 11
-        assert [os.getxattr(f, n) for n in ("security.selinux", "trusted.t", "user.u")] == [b"ctx", b"t", b"u"]
+        assert [os.getxattr(f, n) for n in ("security.label", "trusted.t", "user.u")] == [b"ctx", b"t", b"u"]
 
 
 def test_open_with_o_trunc_empties_the_file(two):

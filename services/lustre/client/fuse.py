@@ -64,6 +64,7 @@ MiB = 1024 * 1024
 UTIME_NOW = (1 << 30) - 1
 UTIME_OMIT = (1 << 30) - 2
 LOV = "lustre.lov"
+SELINUX_LABEL = "security.selinux"
 HIDDEN = ".fuse_hidden"   # libfuse's name for a file unlinked while open (services: LustreFuse._orphan)
 
 
@@ -107,6 +108,11 @@ def groups_of(pid: int) -> list[int]:
     return []
 
 
+def selinux_enabled() -> bool:
+    """Whether this host runs SELinux (its file system is mounted), as the kernel's selinux_is_enabled()."""
+    return os.path.isdir("/sys/fs/selinux")
+
+
 class LustreFuse(mfusepy.Operations):
     use_ns = True
 
@@ -116,6 +122,7 @@ class LustreFuse(mfusepy.Operations):
         self.osc = Osc(client, self.t)
         client.mdc_gate = Gate(lambda: self.t.mdc_max_rpcs_in_flight)
         self.kernel = KernelCache()
+        self.selinux = selinux_enabled()   # without it, security.selinux is refused (_no_selinux)
         self.known: set[str] = set()   # paths whose attributes the kernel was given (a callback drops them there)
         self.locks: Locks | None = None
         self.linked: dict[str, str] = {}   # path -> FID of the hard-linked files the kernel was given
@@ -642,10 +649,10 @@ class LustreFuse(mfusepy.Operations):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
             raise mfusepy.FuseOSError(errno.ENODATA)
-        if name.startswith("system."):
+        if name.startswith("system.") or self._no_selinux(name):
             # the twin keeps no POSIX ACLs (setxattr refuses system.* too): a mount without ACL support
             # answers EOPNOTSUPP, as Linux does for a file system mounted noacl, and `ls -l` (coreutils'
-            # file_has_acl) then stops asking for each file of this mount
+            # file_has_acl, getfilecon) then stops asking for each file of this mount
             raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED) or name.startswith(PRIVILEGED) and not self._attr(path).privileged_xattrs:
             raise mfusepy.FuseOSError(errno.ENODATA)
@@ -675,14 +682,21 @@ class LustreFuse(mfusepy.Operations):
                 a = self._attr(path, fresh=True)
                 of.layout = layout_from_pb(a.layout) if a.HasField("layout") else None
             return 0
-        if not name.startswith(STORED):
+        if not name.startswith(STORED) or self._no_selinux(name):
             raise mfusepy.FuseOSError(errno.ENOTSUP)
         self.attrs.pop(path, None)   # its privileged_xattrs may change
         self._drop_names(self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(
             path=path, name=name, value=bytes(value), flags=options, cred=self.cred())).linked)
         return 0
 
+    def _no_selinux(self, name: str) -> bool:
+        """security.selinux on a client host without SELinux: Lustre's llite refuses it (EOPNOTSUPP,
+        LU-549 in lustre/llite/xattr.c), for reads and changes alike."""
+        return name == SELINUX_LABEL and not self.selinux
+
     def removexattr(self, path: str, name: str) -> int:
+        if self._no_selinux(name):
+            raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED):
             raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
         self.attrs.pop(path, None)
@@ -775,6 +789,8 @@ class _Fuse(mfusepy.FUSE):
         # `ls -l` asks for security.selinux and system.posix_acl_* of every entry, and a write for
         # security.capability: answer those at once, without decoding, an exception or the per-call
         # wrapper's logging, when the attributes this mount holds say the inode has no such xattr
+        if name == b"security.selinux" and not self.operations.selinux:
+            return -errno.EOPNOTSUPP   # LustreFuse._no_selinux; ls -l then stops asking on this mount
         if name.startswith((b"security.", b"trusted.")):
             hit = self.operations.attrs.get(path.decode(self.encoding, self.errors))
             if hit is not None and hit[0] > time.monotonic() and not hit[1].privileged_xattrs \
