@@ -56,6 +56,10 @@ def test_bad_input_is_refused_and_changes_nothing(rack: Twin, tmp_path: Path) ->
     assert r.returncode == 2 and "not a whole number of servers" in r.stderr
     r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu099")
     assert r.returncode == 2 and "unknown GPU server 'gpu099'" in r.stderr
+    r = twin(rack, "train", "--real", "--gpus", "4", "--servers", "gpu001,gpu004", "--mig-profile", "5g.50gb")
+    assert r.returncode == 2 and "not an H100 MIG device profile" in r.stderr and "2g.20gb" in r.stderr
+    r = twin(rack, "train", "--gpus", "8", "--mig-profile", "2g.20gb")   # the model leases whole GPUs
+    assert r.returncode == 2 and "--mig-profile is for --real" in r.stderr
     ck = tmp_path / "ck"
     ck.mkdir()
     (ck / "step-00000050.pt").write_bytes(b"an earlier run's")
@@ -118,12 +122,14 @@ def test_mig_slices_are_ranks_reading_a_dataset(rack: Twin, tmp_path: Path) -> N
     data.mkdir()
     for i in range(3):
         (data / f"part-{i}").write_bytes(os.urandom(4096))
+    # gpu004's GPUs are in the rack's all-balanced layout (two 1g.10gb, a 2g.20gb and a 3g.40gb each)
     r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu004",
              "--steps", "20", "--job-id", "mig", "--checkpoint-dir", str(tmp_path / "ck"), "--dataset", str(data),
-             "--json")
+             "--mig-profile", "2g.20gb", "--json")
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout)
     assert res["status"] == "completed" and res["ranks_started"] == [4] and res["ranks_leased"] == 4
+    assert res["mig"] == {"gpu004": "2g.20gb"}   # gpu001 is not in MIG mode: whole GPUs
     assert res["dataset_files"] == 3
     assert res["checkpoint_storage"].startswith("local disk (not under")  # said, not hidden
     assert held(rack) == []

@@ -32,6 +32,8 @@ RealOption = Annotated[bool, typer.Option("--real", help="Run real torchrun rank
                                           "namespaces instead of the model: --gpus ranks, --gpus-per-server on each "
                                           "(docs/TRAIN_REAL.md).")]
 GpusPerServerOption = Annotated[int, typer.Option(help="--real: GPUs leased (ranks) per server.")]
+MigProfileOption = Annotated[str, typer.Option(help="--real: the MIG device profile leased on a server in MIG mode, "
+                                               "one rank per device (default 1g.10gb; e.g. 2g.20gb, 3g.40gb).")]
 
 
 class Terminated(BaseException):
@@ -77,11 +79,14 @@ def train(
                                                       "also when it fails or is terminated.")] = None,
     real: RealOption = False,
     gpus_per_server: GpusPerServerOption = 2,
+    mig_profile: MigProfileOption = "",
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
     if real:  # the real job (issue 18): workloads/train/real_cli.py, with the options it understands
         return main_real(ctx.params)
+    if mig_profile:
+        fail("--mig-profile is for --real jobs: the model leases whole GPUs (--take-mig reconfigures MIG servers)")
     try:
         cfg = TrainConfig(gpus=gpus, tp=tp, pp=pp, params=params, steps=steps, global_batch=global_batch,
                           seq_len=seq_len, mfu=mfu, checkpoint_every=checkpoint_every,

@@ -79,7 +79,8 @@ def run_real(twin: Any, opts: RealOptions, checkpoint_dir: Path | None, *, resum
     figs = figures(run, opts.per_server, job.bandwidth_scale, fault["t"] if fault else None)
     status = "completed" if run["outcome"] == "completed" else "failed"
     return {"status": status, "outcome": run["outcome"], "job_id": opts.job_id, "real": True,
-            "servers": run["servers"], "ranks_leased": run["ranks_leased"], "master_addr": run["master_addr"],
+            "servers": run["servers"], "ranks_leased": run["ranks_leased"], "mig": run["mig"],
+            "master_addr": run["master_addr"],
             "checkpoint_dir": str(ckdir), "checkpoint_storage": storage, "bandwidth_scale": job.bandwidth_scale,
             "fault": fault, **figs, "requeued": run["requeued"], "agent_exit": run["agent_exit"],
             "not_released": run["not_released"],
@@ -90,6 +91,8 @@ def summary(r: dict[str, Any]) -> list[str]:
     lines = [f"job {r['job_id']} (real, torchrun + gloo): {r['status']} at step {r['last_step']}; ranks started "
              f"{r['ranks_started']} on {', '.join(r['servers'])}; MASTER_ADDR {r['master_addr']}",
              f"checkpoints {r['checkpoints']} in {r['checkpoint_dir']} ({r['checkpoint_storage']})"]
+    if r.get("mig"):
+        lines.append("MIG devices: " + ", ".join(f"{s} {p}" for s, p in r["mig"].items()) + " (one rank each)")
     if r.get("nvml"):
         lines.append(f"ranks' NVML health check: {r['nvml']}")
     if r.get("dataset_files"):
@@ -120,14 +123,16 @@ def summary(r: dict[str, Any]) -> list[str]:
 def main_real(p: dict[str, Any]) -> None:
     """`twin train --real ...` with the command's options `p` (wired from cli.py): bad input changes
     nothing; exit 1 when the job fails. Of the model's options it uses gpus, steps, checkpoint_every,
-    checkpoint_dir, dataset, servers, job_id, resume, json, result_file."""
+    checkpoint_dir, dataset, servers, job_id, resume, json, result_file; and mig_profile, its own."""
     import typer
 
     from emulator.cli.common import connect, console, err_console, fail, user_errors
+    from services.gpu_node.mig import device_profile_names
 
     gpus, per_server, steps, checkpoint_every = p["gpus"], p["gpus_per_server"], p["steps"], p["checkpoint_every"]
     checkpoint_dir, dataset, servers, job_id = p["checkpoint_dir"], p["dataset"], p["servers"], p["job_id"]
     resume, as_json, result_file, run_dir = p["resume"], p["as_json"], p["result_file"], p["run_dir"]
+    mig_profile = p.get("mig_profile") or RealOptions.mig_profile
 
     if per_server < 1 or gpus < per_server or gpus % per_server:
         fail(f"--gpus {gpus} is not a whole number of servers of --gpus-per-server {per_server}")
@@ -135,6 +140,9 @@ def main_real(p: dict[str, Any]) -> None:
         fail("--steps must be >= 1 and --checkpoint-every >= 0")
     if dataset is not None and not dataset.is_dir():
         fail(f"--dataset {dataset}: not a directory")
+    valid = device_profile_names()
+    if mig_profile not in valid:
+        fail(f"--mig-profile {mig_profile!r}: not an H100 MIG device profile; valid: {', '.join(valid)}")
     names = tuple(s for s in servers.split(",") if s)
     if names and len(names) * per_server != gpus:
         fail(f"--servers names {len(names)} servers: {len(names) * per_server} GPUs at {per_server} each, not {gpus}")
@@ -142,7 +150,7 @@ def main_real(p: dict[str, Any]) -> None:
     out = err_console if as_json else console
     opts = RealOptions(steps=steps, per_server=per_server, servers=names, nodes=gpus // per_server,
                        checkpoint_every=checkpoint_every, dataset=str(dataset.resolve()) if dataset else "",
-                       job_id=job_id)
+                       job_id=job_id, mig_profile=mig_profile)
     with user_errors():
         try:
             r = run_real(twin, opts, checkpoint_dir, resume=resume, log=lambda m: out.print(m, highlight=False))

@@ -83,6 +83,7 @@ class RealJob:
         self.twin, self.opts, self.workdir = twin, opts, Path(workdir)
         self.log = log or (lambda _m: None)
         self.leases: dict[str, str] = {}
+        self.mig: dict[str, str] = {}   # server -> the MIG device profile its ranks were leased
         self.agents: list[Agent] = []
         self.cgroup: Cgroup | None = None
         self.events_path = self.workdir / "events.jsonl"
@@ -119,6 +120,8 @@ class RealJob:
                 mig = self.opts.mig_profile if any(g.mig_enabled for g in node.gpus()) else ""
                 lease = node.lease(self.opts.job_id, count=self.opts.per_server, mig_profile=mig, utilization=90)
                 self.leases[s] = lease.id
+                if mig:
+                    self.mig[s] = mig
                 nodes.append(Node(s, net.netns(s), tuple(net.rail_addresses(s)), len(lease.devices),
                                   {**lease.env, **nvml_env()}))
         except Exception as e:
@@ -241,7 +244,7 @@ class RealJob:
         if outcome.startswith("GPU lost"):
             outcome = f"failed: {outcome}"
         return {"outcome": outcome, "started_at": t0, "ended_at": time.time(), "servers": servers,
-                "requeued": requeued, "ranks_leased": sum(n.devices for n in first),
+                "requeued": requeued, "ranks_leased": sum(n.devices for n in first), "mig": dict(self.mig),
                 "per_server": [n.devices for n in first], "master_addr": first[0].rails[0],
                 "agent_exit": {a.server: a.proc.returncode for a in self.agents},
                 "not_released": self.released, "events": self.events(), "workdir": str(self.workdir)}
