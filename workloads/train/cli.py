@@ -83,10 +83,9 @@ def train(
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
-    if real:  # the real job (issue 18): workloads/train/real_cli.py, with the options it understands
-        return main_real(ctx.params)
-    if mig_profile:
-        fail("--mig-profile is for --real jobs: the model leases whole GPUs (--take-mig reconfigures MIG servers)")
+    if real or mig_profile:  # the real job (issue 18): workloads/train/real_cli.py, with the options it understands
+        return main_real(ctx.params) if real else fail("--mig-profile is for --real jobs: the model leases whole "
+                                                       "GPUs (--take-mig reconfigures MIG servers)")
     try:
         cfg = TrainConfig(gpus=gpus, tp=tp, pp=pp, params=params, steps=steps, global_batch=global_batch,
                           seq_len=seq_len, mfu=mfu, checkpoint_every=checkpoint_every,
