@@ -159,6 +159,9 @@ def test_security_and_trusted_xattrs(two):
                     os.getxattr(mnt / "xa" / "f", name)
                 assert e.value.errno == (errno.EOPNOTSUPP if name.startswith("system.") or not selinux_enabled()
                                          else errno.ENODATA), name
+    with pytest.raises(OSError) as e:
+        os.removexattr(a / "xa" / "f", "system.posix_acl_access")
+    assert e.value.errno == errno.EOPNOTSUPP
     if not selinux_enabled():
         for call in (lambda f: os.setxattr(f, "security.selinux", b"system_u:object_r:tmp_t:s0"),
                      lambda f: os.removexattr(f, "security.selinux")):

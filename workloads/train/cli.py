@@ -83,7 +83,7 @@ def train(
     run_dir: RunDirOption = DEFAULT,
 ) -> None:
     """Run the training workload: leases its GPUs, steps through modelled time, checkpoints, feels faults."""
-    if real or mig_profile:  # the real job (issue 18): workloads/train/real_cli.py, with the options it understands
+    if real or mig_profile:  # --real: workloads/train/real_cli.py (issue 18); --mig-profile alone is refused
         return main_real(ctx.params) if real else fail("--mig-profile is for --real jobs: the model leases whole "
                                                        "GPUs (--take-mig reconfigures MIG servers)")
     try:

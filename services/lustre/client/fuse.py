@@ -122,7 +122,7 @@ class LustreFuse(mfusepy.Operations):
         self.osc = Osc(client, self.t)
         client.mdc_gate = Gate(lambda: self.t.mdc_max_rpcs_in_flight)
         self.kernel = KernelCache()
-        self.selinux = selinux_enabled()   # without it, security.selinux is refused (_no_selinux)
+        self.selinux = selinux_enabled()   # without it, security.selinux is refused (unsupported)
         self.known: set[str] = set()   # paths whose attributes the kernel was given (a callback drops them there)
         self.locks: Locks | None = None
         self.linked: dict[str, str] = {}   # path -> FID of the hard-linked files the kernel was given
@@ -649,11 +649,6 @@ class LustreFuse(mfusepy.Operations):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
             raise mfusepy.FuseOSError(errno.ENODATA)
-        if name.startswith("system.") or self._no_selinux(name):
-            # the twin keeps no POSIX ACLs (setxattr refuses system.* too): a mount without ACL support
-            # answers EOPNOTSUPP, as Linux does for a file system mounted noacl, and `ls -l` (coreutils'
-            # file_has_acl, getfilecon) then stops asking for each file of this mount
-            raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED) or name.startswith(PRIVILEGED) and not self._attr(path).privileged_xattrs:
             raise mfusepy.FuseOSError(errno.ENODATA)
         return self.c.mdcall("Getxattr", pb.LustreMdsGetxattrRequest(path=path, name=name,
@@ -682,20 +677,22 @@ class LustreFuse(mfusepy.Operations):
                 a = self._attr(path, fresh=True)
                 of.layout = layout_from_pb(a.layout) if a.HasField("layout") else None
             return 0
-        if not name.startswith(STORED) or self._no_selinux(name):
+        if not name.startswith(STORED) or self.unsupported(name):
             raise mfusepy.FuseOSError(errno.ENOTSUP)
         self.attrs.pop(path, None)   # its privileged_xattrs may change
         self._drop_names(self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(
             path=path, name=name, value=bytes(value), flags=options, cred=self.cred())).linked)
         return 0
 
-    def _no_selinux(self, name: str) -> bool:
-        """security.selinux on a client host without SELinux: Lustre's llite refuses it (EOPNOTSUPP,
-        LU-549 in lustre/llite/xattr.c), for reads and changes alike."""
-        return name == SELINUX_LABEL and not self.selinux
+    def unsupported(self, name: str) -> bool:
+        """The xattrs this mount refuses with EOPNOTSUPP, for reads (_Fuse.getxattr), changes and removal:
+        POSIX ACLs, which it keeps none of (as Linux answers for a file system without ACL support), and
+        security.selinux on a host without SELinux (as Lustre's llite does: LU-549, lustre/llite/xattr.c).
+        coreutils' `ls -l` then stops asking for them on this mount."""
+        return name.startswith("system.") or name == SELINUX_LABEL and not self.selinux
 
     def removexattr(self, path: str, name: str) -> int:
-        if self._no_selinux(name):
+        if self.unsupported(name):
             raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED):
             raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
@@ -789,15 +786,13 @@ class _Fuse(mfusepy.FUSE):
         # `ls -l` asks for security.selinux and system.posix_acl_* of every entry, and a write for
         # security.capability: answer those at once, without decoding, an exception or the per-call
         # wrapper's logging, when the attributes this mount holds say the inode has no such xattr
-        if name == b"security.selinux" and not self.operations.selinux:
-            return -errno.EOPNOTSUPP   # LustreFuse._no_selinux; ls -l then stops asking on this mount
+        if self.operations.unsupported(name.decode(self.encoding, self.errors)):
+            return -errno.EOPNOTSUPP   # answered here only: LustreFuse.getxattr never sees these
         if name.startswith((b"security.", b"trusted.")):
             hit = self.operations.attrs.get(path.decode(self.encoding, self.errors))
             if hit is not None and hit[0] > time.monotonic() and not hit[1].privileged_xattrs \
                     and self.operations.locks is not None and self.operations.locks.held:
                 return -errno.ENODATA
-        elif name.startswith(b"system."):
-            return -errno.EOPNOTSUPP   # no POSIX ACLs (LustreFuse.getxattr); ls then stops asking on this mount
         elif not name.startswith((b"user.", b"lustre.")):
             return -errno.ENODATA
         return super().getxattr(path, name, value, size, *args)
