@@ -36,16 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
-# mfusepy loads libfuse 2 whenever that library is installed (s3fs-fuse pulls it in), and this mount
-# needs libfuse 3 (fusermount3, the only fusermount `make install` provides): ask for it by name.
-os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
-import mfusepy  # noqa: E402
-
 from clustertwin.v1 import lustre_pb2 as pb
+from services.lustre.client import kernel as k
 from services.lustre.client.core import ClientError, Gate, LustreClient, ReadAhead
+from services.lustre.client.kernel import FuseOSError
 from services.lustre.client.locks import KernelCache, Locks
+from services.lustre.client.session import HIDDEN, UTIME_NOW, UTIME_OMIT, context
 from services.lustre.client.tunables import Tunables
 from services.lustre.client.writeback import Osc, WriteBack
 from services.lustre.errors import LustreError
@@ -61,11 +57,8 @@ log = logging.getLogger("lustre.client")
 ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts and the client's own: long enough for `ls -l` of 10,000 files
 READDIR_CACHE_S = 5.0   # attributes listed by readdir serve the lstat that follows (ls -l)
 MiB = 1024 * 1024
-UTIME_NOW = (1 << 30) - 1
-UTIME_OMIT = (1 << 30) - 2
 LOV = "lustre.lov"
 SELINUX_LABEL = "security.selinux"
-HIDDEN = ".fuse_hidden"   # libfuse's name for a file unlinked while open (services: LustreFuse._orphan)
 
 
 @dataclass
@@ -84,8 +77,8 @@ class OpenFile:
     read: bool = False            # read since the last close: the MDS gets the access time (relatime)
 
 
-def _err(e: LustreError | ClientError) -> mfusepy.FuseOSError:
-    return mfusepy.FuseOSError(e.errno or errno.EIO)
+def _err(e: LustreError | ClientError) -> FuseOSError:
+    return FuseOSError(e.errno or errno.EIO)
 
 
 def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
@@ -113,9 +106,7 @@ def selinux_enabled() -> bool:
     return os.path.isdir("/sys/fs/selinux")
 
 
-class LustreFuse(mfusepy.Operations):
-    use_ns = True
-
+class LustreFuse:
     def __init__(self, client: LustreClient, tunables: Tunables | None = None, uuid: str | None = None) -> None:
         self.c = client
         self.t = tunables or Tunables()
@@ -145,7 +136,7 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- helpers -----------------------------------------------------------------------------
     def cred(self) -> pb.LustreCred:
-        uid, gid, pid = mfusepy.fuse_get_context()
+        uid, gid, pid = context()
         return pb.LustreCred(uid=uid, gid=gid, groups=groups_of(pid) if uid else ())
 
     def _attr(self, path: str, fresh: bool = False) -> pb.LustreAttr:
@@ -156,7 +147,7 @@ class LustreFuse(mfusepy.Operations):
             parent, _, name = path.rpartition("/")
             names = self.names.get(parent or "/") if name else None
             if names is not None and name not in names:
-                raise mfusepy.FuseOSError(errno.ENOENT)
+                raise FuseOSError(errno.ENOENT)
         return self.c.getattr(path, self.cred())
 
     def _listed(self, path: str, names: set[str], callbacks: int) -> None:
@@ -174,7 +165,6 @@ class LustreFuse(mfusepy.Operations):
         for p in paths:
             self.attrs.pop(p, None)
             self.names.pop(p, None)
-            _Fuse._listings.pop(p, None)
             of = self.files.get(p)
             if of is not None:
                 of.stale = True
@@ -371,6 +361,13 @@ class LustreFuse(mfusepy.Operations):
             out.append((e.name, {"st_mode": e.attr.mode, "st_ino": e.attr.ino}, 0))
         return out
 
+    def listing(self, path: str, plus: bool) -> tuple[list[tuple[str, dict[str, Any] | None]], bool]:
+        """A directory's entries for the kernel, and whether each carries its full attributes: with
+        READDIRPLUS they do, unless llite.*.statahead_max is 0 (then the kernel looks each one up)."""
+        if plus and self.t.statahead_max != 0:
+            return self.readdir_plus(path), True
+        return [(e, None) if isinstance(e, str) else (e[0], e[1]) for e in self.readdir(path, 0)], False
+
     def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
         """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
         entries = self._list(path)
@@ -517,7 +514,7 @@ class LustreFuse(mfusepy.Operations):
     def open(self, path: str, flags: int) -> int:
         a = self._attr(path, fresh=path not in self.files)
         if stat.S_ISDIR(a.mode):
-            raise mfusepy.FuseOSError(errno.EISDIR)
+            raise FuseOSError(errno.EISDIR)
         if flags & os.O_TRUNC and stat.S_ISREG(a.mode):   # libfuse's default atomic_o_trunc: the open truncates
             self.truncate(path, 0)
             a = self.attrs[path][1]
@@ -541,7 +538,7 @@ class LustreFuse(mfusepy.Operations):
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
         of = self._of(path, fh)
         if of is None:
-            raise mfusepy.FuseOSError(errno.EBADF)
+            raise FuseOSError(errno.EBADF)
         layout = self._ensure_layout(of)
         if of.ra is not None:
             of.ra.invalidate()
@@ -643,14 +640,16 @@ class LustreFuse(mfusepy.Operations):
 
     # ---- extended attributes -----------------------------------------------------------------
     def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
+        if self.unsupported(name):
+            raise FuseOSError(errno.EOPNOTSUPP)
         if name == LOV:
             a = self._attr(path)
             if a.HasField("layout"):
                 f = Fid.parse(a.fid)
                 return lov_xattr(layout_from_pb(a.layout), f.seq, f.oid, f.ver)
-            raise mfusepy.FuseOSError(errno.ENODATA)
+            raise FuseOSError(errno.ENODATA)
         if not name.startswith(STORED) or name.startswith(PRIVILEGED) and not self._attr(path).privileged_xattrs:
-            raise mfusepy.FuseOSError(errno.ENODATA)
+            raise FuseOSError(errno.ENODATA)
         return self.c.mdcall("Getxattr", pb.LustreMdsGetxattrRequest(path=path, name=name,
                                                                      cred=self.cred())).value
 
@@ -678,14 +677,14 @@ class LustreFuse(mfusepy.Operations):
                 of.layout = layout_from_pb(a.layout) if a.HasField("layout") else None
             return 0
         if not name.startswith(STORED) or self.unsupported(name):
-            raise mfusepy.FuseOSError(errno.ENOTSUP)
+            raise FuseOSError(errno.ENOTSUP)
         self.attrs.pop(path, None)   # its privileged_xattrs may change
         self._drop_names(self.c.mdcall("Setxattr", pb.LustreMdsSetxattrRequest(
             path=path, name=name, value=bytes(value), flags=options, cred=self.cred())).linked)
         return 0
 
     def unsupported(self, name: str) -> bool:
-        """The xattrs this mount refuses with EOPNOTSUPP, for reads (_Fuse.getxattr), changes and removal:
+        """The xattrs this mount refuses with EOPNOTSUPP, for reads, changes and removal:
         POSIX ACLs, which it keeps none of (as Linux answers for a file system without ACL support), and
         security.selinux on a host without SELinux (as Lustre's llite does: LU-549, lustre/llite/xattr.c).
         coreutils' `ls -l` then stops asking for them on this mount."""
@@ -693,9 +692,9 @@ class LustreFuse(mfusepy.Operations):
 
     def removexattr(self, path: str, name: str) -> int:
         if self.unsupported(name):
-            raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
+            raise FuseOSError(errno.EOPNOTSUPP)
         if not name.startswith(STORED):
-            raise mfusepy.FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
+            raise FuseOSError(errno.ENODATA if name != LOV else errno.EPERM)
         self.attrs.pop(path, None)
         self._drop_names(self.c.mdcall("Removexattr", pb.LustreMdsRemovexattrRequest(
             path=path, name=name, cred=self.cred())).linked)
@@ -704,102 +703,44 @@ class LustreFuse(mfusepy.Operations):
     def access(self, path: str, amode: int) -> int:
         return 0
 
-    def init_with_config(self, conn_info: Any, config_3: Any) -> None:
-        self.kernel.capture()   # in a FUSE thread: its context names the mount's struct fuse
+    def init(self, session: Any) -> None:
+        """The kernel's INIT: from now on the mount's lock callbacks reach the kernel's cache."""
+        self.kernel.attach(session)
         if self.locks is not None:
             self.locks.start()
-        if conn_info is not None:
-            conn_info.max_write = MiB
-            conn_info.max_read = MiB
-            conn_info.max_readahead = 8 * MiB
-            conn_info.max_background = 64
-            conn_info.congestion_threshold = 48
-            # READDIRPLUS for every chunk of a listing, not only the first (READDIRPLUS_AUTO)
-            if conn_info.capable & FUSE_CAP_READDIRPLUS:
-                conn_info.want = (conn_info.want | FUSE_CAP_READDIRPLUS) & ~FUSE_CAP_READDIRPLUS_AUTO
-        if config_3 is not None:
-            config_3.attr_timeout = ATTR_CACHE_S
-            config_3.entry_timeout = ATTR_CACHE_S
-            config_3.negative_timeout = 0
-            config_3.use_ino = 1
+
+    def killpriv(self, path: str, suidgid: bool, caps: bool) -> None:
+        """What the kernel leaves to the mount under FUSE_HANDLE_KILLPRIV_V2: a write by someone without
+        CAP_FSETID (`suidgid`) drops setuid, and setgid of a group-executable file; any write (`caps`)
+        drops the file's capabilities (security.capability), as file_remove_privs() would. Asked of the
+        attributes this mount holds: most files have neither, and cost nothing here."""
+        a = self._attr(self._real(path))
+        if suidgid and a.mode & (stat.S_ISUID | stat.S_ISGID):
+            drop = stat.S_ISUID | (stat.S_ISGID if a.mode & stat.S_IXGRP else 0)
+            if a.mode & drop:
+                self._setattr(path, mode=a.mode & 0o7777 & ~drop)
+        if caps and a.privileged_xattrs:
+            try:
+                self.removexattr(self._real(path), CAPABILITY)
+            except OSError as e:
+                if e.errno != errno.ENODATA:
+                    raise
 
 
-FUSE_CAP_READDIRPLUS = 1 << 13
-FUSE_CAP_READDIRPLUS_AUTO = 1 << 14
-FUSE_READDIR_PLUS = 1        # the readdir flag: the kernel asked for READDIRPLUS
-FUSE_FILL_DIR_PLUS = 2       # the filler flag: this entry carries its attributes
+CAPABILITY = "security.capability"
+MOUNT_OPTIONS = "nosuid,nodev,allow_other,default_permissions,subtype=lustre,max_read=1048576"
+# what the kernel may do (client/kernel.py): the read-ahead and writes of 1 MiB, READDIRPLUS for every
+# chunk of a listing (not READDIRPLUS_AUTO), and the setuid/capability duty on writes (KILLPRIV_V2)
+WANT = (k.ASYNC_READ | k.ATOMIC_O_TRUNC | k.BIG_WRITES | k.DO_READDIRPLUS | k.ASYNC_DIO | k.PARALLEL_DIROPS
+        | k.MAX_PAGES | k.HANDLE_KILLPRIV_V2)
 
 
-class _Fuse(mfusepy.FUSE):
-    _listings: dict[str, tuple[float, list]] = {}
+def mount(client: LustreClient, mountpoint: str, control: Path | None = None) -> None:
+    """Mount (blocks until unmounted, or SIGTERM/SIGINT/SIGHUP unmounts it); `control`: the socket
+    `twin lustre lctl` reaches its tunables on."""
+    import signal
 
-    """mfusepy with READDIRPLUS: when the kernel asks for it, every entry goes back with its full
-    attributes (libfuse installs them as the entry's, for entry_timeout), so `ls -l` of a large
-    directory is one MDS Readdir and no per-file LOOKUP round trip through the kernel."""
-
-    def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):  # noqa: ANN001, ANN201
-        ops = self.operations
-        if not (flags & FUSE_READDIR_PLUS) or not hasattr(ops, "readdir_plus") or ops.t.statahead_max == 0:
-            return super().readdir_fuse_3(path, buf, filler, offset, fip, flags)
-        # Entries go out with their offsets (libfuse's unbuffered mode): only then does libfuse pass
-        # their attributes to the kernel (from its own buffer it sends READDIRPLUS entries with ino 0,
-        # which the kernel ignores). The listing is taken at offset 0 and served from a snapshot
-        # for the requests that follow.
-        p = path.decode(self.encoding, self.errors)
-        now = time.monotonic()
-        snap = self._listings.get(p)
-        if offset == 0 or snap is None or snap[0] < now:
-            snap = (now + READDIR_CACHE_S, ops.readdir_plus(p))
-            self._listings[p] = snap
-        items = snap[1]
-        if offset >= len(items):   # the kernel's last request, past the end: the snapshot is done with
-            self._listings.pop(p, None)
-            return 0
-        for i in range(offset, len(items)):
-            name, attrs = items[i]
-            st = mfusepy.c_stat()
-            if attrs is None:
-                st.st_mode = stat.S_IFDIR
-                fill = 0
-            else:
-                mfusepy.set_st_attrs(st, attrs, use_ns=True)
-                fill = FUSE_FILL_DIR_PLUS
-            if filler(buf, name.encode(self.encoding, self.errors), st, i + 1, fill) != 0:
-                break
-        return 0
-
-    def open(self, path, fip):  # noqa: ANN001, ANN201
-        return self._direct_if_append(super().open(path, fip), fip)
-
-    def create(self, path, mode, fip):  # noqa: ANN001, ANN201
-        return self._direct_if_append(super().create(path, mode, fip), fip)
-
-    @staticmethod
-    def _direct_if_append(ret: int, fip: Any) -> int:
-        """An O_APPEND handle bypasses the kernel's page cache (direct_io): its writes land where the MDS
-        says (LustreFuse._append), not at the offset the kernel chose, so pages cached there would lie."""
-        if ret == 0 and fip.contents.flags & os.O_APPEND:
-            fip.contents.direct_io = 1
-        return ret
-
-    def getxattr(self, path, name, value, size, *args):  # noqa: ANN001, ANN201
-        # `ls -l` asks for security.selinux and system.posix_acl_* of every entry, and a write for
-        # security.capability: answer those at once, without decoding, an exception or the per-call
-        # wrapper's logging, when the attributes this mount holds say the inode has no such xattr
-        if self.operations.unsupported(name.decode(self.encoding, self.errors)):
-            return -errno.EOPNOTSUPP   # answered here only: LustreFuse.getxattr never sees these
-        if name.startswith((b"security.", b"trusted.")):
-            hit = self.operations.attrs.get(path.decode(self.encoding, self.errors))
-            if hit is not None and hit[0] > time.monotonic() and not hit[1].privileged_xattrs \
-                    and self.operations.locks is not None and self.operations.locks.held:
-                return -errno.ENODATA
-        elif not name.startswith((b"user.", b"lustre.")):
-            return -errno.ENODATA
-        return super().getxattr(path, name, value, size, *args)
-
-
-def mount(client: LustreClient, mountpoint: str, foreground: bool = True, control: Path | None = None) -> None:
-    """Mount (blocks until unmounted); `control`: the socket `twin lustre lctl` reaches its tunables on."""
+    from services.lustre.client.session import Session
     from services.lustre.client.tunables import Registry, instance_id
 
     instance = instance_id(mountpoint, os.getpid())
@@ -811,8 +752,17 @@ def mount(client: LustreClient, mountpoint: str, foreground: bool = True, contro
     # default_permissions: the kernel checks mode bits, sticky directories and chown on the attributes it
     # holds (coherent under the MDS's locks), as llite's ll_inode_permission runs generic_permission on the
     # client; the MDS checks each change again with the caller's credentials
-    _Fuse(fs, mountpoint, foreground=foreground, nothreads=False, fsname=f"{client.fsname}",
-                 subtype="lustre", max_read=MiB, default_permissions=True, allow_other=True)
+    fd = k.mount(mountpoint, f"{MOUNT_OPTIONS},fsname={client.fsname}")
+    session = Session(fs, k.Channel(fd), ATTR_CACHE_S, WANT)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: session.stop())
+    try:
+        session.serve()
+    finally:
+        if fs.locks is not None:
+            fs.locks.stop()
+        k.unmount(mountpoint)
+        os.close(fd)
 
 
-__all__ = ["LustreFuse", "mount", "grpc", "os"]
+__all__ = ["LustreFuse", "mount"]

@@ -10,7 +10,6 @@ its locks."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import queue
 import threading
@@ -71,23 +70,19 @@ class Locks:
 
 
 class KernelCache:
-    """libfuse's fuse_invalidate_path on the mount's `struct fuse` (taken from a FUSE thread's context)."""
+    """The kernel's cache of this mount, reached through its FUSE session (client/session.py) once the
+    kernel's INIT came: invalidating a path is FUSE's notify_inval_inode on its node."""
 
     def __init__(self) -> None:
-        self.fuse: int | None = None
-        self.lib = None
+        self.session = None
 
-    def capture(self) -> None:
-        import mfusepy
-        self.lib = mfusepy._libfuse
-        self.lib.fuse_invalidate_path.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        self.lib.fuse_invalidate_path.restype = ctypes.c_int
-        self.fuse = mfusepy._libfuse.fuse_get_context().contents.fuse
+    def attach(self, session: object) -> None:
+        self.session = session
 
     def invalidate(self, path: str) -> None:
         """The kernel's attributes and cached pages of `path` dropped (a no-op if it knows no such path)."""
-        if self.fuse and self.lib is not None:
-            self.lib.fuse_invalidate_path(self.fuse, path.encode())
+        if self.session is not None:
+            self.session.invalidate(path)
 
 
 def wait_held(locks: Locks, timeout: float) -> bool:

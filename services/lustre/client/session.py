@@ -1,0 +1,521 @@
+"""The mount's FUSE session: the kernel's requests (client/kernel.py) served by a path-based operations
+object (client/fuse.py: LustreFuse), with libfuse's high-level semantics where the mount relied on them:
+a node id per path, a file unlinked while open renamed to a hidden name until its last close, setattr
+as chmod, chown, truncate and utimens in that order, READDIRPLUS entries with their attributes.
+
+What it adds over libfuse 3.14: FUSE_HANDLE_KILLPRIV_V2, so a write() is one request (the kernel no longer
+asks for `security.capability` first; the write itself says when setuid bits and file capabilities go),
+and the kernel's cache invalidated by path from the mount's lock callbacks (`invalidate`).
+
+Worker threads read /dev/fuse, each serving its request to the end, more started while every one is
+busy (up to MAX_THREADS), as libfuse's multithreaded loop does."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from services.lustre.client import kernel as k
+from services.lustre.client.kernel import FuseOSError
+
+log = logging.getLogger("lustre.client")
+
+MiB = 1024 * 1024
+MAX_WRITE = MiB
+MAX_THREADS = 32
+HIDDEN = ".fuse_hidden"
+UNKNOWN_INO = 0xFFFFFFFF   # libfuse's FUSE_UNKNOWN_INO, for "." and ".."
+UTIME_NOW = (1 << 30) - 1
+UTIME_OMIT = (1 << 30) - 2
+
+_context = threading.local()
+
+
+def context() -> tuple[int, int, int]:
+    """The calling process's uid, gid and pid for the request this thread serves (fuse_get_context)."""
+    return getattr(_context, "who", (0, 0, 0))
+
+
+@dataclass
+class Node:
+    path: str
+    lookups: int = 0
+    opens: int = 0
+    hidden: bool = False
+
+
+class Session:
+    def __init__(self, ops: Any, channel: k.Channel, timeout: float, want: int) -> None:
+        self.ops = ops
+        self.ch = channel
+        self.timeout = k.valid(timeout)
+        self.want = want
+        self._mu = threading.Lock()
+        self.nodes: dict[int, Node] = {k.ROOT_ID: Node("/", lookups=1)}
+        self.ids: dict[str, int] = {"/": k.ROOT_ID}
+        self.next_id = 2
+        self.hidden_seq = 0
+        self.listings: dict[int, tuple[list[tuple[str, dict | None]], bool]] = {}
+        self.next_dh = 1
+        self.idle = 0
+        self.threads = 0
+        self.done = threading.Event()
+        self.handlers: dict[int, Callable[[int, int, memoryview], None]] = {
+            k.LOOKUP: self.lookup, k.GETATTR: self.getattr, k.SETATTR: self.setattr,
+            k.READLINK: self.readlink, k.SYMLINK: self.symlink, k.MKNOD: self.mknod, k.MKDIR: self.mkdir,
+            k.UNLINK: self.unlink, k.RMDIR: self.rmdir, k.RENAME: self.rename, k.LINK: self.link,
+            k.OPEN: self.open, k.READ: self.read, k.WRITE: self.write, k.STATFS: self.statfs,
+            k.RELEASE: self.release, k.FSYNC: self.fsync, k.SETXATTR: self.setxattr,
+            k.GETXATTR: self.getxattr, k.LISTXATTR: self.listxattr, k.REMOVEXATTR: self.removexattr,
+            k.FLUSH: self.flush, k.INIT: self.init, k.OPENDIR: self.opendir, k.READDIR: self.readdir,
+            k.READDIRPLUS: self.readdirplus, k.RELEASEDIR: self.releasedir, k.FSYNCDIR: self.fsyncdir,
+            k.CREATE: self.create, k.DESTROY: self.destroy,
+        }
+
+    # ---- the loop ----------------------------------------------------------------------------
+    def serve(self) -> None:
+        """Serve until the file system is unmounted (or `stop`)."""
+        self._spawn()
+        self.done.wait()
+
+    def stop(self) -> None:
+        self.done.set()
+
+    def _spawn(self) -> None:
+        with self._mu:
+            self.threads += 1
+        threading.Thread(target=self._worker, name=f"fuse-{self.threads}", daemon=True).start()
+
+    def _worker(self) -> None:
+        buf = bytearray(MAX_WRITE + 4096)
+        view = memoryview(buf)
+        while not self.done.is_set():
+            with self._mu:
+                self.idle += 1
+            try:
+                n = self.ch.read(buf)
+            except OSError:
+                log.exception("reading /dev/fuse")
+                n = 0
+            with self._mu:
+                self.idle -= 1
+                more = self.idle == 0 and self.threads < MAX_THREADS
+            if n == 0:
+                self.done.set()
+                return
+            if more:
+                self._spawn()
+            self._dispatch(view[:n])
+
+    def _dispatch(self, req: memoryview) -> None:
+        _len, op, unique, nodeid, uid, gid, pid, extlen, _pad = k.IN_HEADER.unpack_from(req)
+        body = req[k.IN_HEADER.size + extlen * 8:]
+        if op in (k.FORGET, k.BATCH_FORGET):   # no reply
+            self._forget(op, nodeid, body)
+            return
+        if op == k.INTERRUPT:   # the request it names runs to its end (libfuse's default, without intr)
+            return
+        handler = self.handlers.get(op)
+        if handler is None:
+            self.ch.error(unique, errno.ENOSYS)
+            return
+        _context.who = (uid, gid, pid)
+        try:
+            handler(unique, nodeid, body)
+        except OSError as e:
+            self.ch.error(unique, e.errno if isinstance(e.errno, int) and e.errno > 0 else errno.EIO)
+        except Exception:
+            log.exception("FUSE opcode %d", op)
+            self.ch.error(unique, errno.EIO)
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def path(self, nodeid: int) -> str:
+        node = self.nodes.get(nodeid)
+        if node is None:
+            raise FuseOSError(errno.ESTALE)
+        return node.path
+
+    @staticmethod
+    def join(parent: str, name: bytes) -> str:
+        try:
+            text = name.decode()
+        except UnicodeDecodeError:   # the MDS's names are UTF-8 (protobuf strings)
+            raise FuseOSError(errno.EINVAL) from None
+        return f"{parent.rstrip('/')}/{text}"
+
+    def child(self, nodeid: int, name: bytes) -> str:
+        return self.join(self.path(nodeid), name)
+
+    def _ref(self, path: str) -> int:
+        """The node id of `path`, one more lookup the kernel holds on it."""
+        with self._mu:
+            nid = self.ids.get(path)
+            if nid is None:
+                nid = self.next_id
+                self.next_id += 1
+                self.nodes[nid] = Node(path)
+                self.ids[path] = nid
+            self.nodes[nid].lookups += 1
+            return nid
+
+    def _forget(self, op: int, nodeid: int, body: memoryview) -> None:
+        if op == k.FORGET:
+            pairs = [(nodeid, k.U64.unpack_from(body)[0])]
+        else:
+            count = k.PAIR.unpack_from(body)[0]
+            pairs = [struct_pair(body, 8 + 16 * i) for i in range(count)]
+        with self._mu:
+            for nid, n in pairs:
+                node = self.nodes.get(nid)
+                if node is None or nid == k.ROOT_ID:
+                    continue
+                node.lookups -= n
+                if node.lookups <= 0 and node.opens <= 0:
+                    self._drop_node(nid)
+
+    def _drop_node(self, nid: int) -> None:
+        node = self.nodes.pop(nid)
+        if self.ids.get(node.path) == nid:
+            del self.ids[node.path]
+
+    def _moved(self, old: str, new: str) -> None:
+        """A rename: the node at `old` and every node under it now live under `new`."""
+        with self._mu:
+            prefix = old.rstrip("/") + "/"
+            gone = self.ids.pop(new, None)
+            if gone is not None and gone in self.nodes:   # the replaced target: its inode lives on unnamed
+                self.nodes[gone].path = f"{new}\0replaced"
+            for nid, node in self.nodes.items():
+                if node.path == old or node.path.startswith(prefix):
+                    moved = new + node.path[len(old):]
+                    if self.ids.get(node.path) == nid:
+                        del self.ids[node.path]
+                    node.path = moved
+                    self.ids[moved] = nid
+
+    def entry(self, unique: int, path: str, fh: int | None = None, extra: bytes = b"") -> None:
+        """Reply with `path`'s entry: its node id (one more lookup) and attributes."""
+        st = self.ops.getattr(path, fh)
+        nid = self._ref(path)
+        s, ns = self.timeout
+        self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st), extra)
+
+    def invalidate(self, path: str) -> None:
+        """The kernel's cached attributes and pages of `path` dropped (nothing if it holds no such node)."""
+        nid = self.ids.get(path)
+        if nid is not None:
+            self.ch.notify(k.NOTIFY_INVAL_INODE, k.INVAL_INODE.pack(nid, 0, 0))
+
+    # ---- requests ----------------------------------------------------------------------------
+    def init(self, unique: int, nodeid: int, body: memoryview) -> None:
+        major, minor, max_readahead, flags, _flags2 = k.INIT_IN.unpack_from(body)
+        if major != 7 or minor < 31:
+            self.ch.error(unique, errno.EPROTO)
+            return
+        self.ops.init(self)
+        want = flags & self.want
+        self.ch.reply(unique, k.INIT_OUT.pack(7, min(minor, k.MINOR), max_readahead, want, 64, 48, MAX_WRITE, 1,
+                                              MAX_WRITE // 4096, 0, 0))
+
+    def destroy(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.ch.reply(unique)
+
+    def lookup(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.entry(unique, self.child(nodeid, k.cstrings(body, 1)[0]))
+
+    def getattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        flags, _dummy, fh = struct_getattr(body)
+        st = self.ops.getattr(self.path(nodeid), fh if flags & 1 else None)
+        node = self.nodes.get(nodeid)
+        if node is not None and node.hidden and st.get("st_nlink", 0) > 0:   # libfuse: its last name is gone
+            st = dict(st, st_nlink=st["st_nlink"] - 1)
+        s, ns = self.timeout
+        self.ch.reply(unique, k.ATTR_OUT.pack(s, ns, 0), k.pack_attr(st))
+
+    def setattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        (v, _pad, fh, size, _owner, atime, mtime, _ctime, atimens, mtimens, _ctimens, mode, _u4, uid, gid,
+         _u5) = k.SETATTR_IN.unpack_from(body)
+        path = self.path(nodeid)
+        fh_or_none = fh if v & k.FATTR_FH else None
+        if v & k.FATTR_MODE:
+            self.ops.chmod(path, mode)
+        if v & (k.FATTR_UID | k.FATTR_GID):
+            self.ops.chown(path, uid if v & k.FATTR_UID else -1, gid if v & k.FATTR_GID else -1)
+        if v & k.FATTR_SIZE:
+            if v & k.FATTR_KILL_SUIDGID:
+                self.ops.killpriv(path, suidgid=True, caps=False)
+            self.ops.truncate(path, size, fh_or_none)
+        if v & (k.FATTR_ATIME | k.FATTR_MTIME):
+            times = []
+            for bit, now, sec, nsec in ((k.FATTR_ATIME, k.FATTR_ATIME_NOW, atime, atimens),
+                                        (k.FATTR_MTIME, k.FATTR_MTIME_NOW, mtime, mtimens)):
+                times.append(UTIME_NOW if v & now else sec * 1_000_000_000 + nsec if v & bit else UTIME_OMIT)
+            self.ops.utimens(path, tuple(times))
+        st = self.ops.getattr(path, fh_or_none)
+        s, ns = self.timeout
+        self.ch.reply(unique, k.ATTR_OUT.pack(s, ns, 0), k.pack_attr(st))
+
+    def readlink(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.ch.reply(unique, os.fsencode(self.ops.readlink(self.path(nodeid))))
+
+    def symlink(self, unique: int, nodeid: int, body: memoryview) -> None:
+        name, target = k.cstrings(body, 2)
+        path = self.child(nodeid, name)
+        self.ops.symlink(path, os.fsdecode(target))
+        self.entry(unique, path)
+
+    def mknod(self, unique: int, nodeid: int, body: memoryview) -> None:
+        mode, rdev, _umask, _pad = k.MKNOD_IN.unpack_from(body)
+        path = self.child(nodeid, k.cstrings(body[k.MKNOD_IN.size:], 1)[0])
+        if stat.S_ISREG(mode):   # libfuse: a regular file is made by create and release
+            fh = self.ops.create(path, mode, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            self.ops.release(path, fh)
+        else:
+            self.ops.mknod(path, mode, rdev)
+        self.entry(unique, path)
+
+    def mkdir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        mode, _umask = k.PAIR.unpack_from(body)
+        path = self.child(nodeid, k.cstrings(body[k.PAIR.size:], 1)[0])
+        self.ops.mkdir(path, mode)
+        self.entry(unique, path)
+
+    def _hide(self, path: str) -> str | None:
+        """A file the kernel holds open is being unlinked or replaced: rename it to a hidden name in its
+        directory (libfuse's hide_node) and return that name, or None if nothing holds it open."""
+        nid = self.ids.get(path)
+        node = self.nodes.get(nid) if nid is not None else None
+        if node is None or node.opens <= 0:
+            return None
+        with self._mu:
+            self.hidden_seq += 1
+            hidden = f"{path.rsplit('/', 1)[0]}/{HIDDEN}{nid:08x}{self.hidden_seq:08x}"
+        self.ops.rename(path, hidden)
+        self._moved(path, hidden)
+        node.hidden = True
+        return hidden
+
+    def unlink(self, unique: int, nodeid: int, body: memoryview) -> None:
+        path = self.child(nodeid, k.cstrings(body, 1)[0])
+        if self._hide(path) is None:
+            self.ops.unlink(path)
+            with self._mu:
+                nid = self.ids.pop(path, None)
+                if nid is not None and nid in self.nodes:
+                    self.nodes[nid].path = f"{path}\0unlinked"
+        self.ch.reply(unique)
+
+    def rmdir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        path = self.child(nodeid, k.cstrings(body, 1)[0])
+        self.ops.rmdir(path)
+        with self._mu:
+            nid = self.ids.pop(path, None)
+            if nid is not None and nid in self.nodes:
+                self.nodes[nid].path = f"{path}\0removed"
+        self.ch.reply(unique)
+
+    def rename(self, unique: int, nodeid: int, body: memoryview) -> None:
+        newdir = k.U64.unpack_from(body)[0]
+        old, new = k.cstrings(body[8:], 2)
+        src, dst = self.child(nodeid, old), self.child(newdir, new)
+        self._hide(dst)   # a replaced target still open lives on under a hidden name
+        self.ops.rename(src, dst)
+        self._moved(src, dst)
+        self.ch.reply(unique)
+
+    def link(self, unique: int, nodeid: int, body: memoryview) -> None:
+        old = k.U64.unpack_from(body)[0]
+        path = self.child(nodeid, k.cstrings(body[8:], 1)[0])
+        self.ops.link(path, self.path(old))
+        self.entry(unique, path)
+
+    def open(self, unique: int, nodeid: int, body: memoryview) -> None:
+        flags, open_flags = k.PAIR.unpack_from(body)
+        path = self.path(nodeid)
+        if open_flags & k.FUSE_OPEN_KILL_SUIDGID:
+            self.ops.killpriv(path, suidgid=True, caps=False)
+        fh = self.ops.open(path, flags)
+        self._opened(nodeid)
+        self.ch.reply(unique, k.OPEN_OUT.pack(fh, k.FOPEN_DIRECT_IO if flags & os.O_APPEND else 0, 0))
+
+    def create(self, unique: int, nodeid: int, body: memoryview) -> None:
+        flags, mode, _umask, _open_flags = k.CREATE_IN.unpack_from(body)
+        path = self.child(nodeid, k.cstrings(body[k.CREATE_IN.size:], 1)[0])
+        fh = self.ops.create(path, mode, flags)
+        try:
+            st = self.ops.getattr(path, fh)
+        except OSError:
+            self.ops.release(path, fh)
+            raise
+        nid = self._ref(path)
+        self._opened(nid)
+        s, ns = self.timeout
+        self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st),
+                      k.OPEN_OUT.pack(fh, k.FOPEN_DIRECT_IO if flags & os.O_APPEND else 0, 0))
+
+    def _opened(self, nid: int) -> None:
+        with self._mu:
+            node = self.nodes.get(nid)
+            if node is not None:
+                node.opens += 1
+
+    def read(self, unique: int, nodeid: int, body: memoryview) -> None:
+        fh, offset, size, _flags, _owner, _oflags, _pad = k.READ_IN.unpack_from(body)
+        self.ch.reply(unique, self.ops.read(self.path(nodeid), size, offset, fh))
+
+    def write(self, unique: int, nodeid: int, body: memoryview) -> None:
+        fh, offset, size, wflags, _owner, _oflags, _pad = k.READ_IN.unpack_from(body)
+        path = self.path(nodeid)
+        self.ops.killpriv(path, suidgid=bool(wflags & k.FUSE_WRITE_KILL_SUIDGID), caps=True)
+        data = bytes(body[k.READ_IN.size:k.READ_IN.size + size])
+        n = self.ops.write(path, data, offset, fh)
+        self.ch.reply(unique, k.PAIR.pack(n, 0))
+
+    def statfs(self, unique: int, nodeid: int, body: memoryview) -> None:
+        s = self.ops.statfs(self.path(nodeid))
+        self.ch.reply(unique, k.KSTATFS.pack(s["f_blocks"], s["f_bfree"], s["f_bavail"], s["f_files"],
+                                             s["f_ffree"], s["f_bsize"], s["f_namemax"], s["f_frsize"], 0))
+
+    def release(self, unique: int, nodeid: int, body: memoryview) -> None:
+        fh = k.RELEASE_IN.unpack_from(body)[0]
+        path = self.path(nodeid)
+        try:
+            self.ops.release(path, fh)
+        finally:
+            with self._mu:
+                node = self.nodes.get(nodeid)
+                if node is not None:
+                    node.opens -= 1
+                    last = node.opens <= 0
+            if node is not None and last and node.hidden:   # the last close of an unlinked file
+                node.hidden = False
+                self.ops.unlink(node.path)
+                with self._mu:
+                    if self.ids.get(node.path) == nodeid:
+                        del self.ids[node.path]
+            if node is not None:
+                with self._mu:
+                    if node.opens <= 0 and node.lookups <= 0 and nodeid in self.nodes:
+                        self._drop_node(nodeid)
+        self.ch.reply(unique)
+
+    def flush(self, unique: int, nodeid: int, body: memoryview) -> None:
+        fh = k.RELEASE_IN.unpack_from(body)[0]
+        self.ops.flush(self.path(nodeid), fh)
+        self.ch.reply(unique)
+
+    def fsync(self, unique: int, nodeid: int, body: memoryview) -> None:
+        fh, flags, _pad = k.FSYNC_IN.unpack_from(body)
+        self.ops.fsync(self.path(nodeid), flags & k.FUSE_FSYNC_FDATASYNC, fh)
+        self.ch.reply(unique)
+
+    def fsyncdir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.ch.reply(unique)
+
+    # ---- extended attributes -----------------------------------------------------------------
+    def setxattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        size, flags = k.PAIR.unpack_from(body)
+        rest = bytes(body[k.PAIR.size:])
+        end = rest.index(b"\0")
+        name = rest[:end].decode("utf-8", "surrogateescape")
+        self.ops.setxattr(self.path(nodeid), name, rest[end + 1:end + 1 + size], flags)
+        self.ch.reply(unique)
+
+    def getxattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        size, _pad = k.PAIR.unpack_from(body)
+        name = k.cstrings(body[k.PAIR.size:], 1)[0].decode("utf-8", "surrogateescape")
+        value = self.ops.getxattr(self.path(nodeid), name)
+        self._sized(unique, size, bytes(value))
+
+    def listxattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        size, _pad = k.PAIR.unpack_from(body)
+        names = self.ops.listxattr(self.path(nodeid))
+        self._sized(unique, size, b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in names))
+
+    def _sized(self, unique: int, size: int, value: bytes) -> None:
+        """getxattr/listxattr: size 0 asks for the length only; a buffer too small is ERANGE."""
+        if size == 0:
+            self.ch.reply(unique, k.PAIR.pack(len(value), 0))
+        elif len(value) > size:
+            self.ch.error(unique, errno.ERANGE)
+        else:
+            self.ch.reply(unique, value)
+
+    def removexattr(self, unique: int, nodeid: int, body: memoryview) -> None:
+        name = k.cstrings(body, 1)[0].decode("utf-8", "surrogateescape")
+        self.ops.removexattr(self.path(nodeid), name)
+        self.ch.reply(unique)
+
+    # ---- directories -------------------------------------------------------------------------
+    def opendir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.path(nodeid)
+        with self._mu:
+            dh = self.next_dh
+            self.next_dh += 1
+        self.ch.reply(unique, k.OPEN_OUT.pack(dh, 0, 0))
+
+    def releasedir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self.listings.pop(k.RELEASE_IN.unpack_from(body)[0], None)
+        self.ch.reply(unique)
+
+    def readdir(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self._readdir(unique, nodeid, body, plus=False)
+
+    def readdirplus(self, unique: int, nodeid: int, body: memoryview) -> None:
+        self._readdir(unique, nodeid, body, plus=True)
+
+    def _readdir(self, unique: int, nodeid: int, body: memoryview, plus: bool) -> None:
+        """READDIR and READDIRPLUS: the listing is taken at offset 0 and kept per handle; entries go out from
+        the offset the kernel asks for, as many as fit its buffer. With READDIRPLUS each carries its node id
+        and attributes (the kernel counts a lookup for it), so `ls -l` needs no LOOKUP per file, unless
+        llite.*.statahead_max is 0 (then the kernel looks each entry up)."""
+        fh, offset, size, _flags, _owner, _oflags, _pad = k.READ_IN.unpack_from(body)
+        path = self.path(nodeid)
+        listing = self.listings.get(fh)
+        if offset == 0 or listing is None:
+            listing = self.ops.listing(path, plus)
+            self.listings[fh] = listing
+        items, full = listing
+        self.ch.reply(unique, self._dirents(path, items, offset, size, plus, full))
+
+    def _dirents(self, path: str, items: list, offset: int, size: int, plus: bool, full: bool) -> bytes:
+        """The entries from `offset` that fit `size` bytes; `full`: the listing has every entry's attributes."""
+        out = bytearray()
+        s, ns = self.timeout
+        for i in range(offset, len(items)):
+            name, st = items[i]
+            raw = name.encode("utf-8", "surrogateescape")
+            mode = st["st_mode"] if st is not None else stat.S_IFDIR
+            ino = st["st_ino"] if st is not None else UNKNOWN_INO   # readdir(3) skips an entry of ino 0
+            dirent = k.DIRENT.pack(ino, i + 1, len(raw), (mode & 0o170000) >> 12)
+            pad = b"\0" * (-(len(dirent) + len(raw)) % 8)
+            if plus:
+                head_len = k.ENTRY.size + k.ATTR.size
+                if len(out) + head_len + len(dirent) + len(raw) + len(pad) > size:
+                    break
+                if not full or st is None or name in (".", ".."):
+                    out += k.ENTRY.pack(0, 0, 0, 0, 0, 0) + k.pack_attr({"st_mode": mode})
+                else:
+                    nid = self._ref(self.join(path, raw))
+                    out += k.ENTRY.pack(nid, 0, s, s, ns, ns) + k.pack_attr(st)
+            elif len(out) + len(dirent) + len(raw) + len(pad) > size:
+                break
+            out += dirent + raw + pad
+        return bytes(out)
+
+
+def struct_pair(body: memoryview, at: int) -> tuple[int, int]:
+    return k.U64.unpack_from(body, at)[0], k.U64.unpack_from(body, at + 8)[0]
+
+
+def struct_getattr(body: memoryview) -> tuple[int, int, int]:
+    if len(body) < 16:
+        return 0, 0, 0
+    flags, dummy = k.PAIR.unpack_from(body)
+    return flags, dummy, k.U64.unpack_from(body, 8)[0]
