@@ -1,5 +1,6 @@
-"""The Lustre client mount: a FUSE filesystem (mfusepy, high-level API, multithreaded) over the MDS
-and the OSSs, as llite is over the MDC and the OSCs.
+"""The Lustre client mount: a FUSE filesystem over the MDS and the OSSs, as llite is over the MDC and the
+OSCs. The kernel's requests come through client/session.py (the FUSE protocol on /dev/fuse, several
+threads), which calls the path-based operations here.
 
 Data: reads and writes are split by the file's RAID0 layout and go to the OSTs' objects, the
 pieces of one request in flight together. Size: as on Lustre the size a writer makes is known to
@@ -11,16 +12,16 @@ Extended attributes: `lustre.lov` is the file's layout in the binary `struct lov
 real Lustre returns (`getfattr -n lustre.lov -e hex FILE`); setting it on a file without objects
 gives the file that layout, on a directory sets its default, and on a file that already has a
 layout it is ignored (as Lustre does, so that `rsync -X`/`cp --preserve=xattr` work). `user.*`,
-`security.*` and `trusted.*` go to the MDS, which checks who may (services/lustre/xattrs.py); the kernel
-asks for `security.*` names on every write and `ls -l`, so those are asked of the MDS only for an inode
-whose attributes say it has some (`privileged_xattrs`). `system.*` (ACLs) are absent (ENODATA).
+`security.*` and `trusted.*` go to the MDS, which checks who may (services/lustre/xattrs.py); `ls -l`
+asks for `security.*` names, so those are asked of the MDS only for an inode whose attributes say it has
+some (`privileged_xattrs`). `system.*` (ACLs) are refused (`unsupported`).
 
 Times are integer nanoseconds end to end (the MDS's, the wire's, the kernel's). A read moves atime as
 llite does at close, and a listing moves its directory's, under relatime (services/lustre/namespace.py:
 read_atime).
 
 Errors: a refused call raises the client's ClientError, an OSError carrying the errno the MDS or OSS
-sent (services/lustre/errors.py); mfusepy returns any OSError's errno to the kernel as it is, so the
+sent (services/lustre/errors.py); the session returns any OSError's errno to the kernel as it is, so the
 operations let it through.
 """
 
@@ -495,8 +496,7 @@ class LustreFuse:
         return 0
 
     # ---- files -------------------------------------------------------------------------------
-    def create(self, path: str, mode: int, fi: Any = None) -> int:
-        """`fi`: the open flags (mfusepy passes them to a three-argument create)."""
+    def create(self, path: str, mode: int, flags: int = 0) -> int:
         parent, _, name = path.rpartition("/")
         parent = parent or "/"
         names = self.names.get(parent)
@@ -509,7 +509,7 @@ class LustreFuse:
             self.attrs[parent] = (expiry, r.parent)
             if names is not None:
                 self._listed(parent, names | {name}, callbacks)
-        return self._open_state(path, r.attr, fi if isinstance(fi, int) else 0)
+        return self._open_state(path, r.attr, flags)
 
     def open(self, path: str, flags: int) -> int:
         a = self._attr(path, fresh=path not in self.files)

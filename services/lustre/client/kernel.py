@@ -16,7 +16,6 @@ import shutil
 import socket
 import struct
 import subprocess
-import threading
 
 # opcodes (enum fuse_opcode)
 LOOKUP, FORGET, GETATTR, SETATTR, READLINK, SYMLINK = 1, 2, 3, 4, 5, 6
@@ -47,7 +46,7 @@ FUSE_WRITE_KILL_SUIDGID = 1 << 2
 FUSE_OPEN_KILL_SUIDGID = 1 << 0
 FUSE_FSYNC_FDATASYNC = 1 << 0
 
-NOTIFY_INVAL_INODE, NOTIFY_INVAL_ENTRY = 2, 3
+NOTIFY_INVAL_INODE = 2
 ROOT_ID = 1
 MINOR = 38
 
@@ -70,7 +69,6 @@ U64 = struct.Struct("<Q")
 KSTATFS = struct.Struct("<QQQQQIIII24x")
 DIRENT = struct.Struct("<QQII")             # ino, off, namelen, type
 INVAL_INODE = struct.Struct("<Qqq")
-INVAL_ENTRY = struct.Struct("<QII")
 
 
 class FuseOSError(OSError):
@@ -143,7 +141,6 @@ class Channel:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._notify = threading.Lock()
 
     def read(self, buf: bytearray) -> int:
         """One request into `buf` (0 when the file system is unmounted)."""
@@ -170,9 +167,8 @@ class Channel:
         """A notification (unique 0, the code in the error field); 0 or the kernel's errno (ENOENT: it holds
         no such inode or entry)."""
         n = OUT_HEADER.size + sum(len(p) for p in parts)
-        try:
-            with self._notify:
-                os.writev(self.fd, [OUT_HEADER.pack(n, code, 0), *parts])
+        try:   # one writev is one message: no lock (a notification blocked in the kernel must not stop others)
+            os.writev(self.fd, [OUT_HEADER.pack(n, code, 0), *parts])
         except OSError as e:
             return e.errno or errno.EIO
         return 0

@@ -139,6 +139,8 @@ class Session:
         node = self.nodes.get(nodeid)
         if node is None:
             raise FuseOSError(errno.ESTALE)
+        if "\0" in node.path:   # unlinked, removed or replaced: no name reaches it any more
+            raise FuseOSError(errno.ENOENT)
         return node.path
 
     @staticmethod
