@@ -126,6 +126,29 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
     } else if (!strcmp(key, "ci") && g->nci < NVML_MAX_MIG_DEVICES) {
         ct_ci *c = &g->ci[g->nci++];
         sscanf(rest, "%u %u %u %u %95s %31s", &c->gi, &c->id, &c->slices, &c->start, c->uuid, c->profile);
+    } else if (!strcmp(key, "gifree") && g->ngifree < CT_MAX_GIP) {
+        ct_gifree *f = &g->gifree[g->ngifree++];
+        sscanf(rest, "%u %u", &f->id, &f->n);
+    } else if (!strcmp(key, "cifree") && g->ncifree < CT_MAX_CIFREE) {
+        ct_cifree *f = &g->cifree[g->ncifree++];
+        sscanf(rest, "%u %u %u", &f->gi, &f->ci, &f->n);
+    }
+}
+
+/* A MIG profile table line (`gip` or `cip`, before the GPUs) into s. */
+static void parse_profile_line(ct_snapshot *s, const char *key, const char *rest) {
+    if (!strcmp(key, "gip") && s->ngip < CT_MAX_GIP) {
+        ct_gip *p = &s->gip[s->ngip++];
+        int at = 0;
+        sscanf(rest, "%u %u %u %u %u %llu %u %u %u %u %u %u %u %n", &p->nvml, &p->id, &p->slices, &p->instances,
+               &p->sm, &p->mem_mib, &p->ce, &p->dec, &p->enc, &p->jpeg, &p->ofa, &p->size, &p->starts, &at);
+        snprintf(p->name, sizeof p->name, "%s", rest + at);
+    } else if (!strcmp(key, "cip") && s->ncip < CT_MAX_CIP) {
+        ct_cip *c = &s->cip[s->ncip++];
+        int at = 0;
+        sscanf(rest, "%u %u %u %u %u %u %n", &c->gi_profile, &c->nvml, &c->slices, &c->instances, &c->sm, &c->starts,
+               &at);
+        snprintf(c->name, sizeof c->name, "%s", rest + at);
     }
 }
 
@@ -144,6 +167,8 @@ static int parse_page(char *page, ct_snapshot *s) {
         else if (!strcmp(line, "event") && s->nevent < CT_MAX_EVENTS) {
             ct_event *e = &s->event[s->nevent++];
             sscanf(rest, "%llu %d %llu %llu", &e->id, &e->gpu, &e->type, &e->data);
+        } else if (!strcmp(line, "gip") || !strcmp(line, "cip")) {
+            parse_profile_line(s, line, rest);
         } else if (!strcmp(line, "gpu") && s->ngpu < CT_MAX_GPUS) {
             g = &s->gpu[s->ngpu++];
             g->index = atoi(rest);

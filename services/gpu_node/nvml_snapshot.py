@@ -22,12 +22,16 @@ page is the model read at once, so every call the library answers from one refre
     proc PID USED_MIB GI CI           one per device of an active lease (CI = GI = 0xFFFFFFFF: whole GPU)
     gi ID PROFILE_ID START SIZE MEM_MIB USED_MIB   one per GPU instance
     ci GI ID SLICES START UUID PROFILE   one per compute instance: a MIG device
+    gifree ... / cifree ...          what is still free (a MIG-enabled GPU; nvml_mig_profiles.py)
     name NVIDIA H100 80GB HBM3
+
+The MIG profile tables (`gip`, `cip` lines, nvml_mig_profiles.py) come once, before the GPUs.
 """
 
 from __future__ import annotations
 
 from services.gpu_node.model import NodeModel
+from services.gpu_node.nvml_mig_profiles import PROFILE_LINES, capacity_lines
 from services.gpu_node.views import GpuView
 
 FORMAT_VERSION = 1
@@ -65,6 +69,8 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
     out += [f"link {n.link} {int(n.up)} {n.crc_errors} {n.replay_errors} {n.recovery_errors}" for n in g.nvlinks]
     if not g.lost:
         out += _proc_lines(model, g) + _mig_lines(model, g.index)
+        if g.mig_enabled:
+            out += capacity_lines(model, g.index)
     out.append(f"name {g.name}")
     return out
 
@@ -119,6 +125,7 @@ def render(model: NodeModel) -> str:
     lines = [f"nvml {FORMAT_VERSION}", f"driver {spec.driver_version}", f"cuda {cuda_int(spec.cuda_version)}",
              f"seq {events[-1]['seq'] * 4 + 3 if events else 0}"]
     lines += [f"event {i} {gpu} {kind} {data}" for i, gpu, kind, data in nvml_events(events)[-MAX_EVENT_LINES:]]
+    lines += PROFILE_LINES
     for g in model.list_gpus():
         lines += _gpu_lines(model, g)
     return "\n".join(lines) + "\nend\n"
