@@ -18,6 +18,7 @@ page is the model read at once, so every call the library answers from one refre
     therm TEMP_C MEMTEMP_C POWER_MW LIMIT_MW ENERGY_MJ
     util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / mig 0|1 / lastxid N / replay N
     ecc VOL_SBE VOL_DBE AGG_SBE AGG_DBE / remap CORR UNC PENDING FAILURE
+    modes PERSISTENCE ECC_CURRENT ECC_PENDING   what NVML's set calls change (0|1 each)
     link N UP CRC REPLAY RECOVERY     one per NVLink
     proc PID USED_MIB GI CI           one per device of an active lease (CI = GI = 0xFFFFFFFF: whole GPU)
     gi ID PROFILE_ID START SIZE MEM_MIB USED_MIB   one per GPU instance
@@ -65,6 +66,7 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
         f"ecc {e.volatile_sbe} {e.volatile_dbe} {e.aggregate_sbe} {e.aggregate_dbe}",
         f"remap {e.correctable_remapped_rows} {e.uncorrectable_remapped_rows} "
         f"{int(e.row_remap_pending)} {int(e.row_remap_failure)}",
+        "modes {} {} {}".format(int(g.persistence_mode), *map(int, model.ecc_mode(g.index))),
     ]
     out += [f"link {n.link} {int(n.up)} {n.crc_errors} {n.replay_errors} {n.recovery_errors}" for n in g.nvlinks]
     if not g.lost:

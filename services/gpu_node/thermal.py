@@ -48,9 +48,10 @@ def idle_state(offset: float) -> ThermalState:
     return ThermalState(temp_c=t, mem_temp_c=t + MEM_TEMP_OFFSET_C, power_w=IDLE_POWER_W, energy_mj=0.0)
 
 
-def target_power(util: float) -> float:
+def target_power(util: float, cap_w: float = POWER_CAP_W) -> float:
+    """What the load draws, held to the power limit (NVML's, at most the board's cap)."""
     u = min(max(util, 0.0), 100.0) / 100.0
-    return min(POWER_CAP_W, IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * u)
+    return min(cap_w, IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * u)
 
 
 def target_temp(power_w: float, offset: float, slowdown: bool) -> float:
@@ -59,11 +60,12 @@ def target_temp(power_w: float, offset: float, slowdown: bool) -> float:
     return IDLE_TEMP_C + offset + BUSY_TEMP_RISE_C * (power_w - IDLE_POWER_W) / (POWER_CAP_W - IDLE_POWER_W)
 
 
-def advance(state: ThermalState, util: float, dt: float, offset: float, slowdown: bool) -> ThermalState:
-    """State after `dt` seconds at constant `util` percent."""
+def advance(state: ThermalState, util: float, dt: float, offset: float, slowdown: bool,
+            cap_w: float = POWER_CAP_W) -> ThermalState:
+    """State after `dt` seconds at constant `util` percent under a power limit of `cap_w`."""
     if dt <= 0:
         return state
-    p_target = target_power(util)
+    p_target = target_power(util, cap_w)
     if slowdown:
         # Clocks are clamped, so the board cannot draw full power.
         p_target = IDLE_POWER_W + (p_target - IDLE_POWER_W) * 0.6
