@@ -23,7 +23,6 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 
 enum { VT_UINT = 1, VT_ULL = 3 };
 enum { FI_LINK_COUNT = 91, FI_DL_REPLAY = 161, FI_DL_RECOVERY = 162, FI_DL_CRC = 163, FI_LINK_STATE = 165 };
-#define H100_POWER_MIN_MW 200000u   /* as nvmlDeviceGetPowerManagementLimitConstraints */
 
 static nvmlReturn_t set_uint(nvmlFieldValue_t *v, unsigned int x) {
     v->valueType = VT_UINT;
@@ -89,7 +88,8 @@ static nvmlReturn_t power_field(const ct_gpu *g, nvmlFieldValue_t *v) {
     switch (v->fieldId) {
     case 185: case 186: return set_uint(v, g->power_mw);             /* POWER_AVERAGE, POWER_INSTANT */
     case 187: return set_uint(v, H100_POWER_MIN_MW);                 /* POWER_MIN_LIMIT */
-    case 188: case 189: case 190: case 192: return set_uint(v, g->limit_mw);   /* MAX, DEFAULT, CURRENT, REQUESTED */
+    case 188: case 189: return set_uint(v, H100_POWER_MAX_MW);       /* POWER_MAX_LIMIT, POWER_DEFAULT_LIMIT */
+    case 190: case 192: return set_uint(v, g->limit_mw);             /* POWER_CURRENT_LIMIT, ..._REQUESTED_LIMIT */
     case 191: return set_ull(v, g->energy_mj);                       /* ENERGY */
     default: return NVML_ERROR_NOT_SUPPORTED;
     }
@@ -100,7 +100,8 @@ static nvmlReturn_t field(const ct_gpu *g, nvmlFieldValue_t *v) {
     if (is_nvlink_field(id)) return nvlink_field(g, v);
     if (id >= 185 && id <= 192) return power_field(g, v);
     switch (id) {
-    case 1: case 2: return set_uint(v, 1);                           /* ECC_CURRENT, ECC_PENDING: on */
+    case 1: return set_uint(v, g->ecc_cur);                          /* ECC_CURRENT */
+    case 2: return set_uint(v, g->ecc_pend);                         /* ECC_PENDING */
     case 3: case 4: case 5: case 6: return set_ull(v, g->ecc[id - 3]);   /* SBE/DBE, volatile/aggregate */
     case 82: return set_uint(v, (unsigned int)g->memtemp);          /* MEMORY_TEMP */
     case 83: return set_ull(v, g->energy_mj);                        /* TOTAL_ENERGY_CONSUMPTION */

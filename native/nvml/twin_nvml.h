@@ -63,6 +63,8 @@ typedef struct {
 /* The event types this library reports as supported on an H100: ECC SBE and DBE, P-state, Xid,
  * clock and MIG configuration changes (0x1 0x2 0x4 0x8 0x10 0x100); it delivers ECC and Xid. */
 #define NVML_EVENT_H100 0x11FULL
+#define H100_POWER_MIN_MW 200000u   /* an H100 SXM's power cap range: 200-700 W */
+#define H100_POWER_MAX_MW 700000u   /* also its default limit */
 
 /* ---- the snapshot (twin_client.c) ---- */
 #define CT_MAX_GPUS 8
@@ -99,6 +101,7 @@ typedef struct {
     unsigned int util_gpu, util_mem, clk_sm, clk_mem, clk_max;
     unsigned long long ecc[4];           /* volatile SBE, DBE, aggregate SBE, DBE */
     unsigned int remap[4];               /* correctable, uncorrectable, pending, failure */
+    unsigned int persist, ecc_cur, ecc_pend;   /* what the set calls change (set_calls.c) */
     int nlinks; ct_link link[NVML_NVLINK_MAX_LINKS];
     int nproc; ct_proc proc[CT_MAX_PROCS];
     int ngi; ct_gi gi[NVML_MAX_MIG_DEVICES];
@@ -130,6 +133,7 @@ extern ct_snapshot ct_snap;
 extern int ct_initialized;
 
 nvmlReturn_t ct_refresh(int force);                     /* with ct_lock held */
+nvmlReturn_t ct_post(const char *body);                 /* a set call to the daemon: its nvmlReturn_t */
 nvmlReturn_t ct_enter(void);                            /* initialized? lock, refresh if stale */
 nvmlReturn_t ct_leave(nvmlReturn_t ret);                /* unlock, pass ret through */
 nvmlReturn_t ct_device(nvmlDevice_t d, const ct_gpu **g, const ct_ci **mig);   /* with ct_lock held */
