@@ -301,7 +301,9 @@ class NodeModel:
         util = 0.0 if lost else self._utilization(g.index)
         act = activity.activity(util)
         slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
-        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown)
+        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+        if util > 0 and thermal.target_power(util) > g.power_limit_w:
+            reasons.append("SW_POWER_CAP")   # the load wants more than the power limit lets it draw
         total = activity.MEMORY_TOTAL_MIB
         reserved = activity.MEMORY_RESERVED_MIB
         used = 0 if lost else self._memory_used(g, util)
@@ -509,7 +511,7 @@ class NodeModel:
 
     # ======================================================================= NVML settings
 
-    # What nvidia-smi -pl / -pm / -e change, through NVML's set calls (native/nvml/set_calls.c via
+    # What nvidia-smi -pl / -pm / -e / -ac change, through NVML's set calls (native/nvml/set_calls.c via
     # nvml_control.py). Each checks everything before it changes anything; an unchanged value is
     # no event.
 
@@ -541,6 +543,25 @@ class NodeModel:
                        " (pending: takes effect at the next reset or reboot)")
             g.ecc_pending = enabled
         return self._view(g)
+
+    def set_app_clocks(self, gpu: int, mem_mhz: int, sm_mhz: int, now: float) -> GpuView:
+        """nvmlDeviceSetApplicationsClocks: a supported (memory, graphics) pair; a busy GPU runs at it.
+        ResetApplicationsClocks is this with the defaults."""
+        g = self._gpu(gpu)
+        if mem_mhz not in thermal.SUPPORTED_MEM_CLOCKS_MHZ or sm_mhz not in thermal.SUPPORTED_SM_CLOCKS_MHZ:
+            raise self._fail("INVALID_ARGUMENT", f"application clocks {mem_mhz},{sm_mhz} MHz not supported "
+                             f"(memory {thermal.SUPPORTED_MEM_CLOCKS_MHZ}, graphics "
+                             f"{thermal.SM_CLOCK_IDLE_MHZ}-{thermal.SM_CLOCK_MAX_MHZ} in 15 MHz steps)", gpu)
+        if (mem_mhz, sm_mhz) != (g.app_mem_mhz, g.app_sm_mhz):
+            self._emit(now, "settings", gpu=gpu, message=f"GPU {gpu}: application clocks memory {mem_mhz} MHz, "
+                       f"graphics {sm_mhz} MHz")
+            g.app_mem_mhz, g.app_sm_mhz = mem_mhz, sm_mhz
+        return self._view(g)
+
+    def app_clocks(self, gpu: int) -> tuple[int, int]:
+        """(graphics, memory) application clocks in MHz."""
+        g = self._gpu(gpu, allow_lost=True)
+        return g.app_sm_mhz, g.app_mem_mhz
 
     def ecc_mode(self, gpu: int) -> tuple[bool, bool]:
         """(current, pending) ECC mode, as nvmlDeviceGetEccMode."""
@@ -860,8 +881,8 @@ class NodeModel:
         for i, old in enumerate(self._gpus):
             fresh = self._fresh_gpu(i)
             # Persistent across reboots: MIG mode, aggregate ECC, remapped rows, the ECC mode (InfoROM;
-            # a pending change takes effect now). The power limit and persistence mode go back to
-            # their defaults, as when the driver reloads.
+            # a pending change takes effect now). The power limit, persistence mode and application
+            # clocks go back to their defaults, as when the driver reloads.
             fresh.mig_enabled = old.mig_enabled
             fresh.ecc_enabled = fresh.ecc_pending = old.ecc_pending
             fresh.ecc = EccState(

@@ -5,6 +5,7 @@ One line per request, `WHAT GPU VALUE`, GPU the daemon's index:
     power GPU MILLIWATTS        nvmlDeviceSetPowerManagementLimit
     persistence GPU 0|1         nvmlDeviceSetPersistenceMode
     ecc GPU 0|1                 nvmlDeviceSetEccMode (pending until a reset or reboot)
+    appclocks GPU MEM_MHZ SM_MHZ   nvmlDeviceSetApplicationsClocks (ResetApplicationsClocks: the defaults)
 The answer is the call's nvmlReturn_t. The change goes through the servicer's lock and commit, as
 a gRPC change does: durable and on the bus before the library hears SUCCESS. A refused change
 changes nothing (the model checks before it mutates).
@@ -22,7 +23,11 @@ from services.gpu_node.servicer import GpuNodeServicer, PersistError
 NVML_SUCCESS, NVML_INVALID_ARGUMENT, NVML_GPU_IS_LOST, NVML_UNKNOWN = 0, 2, 15, 999
 
 
-def _change(model: NodeModel, what: str, gpu: int, value: int) -> Callable[[float], Any] | None:
+def _change(model: NodeModel, what: str, gpu: int, value: int, extra: list[int]) -> Callable[[float], Any] | None:
+    if what == "appclocks" and len(extra) == 1:
+        return lambda now: model.set_app_clocks(gpu, value, extra[0], now)
+    if extra:
+        return None
     if what == "power":
         return lambda now: model.set_power_limit(gpu, value / 1000.0, now)
     if what == "persistence" and value in (0, 1):
@@ -38,9 +43,10 @@ def _code(e: ModelError) -> int:
 
 async def apply(servicer: GpuNodeServicer, model: NodeModel, body: str) -> int:
     parts = body.split()
-    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+    if len(parts) not in (3, 4) or not all(x.isdigit() for x in parts[1:]):
         return NVML_INVALID_ARGUMENT
-    change = _change(model, parts[0], int(parts[1]), int(parts[2]))
+    gpu, value, *extra = map(int, parts[1:])
+    change = _change(model, parts[0], gpu, value, extra)
     if change is None:
         return NVML_INVALID_ARGUMENT
     try:

@@ -19,6 +19,7 @@ page is the model read at once, so every call the library answers from one refre
     util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / mig 0|1 / lastxid N / replay N
     ecc VOL_SBE VOL_DBE AGG_SBE AGG_DBE / remap CORR UNC PENDING FAILURE
     modes PERSISTENCE ECC_CURRENT ECC_PENDING   what NVML's set calls change (0|1 each)
+    appclk SM MEM                    the application clocks (MHz)
     link N UP CRC REPLAY RECOVERY     one per NVLink
     proc PID USED_MIB GI CI           one per device of an active lease (CI = GI = 0xFFFFFFFF: whole GPU)
     gi ID PROFILE_ID START SIZE MEM_MIB USED_MIB   one per GPU instance
@@ -26,13 +27,16 @@ page is the model read at once, so every call the library answers from one refre
     gifree ... / cifree ...          what is still free (a MIG-enabled GPU; nvml_mig_profiles.py)
     name NVIDIA H100 80GB HBM3
 
-The MIG profile tables (`gip`, `cip` lines, nvml_mig_profiles.py) come once, before the GPUs.
+The MIG profile tables (`gip`, `cip` lines, nvml_mig_profiles.py) and the supported clocks
+(`supclk MAXSM MINSM STEP MEM...`: graphics MAXSM down to MINSM in STEP MHz, with each memory clock)
+come once, before the GPUs.
 """
 
 from __future__ import annotations
 
 from services.gpu_node.model import NodeModel
 from services.gpu_node.nvml_mig_profiles import PROFILE_LINES, capacity_lines
+from services.gpu_node.thermal import SM_CLOCK_IDLE_MHZ, SM_CLOCK_MAX_MHZ, SUPPORTED_MEM_CLOCKS_MHZ
 from services.gpu_node.views import GpuView
 
 FORMAT_VERSION = 1
@@ -42,7 +46,8 @@ EVENT_XID, EVENT_SBE, EVENT_DBE = 0x8, 0x1, 0x2   # nvmlEventType*
 EVENT_MIG_CONFIG = 0x100   # nvmlEventMigConfigChange
 ECC_EVENTS = {"ECC_SBE": EVENT_SBE, "ECC_DBE": EVENT_DBE}
 # NVML's nvmlClocksEventReason* bits for the reasons the thermal model names.
-REASON_BITS = {"GPU_IDLE": 0x1, "HW_SLOWDOWN": 0x8, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
+REASON_BITS = {"GPU_IDLE": 0x1, "APPLICATIONS_CLOCKS_SETTING": 0x2, "SW_POWER_CAP": 0x4, "HW_SLOWDOWN": 0x8,
+               "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
 
 
 def cuda_int(version: str) -> int:
@@ -67,6 +72,7 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
         f"remap {e.correctable_remapped_rows} {e.uncorrectable_remapped_rows} "
         f"{int(e.row_remap_pending)} {int(e.row_remap_failure)}",
         "modes {} {} {}".format(int(g.persistence_mode), *map(int, model.ecc_mode(g.index))),
+        "appclk {} {}".format(*model.app_clocks(g.index)),
     ]
     out += [f"link {n.link} {int(n.up)} {n.crc_errors} {n.replay_errors} {n.recovery_errors}" for n in g.nvlinks]
     if not g.lost:
@@ -128,6 +134,7 @@ def render(model: NodeModel) -> str:
              f"seq {events[-1]['seq'] * 4 + 3 if events else 0}"]
     lines += [f"event {i} {gpu} {kind} {data}" for i, gpu, kind, data in nvml_events(events)[-MAX_EVENT_LINES:]]
     lines += PROFILE_LINES
+    lines.append(f"supclk {SM_CLOCK_MAX_MHZ} {SM_CLOCK_IDLE_MHZ} 15 " + " ".join(map(str, SUPPORTED_MEM_CLOCKS_MHZ)))
     for g in model.list_gpus():
         lines += _gpu_lines(model, g)
     return "\n".join(lines) + "\nend\n"

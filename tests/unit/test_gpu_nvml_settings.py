@@ -1,6 +1,7 @@
 """What NVML's set calls change in the node model: the power limit (held to the constraints, capping
-the thermal model), persistence mode and the ECC mode (pending until a reset or reboot); a refused
-change changes nothing; the state survives a save and restore; a reboot restores the defaults."""
+the thermal model), persistence mode, the ECC mode (pending until a reset or reboot) and the
+application clocks; a refused change changes nothing; the state survives a save and restore; a
+reboot restores the defaults."""
 
 from __future__ import annotations
 
@@ -31,6 +32,23 @@ def test_power_limit_within_constraints_caps_the_draw() -> None:
     m.acquire("job", 2.0, gpus=[2, 3], utilization=100)
     m.tick(60.0)
     assert m.gpu_info(2).power_w == pytest.approx(300.0, abs=0.5) and m.gpu_info(3).power_w > 600
+    assert "SW_POWER_CAP" in m.gpu_info(2).clock_throttle_reasons
+    assert "SW_POWER_CAP" not in m.gpu_info(3).clock_throttle_reasons
+
+
+def test_application_clocks_are_a_supported_pair() -> None:
+    m = node()
+    for mem, sm in ((2619, 1981), (1000, 1410), (2619, 330)):
+        with pytest.raises(ModelError, match="not supported"):
+            m.set_app_clocks(4, mem, sm, 1.0)
+    assert m.app_clocks(4) == (1980, 2619) and not m.has_pending_events
+    m.set_app_clocks(4, 1593, 1410, 1.0)
+    m.acquire("job", 2.0, gpus=[4], utilization=50)
+    v = m.gpu_info(4)
+    assert (v.sm_clock_mhz, v.mem_clock_mhz) == (1410, 1593)
+    assert "APPLICATIONS_CLOCKS_SETTING" in v.clock_throttle_reasons
+    m.reboot(3.0)
+    assert m.app_clocks(4) == (1980, 2619)
 
 
 def test_persistence_and_ecc_mode() -> None:
