@@ -133,6 +133,7 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
     else if (!strcmp(key, "ecc")) sscanf(rest, "%llu %llu %llu %llu", &g->ecc[0], &g->ecc[1], &g->ecc[2], &g->ecc[3]);
     else if (!strcmp(key, "remap")) sscanf(rest, "%u %u %u %u", &g->remap[0], &g->remap[1], &g->remap[2], &g->remap[3]);
     else if (!strcmp(key, "modes")) sscanf(rest, "%u %u %u", &g->persist, &g->ecc_cur, &g->ecc_pend);
+    else if (!strcmp(key, "appclk")) sscanf(rest, "%u %u", &g->app_sm, &g->app_mem);
     else if (!strcmp(key, "link") && g->nlinks < NVML_NVLINK_MAX_LINKS) {
         ct_link *l = &g->link[g->nlinks++];
         sscanf(rest, "%*u %u %u %u %u", &l->up, &l->crc, &l->replay, &l->recovery);
@@ -186,6 +187,10 @@ static int parse_page(char *page, ct_snapshot *s) {
         else if (!strcmp(line, "event") && s->nevent < CT_MAX_EVENTS) {
             ct_event *e = &s->event[s->nevent++];
             sscanf(rest, "%llu %d %llu %llu", &e->id, &e->gpu, &e->type, &e->data);
+        } else if (!strcmp(line, "supclk")) {
+            int n = sscanf(rest, "%u %u %u %u %u %u %u", &s->sup_sm_max, &s->sup_sm_min, &s->sup_sm_step,
+                           &s->sup_mem[0], &s->sup_mem[1], &s->sup_mem[2], &s->sup_mem[3]);
+            s->nsup_mem = n > 3 ? (unsigned int)(n - 3) : 0;
         } else if (!strcmp(line, "gip") || !strcmp(line, "cip")) {
             parse_profile_line(s, line, rest);
         } else if (!strcmp(line, "gpu") && s->ngpu < CT_MAX_GPUS) {

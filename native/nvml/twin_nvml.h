@@ -102,6 +102,7 @@ typedef struct {
     unsigned long long ecc[4];           /* volatile SBE, DBE, aggregate SBE, DBE */
     unsigned int remap[4];               /* correctable, uncorrectable, pending, failure */
     unsigned int persist, ecc_cur, ecc_pend;   /* what the set calls change (set_calls.c) */
+    unsigned int app_sm, app_mem;        /* application clocks, MHz */
     int nlinks; ct_link link[NVML_NVLINK_MAX_LINKS];
     int nproc; ct_proc proc[CT_MAX_PROCS];
     int ngi; ct_gi gi[NVML_MAX_MIG_DEVICES];
@@ -118,6 +119,7 @@ typedef struct {
     unsigned long long seq;
     int nevent; ct_event event[CT_MAX_EVENTS];
     int ngpu; ct_gpu gpu[CT_MAX_GPUS];   /* the visible GPUs, in CUDA_VISIBLE_DEVICES order */
+    unsigned int sup_sm_max, sup_sm_min, sup_sm_step, nsup_mem, sup_mem[4];   /* supported clocks */
     int ngip; ct_gip gip[CT_MAX_GIP];
     int ncip; ct_cip cip[CT_MAX_CIP];
 } ct_snapshot;

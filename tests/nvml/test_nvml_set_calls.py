@@ -97,3 +97,46 @@ def test_the_power_limit_caps_what_a_busy_gpu_draws(mini_twin: Twin, nvml_lib: s
     finally:
         node.release(lease.id)
         run_pynvml("GPU = 5\nLIMIT = 700000\n" + POWER, env)
+
+
+CLOCKS = COMMON + """
+G, M = n.NVML_CLOCK_GRAPHICS, n.NVML_CLOCK_MEM
+def app():
+    return [n.nvmlDeviceGetApplicationsClock(h, G), n.nvmlDeviceGetApplicationsClock(h, M),
+            n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM), n.nvmlDeviceGetCurrentClocksEventReasons(h) & 0x2]
+graphics = n.nvmlDeviceGetSupportedGraphicsClocks(h, 2619)
+out = {"memory": n.nvmlDeviceGetSupportedMemoryClocks(h), "graphics": [len(graphics), graphics[0], graphics[-1]],
+       "no_such_memory": err(lambda: n.nvmlDeviceGetSupportedGraphicsClocks(h, 1000)),
+       "default": [n.nvmlDeviceGetDefaultApplicationsClock(h, G), n.nvmlDeviceGetDefaultApplicationsClock(h, M)],
+       "before": app()}
+os.seteuid(65534)
+out["not_root"] = [err(lambda: n.nvmlDeviceSetApplicationsClocks(h, 2619, 1410)),
+                   err(lambda: n.nvmlDeviceResetApplicationsClocks(h))]
+os.seteuid(0)
+out["bad"] = [err(lambda: n.nvmlDeviceSetApplicationsClocks(h, 2619, 1981)),
+              err(lambda: n.nvmlDeviceSetApplicationsClocks(h, 1000, 1410))]
+out["unchanged"] = app()
+n.nvmlDeviceSetApplicationsClocks(h, 2619, 1410)
+out["set"] = app()
+n.nvmlDeviceResetApplicationsClocks(h)
+out["reset"] = app()
+"""
+
+
+def test_application_clocks_are_what_a_busy_gpu_runs_at(mini_twin: Twin, nvml_lib: str) -> None:
+    node = mini_twin.gpu_node("gpu001")
+    lease = node.lease("nvml-clocks", gpus=[6])
+    try:
+        node.report_load(lease.id, 80)
+        out = run_pynvml("GPU = 6\n" + CLOCKS, nvml_env(nvml_lib, http_address(mini_twin, "gpu001")))
+        busy_clock = node.gpu(6).sm_clock_mhz   # after the reset: the daemon's state too
+    finally:
+        node.release(lease.id)
+    # the H100 80GB HBM3's supported clocks: memory 2619 or 1593, graphics 1980 down to 345 in 15 MHz steps
+    assert out["memory"] == [2619, 1593] and out["graphics"] == [110, 1980, 345]
+    assert out["no_such_memory"] == 6 and out["default"] == [1980, 2619]   # NOT_FOUND
+    busy_at_max = [1980, 2619, 1980, 0]
+    assert out["before"] == out["unchanged"] == out["reset"] == busy_at_max
+    assert out["not_root"] == [4, 4] and out["bad"] == [2, 2]
+    assert out["set"] == [1410, 2619, 1410, 0x2]   # clock-event reason ApplicationsClocksSetting
+    assert busy_clock == 1980
