@@ -28,7 +28,6 @@ inside the GI for a CI).
 from __future__ import annotations
 
 from services.gpu_node import mig
-from services.gpu_node.model import NodeModel
 
 NVML_GI_ENUM = {"1g.10gb": 0, "2g.20gb": 1, "3g.40gb": 2, "4g.40gb": 3, "7g.80gb": 4,
                 "1g.10gb+me": 7, "1g.20gb": 9}
@@ -71,10 +70,11 @@ def profile_lines() -> list[str]:
 PROFILE_LINES = profile_lines()   # the tables never change: rendered once
 
 
-def capacity_lines(model: NodeModel, gpu: int) -> list[str]:
-    """What is still free on a MIG-enabled GPU, per GI profile and per CI profile of each GI."""
-    lines = [f"gifree {p.gi_profile_id} {p.free_instances}" for p in model.mig_profiles(gpu)]
-    for gi in model.gpu_instances_raw(gpu):
+def capacity_lines(gis: list[mig.GpuInstance]) -> list[str]:
+    """What is still free on a MIG-enabled GPU with GPU instances `gis`, per GI profile (as
+    `nvidia-smi mig -lgip` counts it) and per CI profile of each GI."""
+    lines = [f"gifree {p.gi_profile_id} {mig.free_instances(p, gis)}" for p in mig.GI_PROFILES]
+    for gi in gis:
         lines += [f"cifree {gi.id} {c.ci_profile_id} {mig.free_compute_instances(gi, c)}"
                   for c in mig.ci_profiles(gi)]
     return lines

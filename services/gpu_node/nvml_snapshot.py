@@ -34,6 +34,7 @@ come once, before the GPUs.
 
 from __future__ import annotations
 
+from services.gpu_node import mig
 from services.gpu_node.model import NodeModel
 from services.gpu_node.nvml_mig_profiles import PROFILE_LINES, capacity_lines
 from services.gpu_node.thermal import SM_CLOCK_IDLE_MHZ, SM_CLOCK_MAX_MHZ, SUPPORTED_MEM_CLOCKS_MHZ
@@ -76,9 +77,10 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
     ]
     out += [f"link {n.link} {int(n.up)} {n.crc_errors} {n.replay_errors} {n.recovery_errors}" for n in g.nvlinks]
     if not g.lost:
-        out += _proc_lines(model, g) + _mig_lines(model, g.index)
+        gis = model.gpu_instances_raw(g.index)   # one copy of the layout for both (it is deep-copied)
+        out += _proc_lines(model, g) + _mig_lines(model, g.index, gis)
         if g.mig_enabled:
-            out += capacity_lines(model, g.index)
+            out += capacity_lines(gis)
     out.append(f"name {g.name}")
     return out
 
@@ -99,13 +101,13 @@ def _proc_lines(model: NodeModel, g: GpuView) -> list[str]:
     return lines
 
 
-def _mig_lines(model: NodeModel, gpu: int) -> list[str]:
+def _mig_lines(model: NodeModel, gpu: int, gis: list[mig.GpuInstance]) -> list[str]:
     lines = []
-    for gi in sorted(model.gpu_instances_raw(gpu), key=lambda x: x.start):
+    for gi in sorted(gis, key=lambda x: x.start):
         mem = int(gi.spec.memory_gib * 1024)
         lines.append(f"gi {gi.id} {gi.spec.gi_profile_id} {gi.start} {gi.spec.size} {mem} "
                      f"{model.gi_memory_used_mib(gpu, gi)}")
-    starts = {(gi.id, ci.id): ci.start for gi in model.gpu_instances_raw(gpu) for ci in gi.cis}
+    starts = {(gi.id, ci.id): ci.start for gi in gis for ci in gi.cis}
     for v in model.gpu_instances(gpu):
         lines += [f"ci {v.id} {c.id} {c.slices} {starts[v.id, c.id]} {c.uuid} {c.profile}" for c in v.compute_instances]
     return lines
