@@ -140,3 +140,36 @@ def test_application_clocks_are_what_a_busy_gpu_runs_at(mini_twin: Twin, nvml_li
     assert out["not_root"] == [4, 4] and out["bad"] == [2, 2]
     assert out["set"] == [1410, 2619, 1410, 0x2]   # clock-event reason ApplicationsClocksSetting
     assert busy_clock == 1980
+
+
+SETTLE = COMMON + """
+n.nvmlDeviceSetPowerManagementLimit(h, 550000)
+n.nvmlDeviceSetApplicationsClocks(h, 1593, 1200)
+out = state() | {"clocks": [n.nvmlDeviceGetApplicationsClock(h, n.NVML_CLOCK_GRAPHICS),
+                            n.nvmlDeviceGetApplicationsClock(h, n.NVML_CLOCK_MEM)]}
+"""
+READ_ALL = COMMON + """
+out = state() | {"clocks": [n.nvmlDeviceGetApplicationsClock(h, n.NVML_CLOCK_GRAPHICS),
+                            n.nvmlDeviceGetApplicationsClock(h, n.NVML_CLOCK_MEM)]}
+"""
+
+
+def test_settings_survive_the_daemon_being_killed(mini_twin: Twin, nvml_lib: str) -> None:
+    """Last in the module: SIGKILL gpu001's daemon after a set call; the supervisor restarts it from
+    its store and the library reads the same settings (the change was durable before SUCCESS)."""
+    import json
+    import signal
+
+    from tests.waiting import wait_for
+
+    env = nvml_env(nvml_lib, http_address(mini_twin, "gpu001"))
+    before = run_pynvml("GPU = 4\n" + SETTLE, env)
+    status = json.loads(mini_twin.run.daemons.read_text())["daemons"]["gpu001"]
+    os.kill(status["pid"], signal.SIGKILL)
+    wait_for("the supervisor to restart gpu001",
+             lambda: json.loads(mini_twin.run.daemons.read_text())["daemons"]["gpu001"]["restarts"] >= 1, timeout=60)
+    wait_for("gpu001 healthy again", lambda: any(d["name"] == "gpu001" and d["health"] == "SERVING"
+                                                 for d in mini_twin.status()["daemons"]), timeout=60)
+    after = run_pynvml("GPU = 4\n" + READ_ALL, nvml_env(nvml_lib, http_address(mini_twin, "gpu001")))
+    assert before["limit"] == 550_000 and before["clocks"] == [1200, 1593]
+    assert after == before
