@@ -285,6 +285,8 @@ KINDS: tuple[Kinds, ...] = (
     Kinds("gpu", ("lease_start", "lease_end"), GpuEvent, "a job's GPUs allocated and released "
           "(DCGM job stats `dcgmi stats --jstart/--jstop`)"),
     Kinds("gpu", ("mig",), GpuEvent, "MIG layout changes (`nvidia-smi mig -cgi/-dgi/-cci/-dci`)"),
+    Kinds("gpu", ("settings",), GpuEvent, "NVML set calls: power limit, persistence mode, ECC mode "
+          "(`nvidia-smi -pl/-pm/-e`)"),
     Kinds("gpu", ("fabric", "fabric_manager"), GpuEvent, "NVSwitch fabric state per GPU and the "
           "nvidia-fabricmanager service"),
     Kinds("gpu", ("fault", "fault_clear"), GpuFaultEvent, "the twin's fault injection (`twin fault inject`)"),

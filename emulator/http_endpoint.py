@@ -133,7 +133,7 @@ async def serve_app(host: str, port: int, handler: Handler, error_page: ErrorPag
 Route = Callable[[], tuple[str, str]]  # -> (content type, body)
 
 
-def _pages(routes: dict[str, Route]) -> Handler:
+def pages(routes: dict[str, Route]) -> Handler:
     """Read-only pages (GET and HEAD)."""
     async def pages(request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
@@ -149,9 +149,15 @@ def _pages(routes: dict[str, Route]) -> Handler:
 
 async def serve(host: str, port: int, routes: dict[str, Route]) -> asyncio.Server:
     """Read-only pages on host:port, such as Prometheus `/metrics`."""
-    return await serve_app(host, port, _pages(routes))
+    return await serve_app(host, port, pages(routes))
+
+
+async def serve_unix_app(path: str, handler: Handler, error_page: ErrorPage = text_error,
+                         max_body: int = MAX_BODY) -> asyncio.Server:
+    """Serve `handler` on a Unix socket (a leading NUL: an abstract name, of the network namespace)."""
+    return await asyncio.start_unix_server(_connection(handler, error_page, max_body), path=path)
 
 
 async def serve_unix(path: str, routes: dict[str, Route]) -> asyncio.Server:
-    """Read-only pages on a Unix socket (a leading NUL: an abstract name, of the network namespace)."""
-    return await asyncio.start_unix_server(_connection(_pages(routes), text_error, MAX_BODY), path=path)
+    """Read-only pages on a Unix socket."""
+    return await serve_unix_app(path, pages(routes))

@@ -117,22 +117,25 @@ NVML_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) 
     return ct_leave(NVML_SUCCESS);
 }
 
-static nvmlReturn_t power_limit(nvmlDevice_t d, unsigned int *mw) {
+/* The limit in force (nvmlDeviceSetPowerManagementLimit changes it), or with `fixed` that value. */
+static nvmlReturn_t power_limit(nvmlDevice_t d, unsigned int *mw, unsigned int fixed) {
     CHECK(mw);
     CT_WHOLE_GPU(d, g);
-    *mw = g->limit_mw;
+    *mw = fixed ? fixed : g->limit_mw;
     return ct_leave(NVML_SUCCESS);
 }
 
-NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int *mw) { return power_limit(d, mw); }
-NVML_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *mw) { return power_limit(d, mw); }
-NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned int *mw) { return power_limit(d, mw); }
+NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int *mw) { return power_limit(d, mw, 0); }
+NVML_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *mw) { return power_limit(d, mw, 0); }
+NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned int *mw) {
+    return power_limit(d, mw, H100_POWER_MAX_MW);
+}
 
 NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d, unsigned int *lo, unsigned int *hi) {
     CHECK(lo && hi);
     CT_WHOLE_GPU(d, g);
-    *lo = 200000;   /* an H100 SXM's power cap range: 200-700 W */
-    *hi = g->limit_mw;
+    *lo = H100_POWER_MIN_MW;
+    *hi = H100_POWER_MAX_MW;
     return ct_leave(NVML_SUCCESS);
 }
 
@@ -177,7 +180,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, int *pstate)
 NVML_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode) {
     CHECK(mode);
     CT_WHOLE_GPU(d, g);
-    *mode = 1;
+    *mode = (int)g->persist;
     return ct_leave(NVML_SUCCESS);
 }
 
@@ -208,7 +211,8 @@ NVML_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned int *ar
 NVML_API nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int *current, int *pending) {
     CHECK(current && pending);
     CT_WHOLE_GPU(d, g);
-    *current = *pending = 1;
+    *current = (int)g->ecc_cur;
+    *pending = (int)g->ecc_pend;   /* nvmlDeviceSetEccMode: until the next reset or reboot */
     return ct_leave(NVML_SUCCESS);
 }
 

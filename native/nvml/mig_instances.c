@@ -4,14 +4,11 @@
 
 #define CHECK(p) do { if (!(p)) return NVML_ERROR_INVALID_ARGUMENT; } while (0)
 
-/* Instance handles, by the GPU's visible position and the instance's position in the snapshot. */
-struct nvmlGpuInstance_st { int gpu, gi; };
-struct nvmlComputeInstance_st { int gpu, ci; };
 static struct nvmlGpuInstance_st gi_handles[CT_MAX_GPUS][NVML_MAX_MIG_DEVICES];
 static struct nvmlComputeInstance_st ci_handles[CT_MAX_GPUS][NVML_MAX_MIG_DEVICES];
 
 /* NVML's compute-instance profile ids by slice count (NVML_COMPUTE_INSTANCE_PROFILE_*_SLICE). */
-static unsigned int ci_profile_id(unsigned int slices) {
+unsigned int ct_ci_profile_id(unsigned int slices) {
     static const unsigned int by_slices[] = {0, 0, 1, 2, 3, 0, 6, 4, 5};
     return slices < sizeof by_slices / sizeof *by_slices ? by_slices[slices] : 0;
 }
@@ -22,7 +19,7 @@ static nvmlGpuInstance_t gi_handle(int gpu, int gi) {
 }
 
 /* The GPU instance behind a handle, with ct_lock held (released on error). */
-static nvmlReturn_t gi_of(nvmlGpuInstance_t h, const ct_gpu **g, const ct_gi **gi) {
+nvmlReturn_t ct_gpu_instance(nvmlGpuInstance_t h, const ct_gpu **g, const ct_gi **gi) {
     nvmlReturn_t r = ct_enter();
     if (r) return r;
     if (h < &gi_handles[0][0] || h > &gi_handles[CT_MAX_GPUS - 1][NVML_MAX_MIG_DEVICES - 1] || h->gpu >= ct_snap.ngpu)
@@ -67,7 +64,7 @@ NVML_API nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t h, nvmlGpuInstanc
     CHECK(info);
     const ct_gpu *g;
     const ct_gi *gi;
-    nvmlReturn_t r = gi_of(h, &g, &gi);
+    nvmlReturn_t r = ct_gpu_instance(h, &g, &gi);
     if (r) return r;
     *info = (nvmlGpuInstanceInfo_t){ct_handle(h->gpu, -1), gi->id, gi->profile, {gi->start, gi->size}};
     return ct_leave(NVML_SUCCESS);
@@ -79,11 +76,11 @@ NVML_API nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t h, un
     CHECK(count);
     const ct_gpu *g;
     const ct_gi *gi;
-    nvmlReturn_t r = gi_of(h, &g, &gi);
+    nvmlReturn_t r = ct_gpu_instance(h, &g, &gi);
     if (r) return r;
     unsigned int n = 0;
     for (int i = 0; i < g->nci; i++)
-        if (g->ci[i].gi == gi->id && ci_profile_id(g->ci[i].slices) == profile) {
+        if (g->ci[i].gi == gi->id && ct_ci_profile_id(g->ci[i].slices) == profile) {
             if (out && n < *count) {
                 ci_handles[h->gpu][i] = (struct nvmlComputeInstance_st){h->gpu, i};
                 out[n] = &ci_handles[h->gpu][i];
@@ -107,7 +104,7 @@ NVML_API nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t h, nvm
     const ct_ci *c = &g->ci[h->ci];
     int gi = 0;
     while (gi < g->ngi && g->gi[gi].id != c->gi) gi++;
-    *info = (nvmlComputeInstanceInfo_t){ct_handle(h->gpu, -1), gi_handle(h->gpu, gi), c->id, ci_profile_id(c->slices),
+    *info = (nvmlComputeInstanceInfo_t){ct_handle(h->gpu, -1), gi_handle(h->gpu, gi), c->id, ct_ci_profile_id(c->slices),
                                         {c->start, c->slices}};
     return ct_leave(NVML_SUCCESS);
 }

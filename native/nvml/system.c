@@ -44,6 +44,7 @@ NVML_API const char *nvmlErrorString(nvmlReturn_t r) {
     case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
     case NVML_ERROR_NO_DATA: return "No data";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
     default: return "Unknown Error";
     }
 }

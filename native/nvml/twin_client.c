@@ -71,19 +71,19 @@ static int connect_tcp(const char *addr) {
     return fd;
 }
 
-/* The daemon's page (the body of GET /nvml), malloc'ed; NULL if it cannot be reached. */
-static char *fetch_page(void) {
+/* The body of the daemon's answer to `req` (one HTTP/1.1 exchange), malloc'ed; NULL if it cannot be
+ * reached or does not answer 200. */
+static char *exchange(const char *req, size_t req_len) {
     const char *addr = getenv("CLUSTERTWIN_NVML");
     if (!addr || !*addr) addr = DEFAULT_ADDRESS;
     int fd = (addr[0] == '@' || addr[0] == '/') ? connect_unix(addr) : connect_tcp(addr);
     if (fd < 0) return NULL;
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    static const char req[] = "GET /nvml HTTP/1.1\r\nHost: nvml\r\nConnection: close\r\n\r\n";
     char *buf = malloc(MAX_PAGE + 1);
     size_t len = 0;
     /* MSG_NOSIGNAL: a daemon gone mid-request must not SIGPIPE the client process. */
-    ssize_t n = buf && send(fd, req, sizeof req - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof req - 1) ? 1 : -1;
+    ssize_t n = buf && send(fd, req, req_len, MSG_NOSIGNAL) == (ssize_t)req_len ? 1 : -1;
     while (n > 0 && len < MAX_PAGE && (n = read(fd, buf + len, MAX_PAGE - len)) > 0) len += n;
     close(fd);
     if (!buf || n < 0) { free(buf); return NULL; }
@@ -92,6 +92,24 @@ static char *fetch_page(void) {
     if (strncmp(buf, "HTTP/1.1 200", 12) != 0 || !body) { free(buf); return NULL; }
     memmove(buf, body + 4, len - (body + 4 - buf) + 1);
     return buf;
+}
+
+/* The daemon's page (the body of GET /nvml), malloc'ed; NULL if it cannot be reached. */
+static char *fetch_page(void) {
+    static const char req[] = "GET /nvml HTTP/1.1\r\nHost: nvml\r\nConnection: close\r\n\r\n";
+    return exchange(req, sizeof req - 1);
+}
+
+nvmlReturn_t ct_post(const char *body) {
+    char req[512];
+    int n = snprintf(req, sizeof req, "POST /nvml/set HTTP/1.1\r\nHost: nvml\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n%s", strlen(body), body);
+    if (n < 0 || (size_t)n >= sizeof req) return NVML_ERROR_INVALID_ARGUMENT;
+    char *answer = exchange(req, (size_t)n);
+    int ret = -1;
+    if (!answer || sscanf(answer, "ret %d", &ret) != 1) ret = NVML_ERROR_UNKNOWN;   /* the daemon gone */
+    free(answer);
+    return (nvmlReturn_t)ret;
 }
 
 /* One line of a GPU's block into g. */
@@ -114,6 +132,8 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
     else if (!strcmp(key, "clocks")) sscanf(rest, "%u %u %u", &g->clk_sm, &g->clk_mem, &g->clk_max);
     else if (!strcmp(key, "ecc")) sscanf(rest, "%llu %llu %llu %llu", &g->ecc[0], &g->ecc[1], &g->ecc[2], &g->ecc[3]);
     else if (!strcmp(key, "remap")) sscanf(rest, "%u %u %u %u", &g->remap[0], &g->remap[1], &g->remap[2], &g->remap[3]);
+    else if (!strcmp(key, "modes")) sscanf(rest, "%u %u %u", &g->persist, &g->ecc_cur, &g->ecc_pend);
+    else if (!strcmp(key, "appclk")) sscanf(rest, "%u %u", &g->app_sm, &g->app_mem);
     else if (!strcmp(key, "link") && g->nlinks < NVML_NVLINK_MAX_LINKS) {
         ct_link *l = &g->link[g->nlinks++];
         sscanf(rest, "%*u %u %u %u %u", &l->up, &l->crc, &l->replay, &l->recovery);
@@ -126,6 +146,29 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
     } else if (!strcmp(key, "ci") && g->nci < NVML_MAX_MIG_DEVICES) {
         ct_ci *c = &g->ci[g->nci++];
         sscanf(rest, "%u %u %u %u %95s %31s", &c->gi, &c->id, &c->slices, &c->start, c->uuid, c->profile);
+    } else if (!strcmp(key, "gifree") && g->ngifree < CT_MAX_GIP) {
+        ct_gifree *f = &g->gifree[g->ngifree++];
+        sscanf(rest, "%u %u", &f->id, &f->n);
+    } else if (!strcmp(key, "cifree") && g->ncifree < CT_MAX_CIFREE) {
+        ct_cifree *f = &g->cifree[g->ncifree++];
+        sscanf(rest, "%u %u %u", &f->gi, &f->ci, &f->n);
+    }
+}
+
+/* A MIG profile table line (`gip` or `cip`, before the GPUs) into s. */
+static void parse_profile_line(ct_snapshot *s, const char *key, const char *rest) {
+    if (!strcmp(key, "gip") && s->ngip < CT_MAX_GIP) {
+        ct_gip *p = &s->gip[s->ngip++];
+        int at = 0;
+        sscanf(rest, "%u %u %u %u %u %llu %u %u %u %u %u %u %u %n", &p->nvml, &p->id, &p->slices, &p->instances,
+               &p->sm, &p->mem_mib, &p->ce, &p->dec, &p->enc, &p->jpeg, &p->ofa, &p->size, &p->starts, &at);
+        snprintf(p->name, sizeof p->name, "%s", rest + at);
+    } else if (!strcmp(key, "cip") && s->ncip < CT_MAX_CIP) {
+        ct_cip *c = &s->cip[s->ncip++];
+        int at = 0;
+        sscanf(rest, "%u %u %u %u %u %u %n", &c->gi_profile, &c->nvml, &c->slices, &c->instances, &c->sm, &c->starts,
+               &at);
+        snprintf(c->name, sizeof c->name, "%s", rest + at);
     }
 }
 
@@ -144,9 +187,16 @@ static int parse_page(char *page, ct_snapshot *s) {
         else if (!strcmp(line, "event") && s->nevent < CT_MAX_EVENTS) {
             ct_event *e = &s->event[s->nevent++];
             sscanf(rest, "%llu %d %llu %llu", &e->id, &e->gpu, &e->type, &e->data);
+        } else if (!strcmp(line, "supclk")) {
+            int n = sscanf(rest, "%u %u %u %u %u %u %u", &s->sup_sm_max, &s->sup_sm_min, &s->sup_sm_step,
+                           &s->sup_mem[0], &s->sup_mem[1], &s->sup_mem[2], &s->sup_mem[3]);
+            s->nsup_mem = n > 3 ? (unsigned int)(n - 3) : 0;
+        } else if (!strcmp(line, "gip") || !strcmp(line, "cip")) {
+            parse_profile_line(s, line, rest);
         } else if (!strcmp(line, "gpu") && s->ngpu < CT_MAX_GPUS) {
             g = &s->gpu[s->ngpu++];
             g->index = atoi(rest);
+            g->persist = g->ecc_cur = g->ecc_pend = 1;   /* a daemon without `modes`: the defaults */
         } else if (g) parse_gpu_line(g, line, rest);
     }
     return version == 1;

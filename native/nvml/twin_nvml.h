@@ -63,12 +63,27 @@ typedef struct {
 /* The event types this library reports as supported on an H100: ECC SBE and DBE, P-state, Xid,
  * clock and MIG configuration changes (0x1 0x2 0x4 0x8 0x10 0x100); it delivers ECC and Xid. */
 #define NVML_EVENT_H100 0x11FULL
+#define H100_POWER_MIN_MW 200000u   /* an H100 SXM's power cap range: 200-700 W */
+#define H100_POWER_MAX_MW 700000u   /* also its default limit */
 
 /* ---- the snapshot (twin_client.c) ---- */
 #define CT_MAX_GPUS 8
 #define CT_MAX_PROCS 32
 #define CT_MAX_EVENTS 64
 #define CT_STR 96
+#define CT_MAX_GIP 12                    /* GPU-instance profiles (an H100 has 7) */
+#define CT_MAX_CIP 48                    /* compute-instance profiles over all GI profiles (23) */
+#define CT_MAX_CIFREE (NVML_MAX_MIG_DEVICES * 5)
+
+/* A MIG profile as the page's `gip` / `cip` lines give it (services/gpu_node/nvml_mig_profiles.py). */
+typedef struct {
+    unsigned int nvml, id, slices, instances, sm, ce, dec, enc, jpeg, ofa, size, starts;
+    unsigned long long mem_mib;
+    char name[32];
+} ct_gip;
+typedef struct { unsigned int gi_profile, nvml, slices, instances, sm, starts; char name[40]; } ct_cip;
+typedef struct { unsigned int id, n; } ct_gifree;              /* free GIs of profile id */
+typedef struct { unsigned int gi, ci, n; } ct_cifree;          /* free CIs of CI profile ci in GI gi */
 
 typedef struct { unsigned int pid, gi, ci; unsigned long long used_mib; } ct_proc;
 typedef struct { unsigned int id, profile, start, size; unsigned long long mem_mib, used_mib; } ct_gi;
@@ -86,10 +101,14 @@ typedef struct {
     unsigned int util_gpu, util_mem, clk_sm, clk_mem, clk_max;
     unsigned long long ecc[4];           /* volatile SBE, DBE, aggregate SBE, DBE */
     unsigned int remap[4];               /* correctable, uncorrectable, pending, failure */
+    unsigned int persist, ecc_cur, ecc_pend;   /* what the set calls change (set_calls.c) */
+    unsigned int app_sm, app_mem;        /* application clocks, MHz */
     int nlinks; ct_link link[NVML_NVLINK_MAX_LINKS];
     int nproc; ct_proc proc[CT_MAX_PROCS];
     int ngi; ct_gi gi[NVML_MAX_MIG_DEVICES];
     int nci; ct_ci ci[NVML_MAX_MIG_DEVICES];
+    int ngifree; ct_gifree gifree[CT_MAX_GIP];
+    int ncifree; ct_cifree cifree[CT_MAX_CIFREE];
 } ct_gpu;
 
 typedef struct { unsigned long long id, type, data; int gpu; } ct_event;   /* see nvml_snapshot.py */
@@ -100,21 +119,33 @@ typedef struct {
     unsigned long long seq;
     int nevent; ct_event event[CT_MAX_EVENTS];
     int ngpu; ct_gpu gpu[CT_MAX_GPUS];   /* the visible GPUs, in CUDA_VISIBLE_DEVICES order */
+    unsigned int sup_sm_max, sup_sm_min, sup_sm_step, nsup_mem, sup_mem[4];   /* supported clocks */
+    int ngip; ct_gip gip[CT_MAX_GIP];
+    int ncip; ct_cip cip[CT_MAX_CIP];
 } ct_snapshot;
 
 /* A device handle: a whole GPU (mig < 0) or one of its MIG devices, by position. */
 struct nvmlDevice_st { int gpu, mig; };
+/* Instance handles, by the GPU's visible position and the instance's position in the snapshot. */
+struct nvmlGpuInstance_st { int gpu, gi; };
+struct nvmlComputeInstance_st { int gpu, ci; };
 
 extern pthread_mutex_t ct_lock;
 extern ct_snapshot ct_snap;
 extern int ct_initialized;
 
 nvmlReturn_t ct_refresh(int force);                     /* with ct_lock held */
+nvmlReturn_t ct_post(const char *body);                 /* a set call to the daemon: its nvmlReturn_t */
 nvmlReturn_t ct_enter(void);                            /* initialized? lock, refresh if stale */
 nvmlReturn_t ct_leave(nvmlReturn_t ret);                /* unlock, pass ret through */
 nvmlReturn_t ct_device(nvmlDevice_t d, const ct_gpu **g, const ct_ci **mig);   /* with ct_lock held */
 nvmlDevice_t ct_handle(int gpu, int mig);
 nvmlReturn_t ct_copy_str(char *dst, unsigned int len, const char *src);
+/* The GPU instance behind a handle; on success ct_lock is held (mig_instances.c). */
+nvmlReturn_t ct_gpu_instance(nvmlGpuInstance_t h, const ct_gpu **g, const ct_gi **gi);
+unsigned int ct_ci_profile_id(unsigned int slices);     /* NVML_COMPUTE_INSTANCE_PROFILE_* of a CI */
+const ct_gip *ct_gip_by_id(unsigned int id);            /* with ct_lock held; NULL if none */
+const ct_cip *ct_cip_of(unsigned int gi_profile, unsigned int ci_profile);
 
 /* Enter for a device query: on error return it; else the lock is held and g (and m, its MIG device
  * or NULL) are set. Every path after it returns through ct_leave. */

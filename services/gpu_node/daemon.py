@@ -19,8 +19,8 @@ from clustertwin.v1 import gpu_node_pb2_grpc as pb_grpc
 from emulator import bus
 from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig, split_hostport
-from emulator.http_endpoint import PROMETHEUS_TEXT, serve
-from services.gpu_node import dcgm, nvml_endpoint, nvml_snapshot
+from emulator.http_endpoint import PROMETHEUS_TEXT, serve_app
+from services.gpu_node import dcgm, nvml_control, nvml_endpoint, nvml_snapshot
 from services.gpu_node.daemon_spec import GpuNodeSpec
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer
@@ -72,6 +72,10 @@ class GpuNodeDaemon(TwinDaemon):
         """What libnvidia-ml.so.1 reads (services/gpu_node/nvml_endpoint.py, docs/NVML.md)."""
         return nvml_endpoint.CONTENT_TYPE, nvml_snapshot.render(self.model)
 
+    async def nvml_set(self, body: str) -> int:
+        """One of NVML's set calls (nvml_control.py): its nvmlReturn_t."""
+        return await nvml_control.apply(self.servicer, self.model, body)
+
     async def telemetry_loop(self) -> None:
         twin, node = self.cfg.twin, self.cfg.name
         since_checkpoint = 0.0
@@ -94,9 +98,10 @@ class GpuNodeDaemon(TwinDaemon):
         await self.start_grpc([(pb_grpc.add_GpuNodeServicer_to_server, self.servicer, SERVICE_NAME)])
         if self.cfg.metrics:
             host, port = split_hostport(self.cfg.metrics)
-            self.serve_http(await serve(host, port, {"/metrics": self.metrics, nvml_endpoint.PATH: self.nvml_page}))
+            routes = {"/metrics": self.metrics, nvml_endpoint.PATH: self.nvml_page}
+            self.serve_http(await serve_app(host, port, nvml_endpoint.handler(routes, self.nvml_set)))
         if self.cfg.netns:   # in its own host: the NVML library finds it with no settings
-            self.serve_http(await nvml_endpoint.serve_abstract(lambda: self.nvml_page()[1]))
+            self.serve_http(await nvml_endpoint.serve_abstract(lambda: self.nvml_page()[1], self.nvml_set))
         self.background(self.telemetry_loop(), "telemetry")
         # What start-up allocated lives as long as the daemon: keep the collector off it, so that
         # a full collection neither stalls a request nor touches (and so copies) shared pages.

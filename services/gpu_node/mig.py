@@ -233,6 +233,13 @@ def free_ci_placements(gi: GpuInstance, ci: CiProfile) -> list[int]:
     return [s for s in ci.placements if used.isdisjoint(_span(s, ci.slices))]
 
 
+def free_compute_instances(gi: GpuInstance, ci: CiProfile) -> int:
+    """How many more CIs of `ci` fit in `gi` (NVML's compute-instance remaining capacity)."""
+    existing = sum(1 for c in gi.cis if c.slices == ci.slices)
+    room = ci.max_instances - existing
+    return max(0, min(room, _max_disjoint(free_ci_placements(gi, ci), ci.slices)))
+
+
 def plan_compute_instance(gi: GpuInstance, slices: int) -> ComputeInstance:
     """The CI that `nvidia-smi mig -cci` with `slices` compute slices would create in `gi`."""
     offered = ci_profiles(gi)

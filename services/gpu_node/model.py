@@ -301,7 +301,9 @@ class NodeModel:
         util = 0.0 if lost else self._utilization(g.index)
         act = activity.activity(util)
         slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
-        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown)
+        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+        if util > 0 and thermal.target_power(util) > g.power_limit_w:
+            reasons.append("SW_POWER_CAP")   # the load wants more than the power limit lets it draw
         total = activity.MEMORY_TOTAL_MIB
         reserved = activity.MEMORY_RESERVED_MIB
         used = 0 if lost else self._memory_used(g, util)
@@ -322,10 +324,10 @@ class NodeModel:
             memory_free_mib=max(0, total - reserved - used), memory_reserved_mib=reserved,
             temperature_c=0.0 if lost else round(t.temp_c, 2),
             memory_temperature_c=0.0 if lost else round(t.mem_temp_c, 2),
-            power_w=0.0 if lost else round(t.power_w, 3), power_limit_w=thermal.POWER_CAP_W,
+            power_w=0.0 if lost else round(t.power_w, 3), power_limit_w=g.power_limit_w,
             total_energy_mj=int(t.energy_mj), gpu_util=act.gpu_util, mem_copy_util=act.mem_copy_util,
             sm_clock_mhz=0 if lost else sm, mem_clock_mhz=0 if lost else mem_clock,
-            max_sm_clock_mhz=thermal.SM_CLOCK_MAX_MHZ, persistence_mode=True, compute_mode="Default",
+            max_sm_clock_mhz=thermal.SM_CLOCK_MAX_MHZ, persistence_mode=g.persistence, compute_mode="Default",
             mig_enabled=g.mig_enabled, lost=lost, health=health, last_xid=g.last_xid,
             recovery_action=recovery, ecc=copy.copy(g.ecc), nvlinks=links,
             clock_throttle_reasons=[] if lost else reasons, lease_ids=leases,
@@ -506,6 +508,65 @@ class NodeModel:
             raise self._fail("FAILED_PRECONDITION", f"GI {gi_id} CI {ci_id} in use by {self._lease_name(holder)}", gpu)
         gi.cis.remove(ci)
         self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: destroyed CI {ci_id} in GI {gi_id}")
+
+    # ======================================================================= NVML settings
+
+    # What nvidia-smi -pl / -pm / -e / -ac change, through NVML's set calls (native/nvml/set_calls.c via
+    # nvml_control.py). Each checks everything before it changes anything; an unchanged value is
+    # no event.
+
+    def set_power_limit(self, gpu: int, watts: float, now: float) -> GpuView:
+        """nvmlDeviceSetPowerManagementLimit: within the board's constraints (200-700 W on H100 SXM)."""
+        g = self._gpu(gpu)
+        if not POWER_LIMIT_MIN_W <= watts <= thermal.POWER_CAP_W:
+            raise self._fail("INVALID_ARGUMENT", f"power limit {watts:g} W outside "
+                             f"{POWER_LIMIT_MIN_W:g}-{thermal.POWER_CAP_W:g} W", gpu)
+        if watts != g.power_limit_w:
+            self._emit(now, "settings", gpu=gpu,
+                       message=f"GPU {gpu}: power limit {watts:g} W (was {g.power_limit_w:g} W)")
+            g.power_limit_w = watts
+        return self._view(g)
+
+    def set_persistence(self, gpu: int, enabled: bool, now: float) -> GpuView:
+        g = self._gpu(gpu)
+        if enabled != g.persistence:
+            self._emit(now, "settings", gpu=gpu,
+                       message=f"GPU {gpu}: persistence mode {'enabled' if enabled else 'disabled'}")
+            g.persistence = enabled
+        return self._view(g)
+
+    def set_ecc_mode(self, gpu: int, enabled: bool, now: float) -> GpuView:
+        """nvmlDeviceSetEccMode: pending until the GPU is reset or the node reboots."""
+        g = self._gpu(gpu)
+        if enabled != g.ecc_pending:
+            self._emit(now, "settings", gpu=gpu, message=f"GPU {gpu}: ECC mode {'enabled' if enabled else 'disabled'}"
+                       " (pending: takes effect at the next reset or reboot)")
+            g.ecc_pending = enabled
+        return self._view(g)
+
+    def set_app_clocks(self, gpu: int, mem_mhz: int, sm_mhz: int, now: float) -> GpuView:
+        """nvmlDeviceSetApplicationsClocks: a supported (memory, graphics) pair; a busy GPU runs at it.
+        ResetApplicationsClocks is this with the defaults."""
+        g = self._gpu(gpu)
+        if mem_mhz not in thermal.SUPPORTED_MEM_CLOCKS_MHZ or sm_mhz not in thermal.SUPPORTED_SM_CLOCKS_MHZ:
+            raise self._fail("INVALID_ARGUMENT", f"application clocks {mem_mhz},{sm_mhz} MHz not supported "
+                             f"(memory {thermal.SUPPORTED_MEM_CLOCKS_MHZ}, graphics "
+                             f"{thermal.SM_CLOCK_IDLE_MHZ}-{thermal.SM_CLOCK_MAX_MHZ} in 15 MHz steps)", gpu)
+        if (mem_mhz, sm_mhz) != (g.app_mem_mhz, g.app_sm_mhz):
+            self._emit(now, "settings", gpu=gpu, message=f"GPU {gpu}: application clocks memory {mem_mhz} MHz, "
+                       f"graphics {sm_mhz} MHz")
+            g.app_mem_mhz, g.app_sm_mhz = mem_mhz, sm_mhz
+        return self._view(g)
+
+    def app_clocks(self, gpu: int) -> tuple[int, int]:
+        """(graphics, memory) application clocks in MHz."""
+        g = self._gpu(gpu, allow_lost=True)
+        return g.app_sm_mhz, g.app_mem_mhz
+
+    def ecc_mode(self, gpu: int) -> tuple[bool, bool]:
+        """(current, pending) ECC mode, as nvmlDeviceGetEccMode."""
+        g = self._gpu(gpu, allow_lost=True)
+        return g.ecc_enabled, g.ecc_pending
 
     # ======================================================================= leases
 
@@ -792,6 +853,7 @@ class NodeModel:
                 self._clear(f, now, "GPU reset")
         g.ecc.volatile_sbe = g.ecc.volatile_dbe = 0
         g.ecc.row_remap_pending = False
+        g.ecc_enabled = g.ecc_pending   # an ECC mode change takes effect at a reset
         g.last_xid = 0
         for ls in g.links:
             ls.up = True
@@ -818,8 +880,11 @@ class NodeModel:
             self._clear(f, now, "node reboot")
         for i, old in enumerate(self._gpus):
             fresh = self._fresh_gpu(i)
-            # Persistent across reboots: MIG mode, aggregate ECC, remapped rows (InfoROM).
+            # Persistent across reboots: MIG mode, aggregate ECC, remapped rows, the ECC mode (InfoROM;
+            # a pending change takes effect now). The power limit, persistence mode and application
+            # clocks go back to their defaults, as when the driver reloads.
             fresh.mig_enabled = old.mig_enabled
+            fresh.ecc_enabled = fresh.ecc_pending = old.ecc_pending
             fresh.ecc = EccState(
                 aggregate_sbe=old.ecc.aggregate_sbe, aggregate_dbe=old.ecc.aggregate_dbe,
                 correctable_remapped_rows=old.ecc.correctable_remapped_rows,
@@ -906,7 +971,8 @@ class NodeModel:
             if g.lost:
                 continue
             slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
-            g.thermal = thermal.advance(g.thermal, self._utilization(g.index), dt, self._offset(g.index), slowdown)
+            g.thermal = thermal.advance(g.thermal, self._utilization(g.index), dt, self._offset(g.index), slowdown,
+                                        g.power_limit_w)
         self.last_tick = now
 
     # ======================================================================= events
@@ -982,6 +1048,9 @@ class NodeModel:
         model.fabric_manager_running = state.get("fabric_manager_running", True)
         del now  # restoring observes nothing new; the next tick advances telemetry
         return model
+
+
+POWER_LIMIT_MIN_W = 200.0   # nvmlDeviceGetPowerManagementLimitConstraints' floor on an H100 SXM
 
 
 def _serial(record_id: str) -> int:

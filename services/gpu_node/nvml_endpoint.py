@@ -7,6 +7,8 @@
   `@clustertwin-nvml`. Abstract socket names belong to the network namespace, so a process in
   `twin net exec gpu001` or a Slurm job on gpu001 finds its own host's daemon with no settings,
   as a real process finds its own GPU driver.
+- `POST /nvml/set` on both: NVML's set calls (nvml_control.py), one per request; the answer is the
+  call's nvmlReturn_t, `ret N`.
 
 Both are the twin's one HTTP server (emulator/http_endpoint.py: HTTP/1.1, one request per
 connection), so the library has one client.
@@ -15,18 +17,43 @@ connection), so the library has one client.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from emulator.http_endpoint import serve_unix
+from emulator.http_endpoint import Handler, HttpError, Request, Response, Route, pages, serve_unix_app
 
 LIB_DIR = Path(__file__).resolve().parents[2] / "native" / "nvml" / "build"   # what `make install` builds
 LIB_NAME = "libnvidia-ml.so.1"
 ABSTRACT_NAME = "\0clustertwin-nvml"
 PATH = "/nvml"
+SET_PATH = "/nvml/set"
 CONTENT_TYPE = "text/plain; charset=utf-8"
 
+SetCall = Callable[[str], Awaitable[int]]   # a request body -> nvmlReturn_t
 
-async def serve_abstract(page: Callable[[], str], name: str = ABSTRACT_NAME) -> asyncio.Server:
-    """The `/nvml` page on an abstract Unix socket (of the daemon's network namespace)."""
-    return await serve_unix(name, {PATH: lambda: (CONTENT_TYPE, page())})
+
+def handler(routes: dict[str, Route], set_call: SetCall) -> Handler:
+    """The read-only pages in `routes`, and NVML's set calls on POST /nvml/set."""
+    read = pages(routes)
+
+    async def handle(request: Request) -> Response:
+        if request.path != SET_PATH:
+            return await read(request)
+        if request.method != "POST":
+            raise HttpError(405, "method not allowed: POST a set call")
+        ret = await set_call(request.body.decode("ascii", "replace"))
+        return Response(200, f"ret {ret}\n".encode(), CONTENT_TYPE)
+
+    return handle
+
+
+async def read_only(body: str) -> int:
+    """A server that takes no set calls: as NVML on a device that cannot change (NOT_SUPPORTED)."""
+    del body
+    return 3
+
+
+async def serve_abstract(page: Callable[[], str], set_call: SetCall = read_only,
+                         name: str = ABSTRACT_NAME) -> asyncio.Server:
+    """The `/nvml` page and the set calls on an abstract Unix socket (of the daemon's network namespace)."""
+    return await serve_unix_app(name, handler({PATH: lambda: (CONTENT_TYPE, page())}, set_call))

@@ -18,16 +18,26 @@ page is the model read at once, so every call the library answers from one refre
     therm TEMP_C MEMTEMP_C POWER_MW LIMIT_MW ENERGY_MJ
     util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / mig 0|1 / lastxid N / replay N
     ecc VOL_SBE VOL_DBE AGG_SBE AGG_DBE / remap CORR UNC PENDING FAILURE
+    modes PERSISTENCE ECC_CURRENT ECC_PENDING   what NVML's set calls change (0|1 each)
+    appclk SM MEM                    the application clocks (MHz)
     link N UP CRC REPLAY RECOVERY     one per NVLink
     proc PID USED_MIB GI CI           one per device of an active lease (CI = GI = 0xFFFFFFFF: whole GPU)
     gi ID PROFILE_ID START SIZE MEM_MIB USED_MIB   one per GPU instance
     ci GI ID SLICES START UUID PROFILE   one per compute instance: a MIG device
+    gifree ... / cifree ...          what is still free (a MIG-enabled GPU; nvml_mig_profiles.py)
     name NVIDIA H100 80GB HBM3
+
+The MIG profile tables (`gip`, `cip` lines, nvml_mig_profiles.py) and the supported clocks
+(`supclk MAXSM MINSM STEP MEM...`: graphics MAXSM down to MINSM in STEP MHz, with each memory clock)
+come once, before the GPUs.
 """
 
 from __future__ import annotations
 
+from services.gpu_node import mig
 from services.gpu_node.model import NodeModel
+from services.gpu_node.nvml_mig_profiles import PROFILE_LINES, capacity_lines
+from services.gpu_node.thermal import SM_CLOCK_IDLE_MHZ, SM_CLOCK_MAX_MHZ, SUPPORTED_MEM_CLOCKS_MHZ
 from services.gpu_node.views import GpuView
 
 FORMAT_VERSION = 1
@@ -37,7 +47,8 @@ EVENT_XID, EVENT_SBE, EVENT_DBE = 0x8, 0x1, 0x2   # nvmlEventType*
 EVENT_MIG_CONFIG = 0x100   # nvmlEventMigConfigChange
 ECC_EVENTS = {"ECC_SBE": EVENT_SBE, "ECC_DBE": EVENT_DBE}
 # NVML's nvmlClocksEventReason* bits for the reasons the thermal model names.
-REASON_BITS = {"GPU_IDLE": 0x1, "HW_SLOWDOWN": 0x8, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
+REASON_BITS = {"GPU_IDLE": 0x1, "APPLICATIONS_CLOCKS_SETTING": 0x2, "SW_POWER_CAP": 0x4, "HW_SLOWDOWN": 0x8,
+               "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40}
 
 
 def cuda_int(version: str) -> int:
@@ -61,10 +72,15 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
         f"ecc {e.volatile_sbe} {e.volatile_dbe} {e.aggregate_sbe} {e.aggregate_dbe}",
         f"remap {e.correctable_remapped_rows} {e.uncorrectable_remapped_rows} "
         f"{int(e.row_remap_pending)} {int(e.row_remap_failure)}",
+        "modes {} {} {}".format(int(g.persistence_mode), *map(int, model.ecc_mode(g.index))),
+        "appclk {} {}".format(*model.app_clocks(g.index)),
     ]
     out += [f"link {n.link} {int(n.up)} {n.crc_errors} {n.replay_errors} {n.recovery_errors}" for n in g.nvlinks]
     if not g.lost:
-        out += _proc_lines(model, g) + _mig_lines(model, g.index)
+        gis = model.gpu_instances_raw(g.index)   # one copy of the layout for both (it is deep-copied)
+        out += _proc_lines(model, g) + _mig_lines(model, g.index, gis)
+        if g.mig_enabled:
+            out += capacity_lines(gis)
     out.append(f"name {g.name}")
     return out
 
@@ -85,13 +101,13 @@ def _proc_lines(model: NodeModel, g: GpuView) -> list[str]:
     return lines
 
 
-def _mig_lines(model: NodeModel, gpu: int) -> list[str]:
+def _mig_lines(model: NodeModel, gpu: int, gis: list[mig.GpuInstance]) -> list[str]:
     lines = []
-    for gi in sorted(model.gpu_instances_raw(gpu), key=lambda x: x.start):
+    for gi in sorted(gis, key=lambda x: x.start):
         mem = int(gi.spec.memory_gib * 1024)
         lines.append(f"gi {gi.id} {gi.spec.gi_profile_id} {gi.start} {gi.spec.size} {mem} "
                      f"{model.gi_memory_used_mib(gpu, gi)}")
-    starts = {(gi.id, ci.id): ci.start for gi in model.gpu_instances_raw(gpu) for ci in gi.cis}
+    starts = {(gi.id, ci.id): ci.start for gi in gis for ci in gi.cis}
     for v in model.gpu_instances(gpu):
         lines += [f"ci {v.id} {c.id} {c.slices} {starts[v.id, c.id]} {c.uuid} {c.profile}" for c in v.compute_instances]
     return lines
@@ -119,6 +135,8 @@ def render(model: NodeModel) -> str:
     lines = [f"nvml {FORMAT_VERSION}", f"driver {spec.driver_version}", f"cuda {cuda_int(spec.cuda_version)}",
              f"seq {events[-1]['seq'] * 4 + 3 if events else 0}"]
     lines += [f"event {i} {gpu} {kind} {data}" for i, gpu, kind, data in nvml_events(events)[-MAX_EVENT_LINES:]]
+    lines += PROFILE_LINES
+    lines.append(f"supclk {SM_CLOCK_MAX_MHZ} {SM_CLOCK_IDLE_MHZ} 15 " + " ".join(map(str, SUPPORTED_MEM_CLOCKS_MHZ)))
     for g in model.list_gpus():
         lines += _gpu_lines(model, g)
     return "\n".join(lines) + "\nend\n"

@@ -120,6 +120,15 @@ class GpuState:
     # Twin time the fabric manager began training this GPU's NVLinks; None = not scheduled
     # (trained already, or waiting for a stopped fabric manager).
     fabric_train_start: float | None = None
+    # What NVML's set calls change (nvidia-smi -pl / -pm / -e / -ac). The power limit, persistence mode
+    # and application clocks last until the driver reloads (a reboot); an ECC mode change waits for a
+    # reset or reboot.
+    power_limit_w: float = thermal.POWER_CAP_W
+    persistence: bool = True
+    ecc_enabled: bool = True
+    ecc_pending: bool = True
+    app_sm_mhz: int = thermal.SM_CLOCK_MAX_MHZ     # application clocks (nvidia-smi -ac)
+    app_mem_mhz: int = thermal.MEM_CLOCK_MHZ
 
     def gi(self, gi_id: int) -> mig.GpuInstance | None:
         return next((g for g in self.gis if g.id == gi_id), None)
@@ -149,4 +158,11 @@ class GpuState:
             # States saved before the fabric manager was modelled are of trained GPUs.
             fabric_state=d.get("fabric_state", FABRIC_COMPLETED),
             fabric_train_start=d.get("fabric_train_start"),
+            # States saved before NVML's set calls: the defaults.
+            power_limit_w=d.get("power_limit_w", thermal.POWER_CAP_W),
+            persistence=d.get("persistence", True),
+            ecc_enabled=d.get("ecc_enabled", True),
+            ecc_pending=d.get("ecc_pending", True),
+            app_sm_mhz=d.get("app_sm_mhz", thermal.SM_CLOCK_MAX_MHZ),
+            app_mem_mhz=d.get("app_mem_mhz", thermal.MEM_CLOCK_MHZ),
         )

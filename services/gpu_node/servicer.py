@@ -84,6 +84,14 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
         async with self._lock:
             await self._commit_locked()
 
+    async def apply(self, change: Callable[[float], Any]) -> Any:
+        """A change from outside gRPC (NVML's set calls, nvml_control.py) under the same lock and
+        commit as an RPC's: its answer once the change is durable."""
+        async with self._lock:
+            result = change(self._clock())
+            await self._commit_locked()
+            return result
+
     async def _commit_locked(self) -> None:
         events = self._model.drain_events()
         try:

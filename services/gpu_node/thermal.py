@@ -23,6 +23,11 @@ MEM_TEMP_OFFSET_C = 3.0  # HBM runs a few degrees warmer than the die sensor
 SM_CLOCK_IDLE_MHZ = 345
 SM_CLOCK_MAX_MHZ = 1980
 MEM_CLOCK_MHZ = 2619
+# `nvidia-smi -q -d SUPPORTED_CLOCKS` of an H100 80GB HBM3 (as k8s-test-infra's mock NVML copies it
+# from a hardware capture): memory 2619 or 1593 MHz, with either graphics 1980 down to 345 MHz in
+# 15 MHz steps. The application clocks (nvidia-smi -ac) must be one of these pairs; 1980/2619 by default.
+SUPPORTED_MEM_CLOCKS_MHZ = (2619, 1593)
+SUPPORTED_SM_CLOCKS_MHZ = tuple(range(SM_CLOCK_MAX_MHZ, SM_CLOCK_IDLE_MHZ - 1, -15))
 SLOWDOWN_TEMP_C = 91.0  # a cooling fault drives the die here
 HW_SLOWDOWN_TEMP_C = 90.0  # above this the hardware clamps clocks too
 SW_SLOWDOWN_CLOCK_MHZ = 1200
@@ -48,9 +53,10 @@ def idle_state(offset: float) -> ThermalState:
     return ThermalState(temp_c=t, mem_temp_c=t + MEM_TEMP_OFFSET_C, power_w=IDLE_POWER_W, energy_mj=0.0)
 
 
-def target_power(util: float) -> float:
+def target_power(util: float, cap_w: float = POWER_CAP_W) -> float:
+    """What the load draws, held to the power limit (NVML's, at most the board's cap)."""
     u = min(max(util, 0.0), 100.0) / 100.0
-    return min(POWER_CAP_W, IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * u)
+    return min(cap_w, IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * u)
 
 
 def target_temp(power_w: float, offset: float, slowdown: bool) -> float:
@@ -59,11 +65,12 @@ def target_temp(power_w: float, offset: float, slowdown: bool) -> float:
     return IDLE_TEMP_C + offset + BUSY_TEMP_RISE_C * (power_w - IDLE_POWER_W) / (POWER_CAP_W - IDLE_POWER_W)
 
 
-def advance(state: ThermalState, util: float, dt: float, offset: float, slowdown: bool) -> ThermalState:
-    """State after `dt` seconds at constant `util` percent."""
+def advance(state: ThermalState, util: float, dt: float, offset: float, slowdown: bool,
+            cap_w: float = POWER_CAP_W) -> ThermalState:
+    """State after `dt` seconds at constant `util` percent under a power limit of `cap_w`."""
     if dt <= 0:
         return state
-    p_target = target_power(util)
+    p_target = target_power(util, cap_w)
     if slowdown:
         # Clocks are clamped, so the board cannot draw full power.
         p_target = IDLE_POWER_W + (p_target - IDLE_POWER_W) * 0.6
@@ -84,16 +91,20 @@ def start_slowdown(state: ThermalState) -> ThermalState:
     return replace(state, temp_c=hot, mem_temp_c=max(state.mem_temp_c, hot + MEM_TEMP_OFFSET_C))
 
 
-def clocks(util: float, temp_c: float, slowdown: bool) -> tuple[int, int, list[str]]:
-    """(SM clock MHz, memory clock MHz, clock-event reasons as NVML names them)."""
-    sm = SM_CLOCK_MAX_MHZ if util > 0 else SM_CLOCK_IDLE_MHZ
+def clocks(util: float, temp_c: float, slowdown: bool, app_sm: int = SM_CLOCK_MAX_MHZ,
+           app_mem: int = MEM_CLOCK_MHZ) -> tuple[int, int, list[str]]:
+    """(SM clock MHz, memory clock MHz, clock-event reasons as NVML names them). A busy GPU runs at its
+    application clocks (the maximum unless nvidia-smi -ac lowered them)."""
+    sm = app_sm if util > 0 else SM_CLOCK_IDLE_MHZ
     reasons: list[str] = []
     if util <= 0:
         reasons.append("GPU_IDLE")
+    elif app_sm < SM_CLOCK_MAX_MHZ:
+        reasons.append("APPLICATIONS_CLOCKS_SETTING")
     if slowdown:
         reasons.append("SW_THERMAL_SLOWDOWN")
         sm = min(sm, SW_SLOWDOWN_CLOCK_MHZ)
         if temp_c >= HW_SLOWDOWN_TEMP_C:
             reasons.append("HW_THERMAL_SLOWDOWN")
             sm = min(sm, HW_SLOWDOWN_CLOCK_MHZ)
-    return sm, MEM_CLOCK_MHZ, reasons
+    return sm, app_mem, reasons
