@@ -4,6 +4,8 @@ daemon; each field carries its own return code and the call succeeds, as real NV
 
 from __future__ import annotations
 
+import time
+
 from emulator.client import Twin
 from tests.nvml.conftest import http_address, nvml_env, run_pynvml
 
@@ -71,6 +73,10 @@ def test_each_field_has_its_own_return_code(mini_twin: Twin, nvml_lib: str) -> N
     """Unsupported fields answer NOT_SUPPORTED in their own slot, a link that does not exist
     INVALID_ARGUMENT, and the fields beside them are read; a MIG device has none of these counters."""
     ids = [7, 29, 31, 9999, (163, 18), (186, 0), (186, 1), 82, 83]
+    node = mini_twin.gpu_node("gpu002")
+    deadline = time.monotonic() + 30   # energy counts from the thermal model's first tick after boot
+    while node.gpu(0).total_energy_mj == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
     out = run(mini_twin, nvml_lib, "gpu002", 0, ids, mig_gpu=0)
     codes = [f[2] for f in out["fields"]]
     # per-location ECC (not modelled), retired pages (Hopper remaps rows), an unknown id, link 18,
