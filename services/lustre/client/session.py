@@ -201,12 +201,12 @@ class Session:
                     node.path = moved
                     self.ids[moved] = nid
 
-    def entry(self, unique: int, path: str, fh: int | None = None, extra: bytes = b"") -> None:
+    def entry(self, unique: int, path: str) -> None:
         """Reply with `path`'s entry: its node id (one more lookup) and attributes."""
-        st = self.ops.getattr(path, fh)
+        st = self.ops.getattr(path, None)
         nid = self._ref(path)
         s, ns = self.timeout
-        self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st), extra)
+        self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st))
 
     def invalidate(self, path: str) -> None:
         """The kernel's cached attributes and pages of `path` dropped (nothing if it holds no such node)."""
@@ -307,19 +307,20 @@ class Session:
         path = self.child(nodeid, k.cstrings(body, 1)[0])
         if self._hide(path) is None:
             self.ops.unlink(path)
-            with self._mu:
-                nid = self.ids.pop(path, None)
-                if nid is not None and nid in self.nodes:
-                    self.nodes[nid].path = f"{path}\0unlinked"
+            self._detach(path)
         self.ch.reply(unique)
+
+    def _detach(self, path: str) -> None:
+        """`path` names nothing any more: its node (until the kernel forgets it) reaches no name (`path`)."""
+        with self._mu:
+            nid = self.ids.pop(path, None)
+            if nid is not None and nid in self.nodes:
+                self.nodes[nid].path = f"{path}\0gone"
 
     def rmdir(self, unique: int, nodeid: int, body: memoryview) -> None:
         path = self.child(nodeid, k.cstrings(body, 1)[0])
         self.ops.rmdir(path)
-        with self._mu:
-            nid = self.ids.pop(path, None)
-            if nid is not None and nid in self.nodes:
-                self.nodes[nid].path = f"{path}\0removed"
+        self._detach(path)
         self.ch.reply(unique)
 
     def rename(self, unique: int, nodeid: int, body: memoryview) -> None:
