@@ -15,7 +15,8 @@ listens on `msgr_address(its storage address and gRPC port)` (plan.py).
 deletes of many objects cost the OSD one message); one reader thread per connection sets results by
 id; a connection that breaks (the OSD killed, a send timing out) fails every operation waiting on it
 with `LinkDown`, and the link is `dead`.
-The OSD's end is msgr_server.py.
+The OSD's end is msgr_server.py. To an OSD on the same host (in the same network namespace) the link
+is a Unix socket, and a chunk read comes as the descriptor of the file it lies in (msgr_local.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import threading
 from concurrent.futures import Future
 
 from clustertwin.v1 import ceph_pb2 as pb
+from services.ceph import msgr_local
 from services.ceph.extent import FileExtent
 
 log = logging.getLogger("ceph_msgr")
@@ -92,7 +94,8 @@ class LinkDown(Exception):
 
 
 class MsgrLink:
-    def __init__(self, address: str, osd: int, timeout: float) -> None:
+    def __init__(self, address: str, osd: int, timeout: float, local: bool = True) -> None:
+        """`local`: over the OSD's Unix socket if it is on this host (msgr_local.py), else TCP."""
         self.osd = osd
         self.dead = False
         self._waiting: dict[int, Future[Reply]] = {}
@@ -102,12 +105,15 @@ class MsgrLink:
         self._outbox: list[tuple[pb.CephChunkOp, Data]] = []
         self._why = ""
         host, _, port = address.rpartition(":")
+        here = msgr_local.connect(address, timeout) if local else None
+        self.local = here is not None
         try:
-            self._sock = socket.create_connection((host, int(port)), timeout=timeout)
+            self._sock = here or socket.create_connection((host, int(port)), timeout=timeout)
         except OSError as e:   # the OSD not listening (killed, restarting): this link is born dead
             self.dead, self._why = True, f"UNAVAILABLE: cannot connect to osd.{osd} at {address}: {e}"
             return
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if not self.local:
+            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # Blocking, with the kernel bounding sends (SO_SNDTIMEO) rather than Python's timeout, which
         # makes the socket non-blocking: a blocking recv(n, MSG_WAITALL) takes a whole chunk in one
         # call into a buffer it need not zero first.
@@ -170,11 +176,21 @@ class MsgrLink:
     def _read(self) -> None:
         try:
             while True:
-                n, nbytes = HEADER.unpack(self._recv(HEADER.size))
-                reply = pb.CephOsdChunkStreamResponse.FromString(self._recv(n))
-                replies: list[Reply] = [(r, b"") for r in reply.results]
-                if nbytes:
-                    split(replies, self._recv(nbytes))   # the chunks: one buffer, viewed per result
+                fds: list[int] = []
+                if self.local:
+                    header, fds = msgr_local.recv_with_fds(self._sock, HEADER.size)
+                else:
+                    header = self._recv(HEADER.size)
+                n, nbytes = HEADER.unpack(header)
+                try:
+                    reply = pb.CephOsdChunkStreamResponse.FromString(self._recv(n))
+                    replies: list[Reply] = [(r, b"") for r in reply.results]
+                    if nbytes:
+                        split(replies, self._recv(nbytes))   # the chunks: one buffer, viewed per result
+                    if fds:
+                        _read_files(replies, fds)
+                finally:
+                    msgr_local.close_all(fds)
                 with self._lock:
                     futs = [(self._waiting.pop(r.id, None), (r, data)) for r, data in replies]
                 for fut, got in futs:
@@ -196,3 +212,18 @@ class MsgrLink:
             self._sock.close()
         for fut in waiting.values():
             fut.set_exception(LinkDown(why))
+
+
+FILES = msgr_local.FileMaps()   # the OSDs' segments this process has mapped (links on this host)
+
+
+def _read_files(replies: list[Reply], fds: list[int]) -> None:
+    """(a link on this host) The chunks the OSD passed as the descriptors of the files they lie in:
+    views of those files, in the order of the results that have them."""
+    files = iter(fds)
+    for i, (r, _) in enumerate(replies):
+        if r.file_length:
+            fd = next(files, None)
+            if fd is None:
+                raise ValueError("a result names a file the frame did not pass")
+            replies[i] = (r, FILES.view(fd, r.file_offset, r.file_length))

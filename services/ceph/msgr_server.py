@@ -28,9 +28,11 @@ from typing import Protocol
 from clustertwin.v1 import ceph_pb2 as pb
 from services.ceph.extent import FileExtent
 from services.ceph.msgr import HEADER, MAX_FRAME, Data, Reply, frame, split
+from services.ceph.msgr_local import MAX_FDS, LocalSender, local_name
 
 log = logging.getLogger("ceph_msgr")
 SCRATCH = 256 << 10   # the buffer small frames are received into
+SPARE_MAX = 32 << 20  # a big frame's buffer kept for the next one up to this size
 
 
 class Handler(Protocol):
@@ -41,13 +43,17 @@ class Handler(Protocol):
 
 
 class Connection(asyncio.BufferedProtocol):
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, local: bool = False) -> None:
         self.handler = handler
+        self.local: LocalSender | None = None   # a connection from this host (msgr_local.py): its sender
+        self.is_local = local
         self.transport: asyncio.Transport | None = None
         self.scratch = bytearray(SCRATCH)
         self.start = self.end = 0          # the scratch's bytes not yet taken as frames
         self.big: memoryview | None = None  # a frame too big for the scratch, received into its own buffer:
         self.big_got = self.big_n = 0       # the bytes of it come so far, its message's length
+        self.big_buf: bytearray | None = None   # the buffer `big` views
+        self.spare: bytearray | None = None  # a big frame's buffer no operation holds: the next one's
         self.sending: asyncio.Task[None] | None = None   # a sendfile that did not finish at once
         self.queued: list[list[Data | FileExtent]] = []   # frames waiting for it
         self.tasks: set[asyncio.Task[None]] = set()
@@ -59,6 +65,15 @@ class Connection(asyncio.BufferedProtocol):
         # Our own descriptor of the socket, for the sends asyncio's transport does not make (with
         # MSG_MORE, sendfile), made only while the transport has nothing queued.
         self.sock = socket.socket(fileno=os.dup(transport.get_extra_info("socket").fileno()))
+        if self.is_local:
+            self.local = LocalSender(self.sock, self._backlog)
+
+    def _backlog(self, waiting: bool) -> None:
+        assert self.transport is not None
+        if waiting:
+            self.transport.pause_reading()
+        elif not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.big is not None:
@@ -71,7 +86,9 @@ class Connection(asyncio.BufferedProtocol):
                 self.big_got += nbytes
                 if self.big_got == len(self.big):
                     body, self.big = self.big, None
-                    self._frame(self.big_n, body)
+                    if self._frame(self.big_n, body) and len(self.big_buf or b"") <= SPARE_MAX:
+                        self.spare = self.big_buf   # (zeroing a new buffer cost as much as receiving into it)
+                    self.big_buf = None
                 return
             self.end += nbytes
             self._frames()
@@ -93,7 +110,9 @@ class Connection(asyncio.BufferedProtocol):
                 self._frame(n, memoryview(bytes(memoryview(buf)[at: self.start])))   # (a copy: the scratch is reused)
                 continue
             if HEADER.size + n + nbytes > len(buf):
-                big = memoryview(bytearray(n + nbytes))
+                spare, self.spare = self.spare, None
+                self.big_buf = spare if spare is not None and len(spare) >= n + nbytes else bytearray(n + nbytes)
+                big = memoryview(self.big_buf)[: n + nbytes]
                 big[:have] = buf[at: self.end]
                 self.big, self.big_got, self.big_n = big, have, n
                 self.start = self.end = 0
@@ -103,16 +122,19 @@ class Connection(asyncio.BufferedProtocol):
         buf[:left] = buf[self.start: self.end]
         self.start, self.end = 0, left
 
-    def _frame(self, n: int, body: memoryview) -> None:
+    def _frame(self, n: int, body: memoryview) -> bool:
         """One request frame (its message's `n` bytes, then its data segment): each operation done at
-        once or started; those done answered together."""
+        once or started; those done answered together. True if all were done at once (nothing holds
+        the frame's buffer)."""
         ops: list[tuple[pb.CephChunkOp, Data]] = [
             (op, b"") for op in pb.CephOsdChunkStreamRequest.FromString(body[:n]).ops]
         split(ops, body[n:])
         done: list[Reply] = []
+        all_now = True
         for op, data in ops:
             r = self.handler.now(op, data)
             if r is None:
+                all_now = False
                 t = asyncio.get_running_loop().create_task(self._later(op, data))
                 self.tasks.add(t)
                 t.add_done_callback(self.tasks.discard)
@@ -120,6 +142,7 @@ class Connection(asyncio.BufferedProtocol):
                 done.append(r)
         if done:
             self._send(done)
+        return all_now
 
     async def _later(self, op: pb.CephChunkOp, data: Data) -> None:
         r = await self.handler.op(op, data)
@@ -130,6 +153,8 @@ class Connection(asyncio.BufferedProtocol):
         return False   # the client is done: close once the replies in flight are sent (asyncio does)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.local is not None:
+            self.local.close()
         self.sock.close()
         for t in self.tasks:
             t.cancel()
@@ -151,6 +176,10 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.resume_reading()
 
     def _send(self, replies: list[Reply]) -> None:
+        if self.local is not None:
+            for i in range(0, len(replies), MAX_FDS):
+                self._send_local(replies[i: i + MAX_FDS])
+            return
         for r, data in replies:
             r.data_length = len(data)
         parts = frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]),
@@ -161,6 +190,23 @@ class Connection(asyncio.BufferedProtocol):
             self.queued.append(parts)
         elif left := self._write(parts):
             self.sending = asyncio.get_running_loop().create_task(self._send_rest(left))
+
+    def _send_local(self, replies: list[Reply]) -> None:
+        """A frame to a client on this host: a chunk in a file goes as the file's descriptor, its
+        place in the result."""
+        inline: list[Data] = []
+        extents: list[FileExtent] = []
+        for r, data in replies:
+            if isinstance(data, FileExtent):
+                r.file_offset, r.file_length, r.data_length = data.offset, data.length, 0
+                extents.append(data)
+            else:
+                r.data_length = len(data)
+                if len(data):
+                    inline.append(data)
+        assert self.local is not None
+        self.local.send(frame(pb.CephOsdChunkStreamResponse(results=[r for r, _ in replies]), inline),  # type: ignore[arg-type]
+                        extents)
 
     def _write(self, parts: list[Data | FileExtent]) -> list[Data | FileExtent]:
         """Write the parts while nothing needs waiting for: what is left from a chunk the socket did
@@ -230,11 +276,12 @@ def _sendfile_now(transport: asyncio.Transport, sock: socket.socket, extent: Fil
     return sent
 
 
-async def serve(address: str, handler: Handler) -> asyncio.Server:
-    """Listen on `address`; each connection's operations go to `handler` (the OSD's servicer)."""
+async def serve(address: str, handler: Handler) -> list[asyncio.Server]:
+    """Listen on `address` (TCP) and on its Unix socket for daemons on this host (msgr_local.py);
+    each connection's operations go to `handler` (the OSD's servicer)."""
     host, _, port = address.rpartition(":")
-
-    def connection() -> Connection:
-        return Connection(handler)
-
-    return await asyncio.get_running_loop().create_server(connection, host, int(port))   # (TCP_NODELAY: asyncio's)
+    loop = asyncio.get_running_loop()
+    tcp = await loop.create_server(lambda: Connection(handler), host, int(port))   # (TCP_NODELAY: asyncio's)
+    bound = f"{host}:{tcp.sockets[0].getsockname()[1]}"   # (port 0: the one given)
+    unix = await loop.create_unix_server(lambda: Connection(handler, local=True), local_name(bound))
+    return [tcp, unix]

@@ -9,6 +9,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from clustertwin.v1 import ceph_pb2 as pb
 from services.ceph.extent import FileExtent
 from services.ceph.msgr import Data, MsgrLink, Reply
@@ -59,16 +61,19 @@ class _Handler:
 
 def _served(handler: _Handler) -> tuple[str, asyncio.AbstractEventLoop]:
     loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(serve("127.0.0.1:0", handler))
+    tcp, _ = loop.run_until_complete(serve("127.0.0.1:0", handler))
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    return f"127.0.0.1:{server.sockets[0].getsockname()[1]}", loop
+    return f"127.0.0.1:{tcp.sockets[0].getsockname()[1]}", loop
 
 
 def _get(name: str) -> pb.CephChunkOp:
     return pb.CephChunkOp(op="get", key=pb.CephChunkKey(pg="5.1", object=name, shard=0))
 
 
-def test_chunks_sent_from_their_file_arrive_whole_and_in_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("local", [False, True], ids=["tcp", "this-host"])
+def test_chunks_sent_from_their_file_arrive_whole_and_in_order(tmp_path: Path, local: bool) -> None:
+    """Over TCP the chunks go with sendfile; to a client on this host (msgr_local.py) as their files'
+    descriptors, read by the client."""
     store = LogChunkStore(tmp_path)
     # 8 MiB: more than the socket takes at once, so the send goes on once the receiver reads
     chunks = {name: os.urandom(size) for name, size in (("small", 70 << 10), ("big", 8 << 20), ("mid", 512 << 10))}
@@ -76,7 +81,8 @@ def test_chunks_sent_from_their_file_arrive_whole_and_in_order(tmp_path: Path) -
         store.put(_key(name), data)
     handler = _Handler(store)
     address, loop = _served(handler)
-    link = MsgrLink(address, 0, timeout=10)
+    link = MsgrLink(address, 0, timeout=10, local=local)
+    assert link.local is local
     try:
         futs = [link.submit(_get(n), cork=True) for n in chunks]
         link.push()   # one frame of three gets: one reply frame with three chunks
@@ -89,14 +95,17 @@ def test_chunks_sent_from_their_file_arrive_whole_and_in_order(tmp_path: Path) -
     assert len(handler.sent) == 3 and all(ext.fd == -1 for ext in handler.sent)   # each descriptor closed once sent
 
 
-def test_puts_small_and_bigger_than_the_receive_buffer_then_gets_done_at_once_or_later(tmp_path: Path) -> None:
+@pytest.mark.parametrize("local", [False, True], ids=["tcp", "this-host"])
+def test_puts_small_and_bigger_than_the_receive_buffer_then_gets_done_at_once_or_later(tmp_path: Path,
+                                                                                      local: bool) -> None:
     """Frames of every size through one connection: many small puts (several frames a recv), a put
     bigger than the server's receive buffer (SCRATCH), gets answered at once and after a wait,
     each result matched to its operation."""
     store = LogChunkStore(tmp_path)
     handler = _Handler(store)
     address, loop = _served(handler)
-    link = MsgrLink(address, 0, timeout=10)
+    link = MsgrLink(address, 0, timeout=10, local=local)
+    assert link.local is local
     small = {f"s{i}": os.urandom(4096 + i) for i in range(200)}
     big = {"later/big": os.urandom(SCRATCH * 3 + 5), "b2": os.urandom(SCRATCH + 1)}
     try:

@@ -142,15 +142,15 @@ class OsdDaemon:
         server, health = await start_server(self.cfg.grpc, [(pb_grpc.add_CephOsdServicer_to_server,
                                                              servicer, SERVICE_NAME)],
                                             options=opts)
-        messenger = await msgr_server.serve(self.msgr, servicer) if self.msgr else None
+        messengers = await msgr_server.serve(self.msgr, servicer) if self.msgr else []
         hb = asyncio.create_task(self.heartbeat_loop(), name="heartbeat")
         log.info("osd.%d (%s, %s, %s timing) serving on %s (messenger %s), %d chunks in %s%s", self.osd, self.host,
                  self.model.device_class, self.timing, self.cfg.grpc, self.msgr, len(self.chunks), self.chunks.root,
                  " (STOPPED)" if self.stopped else "")
         await stop.wait()
         hb.cancel()
-        if messenger is not None:
-            messenger.close()
+        for m in messengers:
+            m.close()
         await health.enter_graceful_shutdown()
         await server.stop(grace=1.0)
         if self.channel is not None:

@@ -374,7 +374,7 @@ class CephChunkOp(_message.Message):
     def __init__(self, id: _Optional[int] = ..., op: _Optional[str] = ..., key: _Optional[_Union[CephChunkKey, _Mapping]] = ..., data: _Optional[bytes] = ..., data_length: _Optional[int] = ...) -> None: ...
 
 class CephChunkOpResult(_message.Message):
-    __slots__ = ("id", "code", "message", "found", "data", "device_seconds", "data_length")
+    __slots__ = ("id", "code", "message", "found", "data", "device_seconds", "data_length", "file_offset", "file_length")
     ID_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -382,6 +382,8 @@ class CephChunkOpResult(_message.Message):
     DATA_FIELD_NUMBER: _ClassVar[int]
     DEVICE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     DATA_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    FILE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    FILE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     id: int
     code: str
     message: str
@@ -389,7 +391,9 @@ class CephChunkOpResult(_message.Message):
     data: bytes
     device_seconds: float
     data_length: int
-    def __init__(self, id: _Optional[int] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., found: _Optional[bool] = ..., data: _Optional[bytes] = ..., device_seconds: _Optional[float] = ..., data_length: _Optional[int] = ...) -> None: ...
+    file_offset: int
+    file_length: int
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., found: _Optional[bool] = ..., data: _Optional[bytes] = ..., device_seconds: _Optional[float] = ..., data_length: _Optional[int] = ..., file_offset: _Optional[int] = ..., file_length: _Optional[int] = ...) -> None: ...
 
 class CephOsdChunkStreamRequest(_message.Message):
     __slots__ = ("ops",)
