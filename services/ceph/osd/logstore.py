@@ -56,11 +56,12 @@ def _key_bytes(key: ChunkKey) -> tuple[bytes, bytes]:
     return key[0].encode(), key[1].encode("utf-8", "surrogatepass")
 
 
-def _record(kind: int, key: ChunkKey, data: bytes | memoryview = b"") -> bytes:
+def _record(kind: int, key: ChunkKey, data: bytes | memoryview = b"") -> list[bytes | memoryview]:
+    """The record's parts, written with one `pwritev` (the chunk is not copied into a joined record)."""
     pg, name = _key_bytes(key)
     fields = HEADER.pack(MAGIC, 0, kind, key[2], len(pg), len(name), len(data))
     crc = crc32c.crc32c(fields[8:] + pg + name)
-    return b"".join((HEADER.pack(MAGIC, crc, kind, key[2], len(pg), len(name), len(data)), pg, name, data))
+    return [b"".join((HEADER.pack(MAGIC, crc, kind, key[2], len(pg), len(name), len(data)), pg, name)), data]
 
 
 class LogChunkStore:
@@ -131,17 +132,21 @@ class LogChunkStore:
             self._used += ext.length
         return old is not None
 
-    def _append(self, rec: bytes) -> tuple[int, int]:
+    def _append(self, rec: list[bytes | memoryview]) -> tuple[int, int]:
         """Append a record to the active segment (rolling over first if it is full): (segment, offset)."""
-        seg = self._active
-        if self._ends[seg] and self._ends[seg] + len(rec) > self.segment_bytes:
+        seg, size = self._active, sum(len(p) for p in rec)
+        if self._ends[seg] and self._ends[seg] + size > self.segment_bytes:
             self._open(seg + 1)
             seg = self._active
         at = self._ends[seg]
-        view, off = memoryview(rec), at
-        while view:
-            n = os.pwrite(self._fds[seg], view, off)
-            view, off = view[n:], off + n
+        views, off = [memoryview(p) for p in rec if len(p)], at
+        while views:
+            n = os.pwritev(self._fds[seg], views, off)
+            off += n
+            while views and n >= len(views[0]):
+                n -= len(views.pop(0))
+            if n:
+                views[0] = views[0][n:]
         self._ends[seg] = off
         return seg, at
 
@@ -162,7 +167,8 @@ class LogChunkStore:
     def _write(self, key: ChunkKey, data: bytes | memoryview) -> None:
         rec = _record(PUT, key, data)
         seg, at = self._append(rec)
-        self._apply(key, Extent(seg, at + len(rec) - len(data), len(data), len(rec)), len(rec))
+        size = len(rec[0]) + len(data)
+        self._apply(key, Extent(seg, at + len(rec[0]), len(data), size), size)
 
     # -- the chunk store -------------------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class LogChunkStore:
                 return False
             rec = _record(REMOVE, key)
             self._append(rec)
-            return self._apply(key, None, len(rec))
+            return self._apply(key, None, len(rec[0]))
 
     def corrupt(self, key: ChunkKey, offset: int) -> int:
         """Flip one byte of the chunk where it lies (bit rot: its record is otherwise intact)."""
