@@ -154,6 +154,7 @@ class NodeModel:
                 g.mig_enabled, g.gis = mig.layout(name)  # fresh objects per GPU
             except ModelError as e:
                 raise e.prefixed(self.spec.name) from None
+            g.mig_pending = g.mig_enabled
             if announce:
                 self._emit(now, "mig", gpu=g.index, message=f"GPU {g.index}: layout {name} applied at boot")
 
@@ -440,9 +441,30 @@ class NodeModel:
                 f"cannot disable MIG while GPU instances exist ({mig.describe(g.gis)}); destroy them first",
                 gpu,
             )
-        g.mig_enabled = enabled
+        g.mig_enabled = g.mig_pending = enabled
         self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: MIG mode {'enabled' if enabled else 'disabled'}")
         return self._view(g)
+
+    def request_mig_mode(self, gpu: int, enabled: bool, now: float) -> bool:
+        """nvmlDeviceSetMigMode: the driver resets the GPU to apply the mode. True if it did (the
+        GPU was idle: as set_mig_mode); False if the GPU is in use (a lease; for disabling, GPU
+        instances), so the mode is left pending until the next reset or reboot, as nvml.h's
+        activationStatus IN_USE says."""
+        g = self._gpu(gpu)
+        busy = self._holder(gpu) is not None or (not enabled and g.gis)
+        if g.mig_enabled == enabled or not busy:
+            self.set_mig_mode(gpu, enabled, now)
+            return True
+        if g.mig_pending != enabled:
+            g.mig_pending = enabled
+            self._emit(now, "mig", gpu=gpu,
+                       message=f"GPU {gpu}: MIG mode {'enable' if enabled else 'disable'} pending until reset")
+        return False
+
+    def mig_mode(self, gpu: int) -> tuple[bool, bool]:
+        """(current, pending) MIG mode, as nvmlDeviceGetMigMode answers it."""
+        g = self._gpu(gpu, allow_lost=True)
+        return g.mig_enabled, g.mig_pending
 
     def _mig_gpu(self, gpu: int) -> GpuState:
         g = self._gpu(gpu)
@@ -485,11 +507,12 @@ class NodeModel:
         g.gis.remove(gi)
         self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: destroyed GI {gi_id} ({gi.profile})")
 
-    def create_compute_instance(self, gpu: int, gi_id: int, slices: int, now: float) -> ComputeInstanceView:
+    def create_compute_instance(self, gpu: int, gi_id: int, slices: int, now: float,
+                                placement_start: int | None = None) -> ComputeInstanceView:
         g = self._mig_gpu(gpu)
         gi = self._find_gi(g, gi_id)
         try:
-            ci = mig.plan_compute_instance(gi, slices)
+            ci = mig.plan_compute_instance(gi, slices, placement_start)
         except ModelError as e:
             raise e.prefixed(self._where(gpu)) from None
         gi.cis.append(ci)
@@ -866,6 +889,8 @@ class NodeModel:
         if g.gis:
             self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: MIG layout lost on reset ({mig.describe(g.gis)})")
             g.gis = []
+        if g.mig_pending != g.mig_enabled:   # a mode nvmlDeviceSetMigMode left pending
+            self.set_mig_mode(gpu, g.mig_pending, now)
         self._emit_health_changes(before, now)
         return self._view(g)
 
@@ -883,7 +908,7 @@ class NodeModel:
             # Persistent across reboots: MIG mode, aggregate ECC, remapped rows, the ECC mode (InfoROM;
             # a pending change takes effect now). The power limit, persistence mode and application
             # clocks go back to their defaults, as when the driver reloads.
-            fresh.mig_enabled = old.mig_enabled
+            fresh.mig_enabled = fresh.mig_pending = old.mig_pending   # a pending MIG mode takes effect
             fresh.ecc_enabled = fresh.ecc_pending = old.ecc_pending
             fresh.ecc = EccState(
                 aggregate_sbe=old.ecc.aggregate_sbe, aggregate_dbe=old.ecc.aggregate_dbe,
