@@ -16,7 +16,8 @@ page is the model read at once, so every call the library answers from one refre
     uuid GPU-...  / serial ... / bus 00000000:18:00.0 / pciid 0x233010DE / numa 0 / lost 0|1
     mem TOTAL_MIB RESERVED_MIB USED_MIB
     therm TEMP_C MEMTEMP_C POWER_MW LIMIT_MW ENERGY_MJ
-    util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / mig 0|1 / lastxid N / replay N
+    util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / lastxid N / replay N
+    mig CURRENT PENDING              the MIG mode (0|1 each; pending: nvmlDeviceSetMigMode's, until a reset)
     ecc VOL_SBE VOL_DBE AGG_SBE AGG_DBE / remap CORR UNC PENDING FAILURE
     modes PERSISTENCE ECC_CURRENT ECC_PENDING   what NVML's set calls change (0|1 each)
     appclk SM MEM                    the application clocks (MHz)
@@ -68,7 +69,8 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
         f"util {g.gpu_util} {g.mem_copy_util}",
         f"clocks {g.sm_clock_mhz} {g.mem_clock_mhz} {g.max_sm_clock_mhz}",
         f"reasons {sum(REASON_BITS.get(r, 0) for r in g.clock_throttle_reasons)}",
-        f"mig {int(g.mig_enabled)}", f"lastxid {g.last_xid}", f"replay {g.pcie_replay_counter}",
+        "mig {} {}".format(*map(int, model.mig_mode(g.index))),
+        f"lastxid {g.last_xid}", f"replay {g.pcie_replay_counter}",
         f"ecc {e.volatile_sbe} {e.volatile_dbe} {e.aggregate_sbe} {e.aggregate_dbe}",
         f"remap {e.correctable_remapped_rows} {e.uncorrectable_remapped_rows} "
         f"{int(e.row_remap_pending)} {int(e.row_remap_failure)}",
