@@ -62,9 +62,10 @@ typedef struct {
 #define NVML_VALUE_NOT_AVAILABLE_UINT 0xFFFFFFFFu
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MAX_MIG_DEVICES 7          /* an H100 holds at most seven MIG devices */
-/* The event types this library reports as supported on an H100: ECC SBE and DBE, P-state, Xid,
- * clock and MIG configuration changes (0x1 0x2 0x4 0x8 0x10 0x100); it delivers ECC and Xid. */
-#define NVML_EVENT_H100 0x11FULL
+/* The event types this library reports as supported on an H100, each delivered (events.c): ECC SBE
+ * and DBE, Xid, clock and MIG configuration changes (0x1 0x2 0x8 0x10 0x100). Not P-state (0x4): the
+ * twin's H100 stays in P0, so it would never come (docs/NVML.md). */
+#define NVML_EVENT_H100 0x11BULL
 #define H100_POWER_MIN_MW 200000u   /* an H100 SXM's power cap range: 200-700 W */
 #define H100_POWER_MAX_MW 700000u   /* also its default limit */
 

@@ -89,7 +89,7 @@ CUDA_NOT_READY = "cudaErrorSystemNotReady: system not yet initialized"
 
 EVENT_KINDS = (
     "xid", "health", "lease_start", "lease_end", "mig", "fault",
-    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost", "fabric", "fabric_manager",
+    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost", "fabric", "fabric_manager", "clocks",
 )
 
 
@@ -116,7 +116,9 @@ class NodeModel:
         self._pending: list[dict[str, Any]] = []
         self._kernel_log: deque[str] = deque(maxlen=MAX_KERNEL_LOG)
         self.fabric_manager_running = True  # boot began fabric_training_s ago: GPUs are trained
+        self._clocks_seen: dict[int, tuple[int, int]] = {}   # see _note_clocks
         self._apply_boot_layout(now, announce=False)
+        self._seed_clocks()
 
     # ======================================================================= helpers
 
@@ -302,7 +304,7 @@ class NodeModel:
         util = 0.0 if lost else self._utilization(g.index)
         act = activity.activity(util)
         slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
-        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+        sm, mem_clock, reasons = self._clocks(g, util, slowdown)
         if util > 0 and thermal.target_power(util) > g.power_limit_w:
             reasons.append("SW_POWER_CAP")   # the load wants more than the power limit lets it draw
         total = activity.MEMORY_TOTAL_MIB
@@ -340,6 +342,33 @@ class NodeModel:
             fabric_clique_id=0, fabric_cluster_uuid=ZERO_UUID,
             fabric_bandwidth="Degraded" if any(not ls.up for ls in g.links) else "Full",
         )
+
+    def _clocks(self, g: GpuState, util: float, slowdown: bool) -> tuple[int, int, list[str]]:
+        return thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+
+    def _clock_pair(self, g: GpuState) -> tuple[int, int]:
+        slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
+        sm, mem, _ = self._clocks(g, self._utilization(g.index), slowdown)
+        return sm, mem
+
+    def _seed_clocks(self) -> None:
+        """What _note_clocks compares with, as the node is now (at boot or restored from its store)."""
+        self._clocks_seen = {g.index: self._clock_pair(g) for g in self._gpus if not g.lost}
+
+    def _note_clocks(self, now: float) -> None:
+        """A `clocks` event (NVML's nvmlEventTypeClock) for each GPU whose SM or memory clock, as its
+        view reports it, differs from what the last tick saw: it went busy or idle, its application
+        clocks were set, a thermal slowdown began or ended. A change while the daemon was down is
+        not announced (the restored node is the new baseline)."""
+        for g in self._gpus:
+            if g.lost:
+                continue
+            sm, mem = self._clock_pair(g)
+            before = self._clocks_seen.get(g.index)
+            self._clocks_seen[g.index] = (sm, mem)
+            if before is not None and before != (sm, mem):
+                self._emit(now, "clocks", gpu=g.index,
+                           message=f"GPU {g.index}: clocks SM {before[0]} -> {sm} MHz, memory {before[1]} -> {mem} MHz")
 
     def _memory_used(self, g: GpuState, util: float) -> int:
         if not g.mig_enabled:
@@ -999,6 +1028,7 @@ class NodeModel:
             g.thermal = thermal.advance(g.thermal, self._utilization(g.index), dt, self._offset(g.index), slowdown,
                                         g.power_limit_w)
         self.last_tick = now
+        self._note_clocks(now)
 
     # ======================================================================= events
 
@@ -1071,6 +1101,7 @@ class NodeModel:
         model._pending = [dict(e) for e in model._events if e["seq"] > model._drained_seq]
         model._kernel_log = deque(state["kernel_log"], maxlen=MAX_KERNEL_LOG)
         model.fabric_manager_running = state.get("fabric_manager_running", True)
+        model._seed_clocks()
         del now  # restoring observes nothing new; the next tick advances telemetry
         return model
 

@@ -321,3 +321,29 @@ def test_a_compute_instance_at_a_placement() -> None:
         m.create_compute_instance(0, gi.id, 1, 5.0, placement_start=2)
     assert taken.value.code == "RESOURCE_EXHAUSTED"
     assert [c.id for c in m.gpu_instances(0)[0].compute_instances] == [2]
+
+
+def test_a_clock_change_is_a_clocks_event_at_the_next_tick() -> None:
+    """nvmlEventTypeClock's source: busy, a thermal slowdown, idle each change GPU 2's SM clock; a power
+    limit does not lower clocks in the model, so it is no event; GPU 3 (idle throughout) has none."""
+    m = node()
+    m.drain_events()
+
+    def clock_events(now: float) -> list[str]:
+        m.tick(now)
+        return [e["message"] for e in m.drain_events() if e["kind"] == "clocks"]
+
+    lease = m.acquire("job-1", 1.0, gpus=[2], utilization=100)
+    assert clock_events(2.0) == ["GPU 2: clocks SM 345 -> 1980 MHz, memory 2619 -> 2619 MHz"]
+    m.set_power_limit(2, 300.0, 3.0)
+    assert clock_events(4.0) == []
+    m.inject_fault("THERMAL_SLOWDOWN", 2, 5.0)
+    slow = m.gpu_info(2).sm_clock_mhz
+    assert slow < 1980
+    assert clock_events(6.0) == [f"GPU 2: clocks SM 1980 -> {slow} MHz, memory 2619 -> 2619 MHz"]
+    assert clock_events(7.0) == []   # unchanged since the last tick
+    restored = NodeModel.from_state(m.spec, json.loads(json.dumps(m.to_state())), 7.5)
+    restored.tick(8.0)
+    assert not [e for e in restored.drain_events() if e["kind"] == "clocks"]   # the restored node is the baseline
+    m.release(lease.id, 8.0)
+    assert clock_events(9.0) == [f"GPU 2: clocks SM {slow} -> 345 MHz, memory 2619 -> 2619 MHz"]
