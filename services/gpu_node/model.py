@@ -460,6 +460,7 @@ class NodeModel:
     def set_mig_mode(self, gpu: int, enabled: bool, now: float) -> GpuView:
         g = self._gpu(gpu)
         if g.mig_enabled == enabled:
+            g.mig_pending = enabled   # asking for the current mode cancels a pending change
             return self._view(g)
         holder = self._holder(gpu)
         if holder is not None:

@@ -296,6 +296,8 @@ def test_nvml_mig_mode_is_pending_while_in_use_until_a_reset_or_reboot() -> None
     m.create_gpu_instance(0, "3g.40gb", 2.0, placement_start=4)
     assert not m.request_mig_mode(0, False, 3.0) and m.mig_mode(0) == (True, False)   # GPU instances
     lease = m.acquire("job-1", 4.0, gpus=[1])
+    assert m.request_mig_mode(1, True, 4.5) is False and m.request_mig_mode(1, False, 4.6)   # cancelled
+    assert m.mig_mode(1) == (False, False)
     assert not m.request_mig_mode(1, True, 5.0) and m.mig_mode(1) == (False, True)     # leased
     assert not m.gpu_info(1).mig_enabled
     with pytest.raises(ModelError):
