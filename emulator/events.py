@@ -287,6 +287,8 @@ KINDS: tuple[Kinds, ...] = (
     Kinds("gpu", ("mig",), GpuEvent, "MIG layout changes (`nvidia-smi mig -cgi/-dgi/-cci/-dci`)"),
     Kinds("gpu", ("settings",), GpuEvent, "NVML set calls: power limit, persistence mode, ECC mode "
           "(`nvidia-smi -pl/-pm/-e`)"),
+    Kinds("gpu", ("clocks",), GpuEvent, "a GPU's SM or memory clock changed (busy or idle, application "
+          "clocks, thermal slowdown): NVML's nvmlEventTypeClock"),
     Kinds("gpu", ("fabric", "fabric_manager"), GpuEvent, "NVSwitch fabric state per GPU and the "
           "nvidia-fabricmanager service"),
     Kinds("gpu", ("fault", "fault_clear"), GpuFaultEvent, "the twin's fault injection (`twin fault inject`)"),

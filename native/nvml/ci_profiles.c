@@ -7,7 +7,6 @@
 #include "twin_nvml.h"
 
 #define CHECK(p) do { if (!(p)) return NVML_ERROR_INVALID_ARGUMENT; } while (0)
-#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT 0x9
 #define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_COUNT 0x1
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 
@@ -27,8 +26,6 @@ typedef struct {
 #define nvmlComputeInstanceProfileInfo_v3 (unsigned int)(sizeof(nvmlComputeInstanceProfileInfo_v3_t) | (3 << 24))
 _Static_assert(nvmlComputeInstanceProfileInfo_v2 == 0x02000088, "nvmlComputeInstanceProfileInfo_v2_t layout");
 _Static_assert(nvmlComputeInstanceProfileInfo_v3 == 0x0300008C, "nvmlComputeInstanceProfileInfo_v3_t layout");
-
-typedef struct { unsigned int start, size; } nvmlComputeInstancePlacement_t;
 
 typedef struct {
     unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount,

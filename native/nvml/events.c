@@ -1,4 +1,5 @@
-/* Event sets: Xid critical errors and single/double-bit ECC errors, read from the node's event log.
+/* Event sets: Xid critical errors, single/double-bit ECC errors, MIG configuration and clock changes,
+ * read from the node's event log (services/gpu_node/nvml_snapshot.py says which of its events are which).
  * A set remembers the id of the last event it has seen; a wait re-reads the node every POLL_MS until
  * an event of a type registered for its GPU comes after it, or the timeout. */
 #include <stdlib.h>

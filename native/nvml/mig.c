@@ -6,7 +6,8 @@
 NVML_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending) {
     CHECK(current && pending);
     CT_WHOLE_GPU(d, g);
-    *current = *pending = g->mig;   /* the twin applies a mode change at once: never pending */
+    *current = g->mig;
+    *pending = g->mig_pend;   /* nvmlDeviceSetMigMode's, while the GPU was in use (mig_create.c) */
     return ct_leave(NVML_SUCCESS);
 }
 

@@ -100,14 +100,23 @@ static char *fetch_page(void) {
     return exchange(req, sizeof req - 1);
 }
 
-nvmlReturn_t ct_post(const char *body) {
+nvmlReturn_t ct_post(const char *body) { return ct_post_value(body, NULL); }
+
+/* The answer is `ret N [VALUE]` (nvml_endpoint.py): a MIG create's new instance id follows N. */
+nvmlReturn_t ct_post_value(const char *body, unsigned int *value) {
     char req[512];
     int n = snprintf(req, sizeof req, "POST /nvml/set HTTP/1.1\r\nHost: nvml\r\nContent-Length: %zu\r\n"
                      "Connection: close\r\n\r\n%s", strlen(body), body);
     if (n < 0 || (size_t)n >= sizeof req) return NVML_ERROR_INVALID_ARGUMENT;
     char *answer = exchange(req, (size_t)n);
     int ret = -1;
-    if (!answer || sscanf(answer, "ret %d", &ret) != 1) ret = NVML_ERROR_UNKNOWN;   /* the daemon gone */
+    unsigned int v = 0;
+    int got = answer ? sscanf(answer, "ret %d %u", &ret, &v) : 0;
+    if (got < 1) ret = NVML_ERROR_UNKNOWN;   /* the daemon gone */
+    else if (value) {
+        if (got < 2 && ret == NVML_SUCCESS) ret = NVML_ERROR_UNKNOWN;   /* a success must say what it made */
+        *value = v;
+    }
     free(answer);
     return (nvmlReturn_t)ret;
 }
@@ -121,7 +130,7 @@ static void parse_gpu_line(ct_gpu *g, const char *key, const char *rest) {
     else if (!strcmp(key, "pciid")) sscanf(rest, "%x", &g->pciid);
     else if (!strcmp(key, "numa")) sscanf(rest, "%u", &g->numa);
     else if (!strcmp(key, "lost")) sscanf(rest, "%u", &g->lost);
-    else if (!strcmp(key, "mig")) sscanf(rest, "%u", &g->mig);
+    else if (!strcmp(key, "mig")) sscanf(rest, "%u %u", &g->mig, &g->mig_pend);
     else if (!strcmp(key, "lastxid")) sscanf(rest, "%u", &g->lastxid);
     else if (!strcmp(key, "replay")) sscanf(rest, "%u", &g->replay);
     else if (!strcmp(key, "reasons")) sscanf(rest, "%llu", &g->reasons);

@@ -49,6 +49,8 @@ typedef struct {
 } nvmlEventData_t;
 
 typedef struct { unsigned int start, size; } nvmlGpuInstancePlacement_t;
+typedef struct { unsigned int start, size; } nvmlComputeInstancePlacement_t;
+#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT 0x9
 typedef struct {
     nvmlDevice_t device; unsigned int id, profileId; nvmlGpuInstancePlacement_t placement;
 } nvmlGpuInstanceInfo_t;
@@ -60,9 +62,10 @@ typedef struct {
 #define NVML_VALUE_NOT_AVAILABLE_UINT 0xFFFFFFFFu
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MAX_MIG_DEVICES 7          /* an H100 holds at most seven MIG devices */
-/* The event types this library reports as supported on an H100: ECC SBE and DBE, P-state, Xid,
- * clock and MIG configuration changes (0x1 0x2 0x4 0x8 0x10 0x100); it delivers ECC and Xid. */
-#define NVML_EVENT_H100 0x11FULL
+/* The event types this library reports as supported on an H100, each delivered (events.c): ECC SBE
+ * and DBE, Xid, clock and MIG configuration changes (0x1 0x2 0x8 0x10 0x100). Not P-state (0x4): the
+ * twin's H100 stays in P0, so it would never come (docs/NVML.md). */
+#define NVML_EVENT_H100 0x11BULL
 #define H100_POWER_MIN_MW 200000u   /* an H100 SXM's power cap range: 200-700 W */
 #define H100_POWER_MAX_MW 700000u   /* also its default limit */
 
@@ -93,7 +96,7 @@ typedef struct { unsigned int up, crc, replay, recovery; } ct_link;
 typedef struct {
     int index;                           /* the daemon's index (CUDA_VISIBLE_DEVICES renumbers) */
     char uuid[CT_STR], serial[32], bus[32], name[CT_STR];
-    unsigned int pciid, numa, lost, mig, lastxid, replay;
+    unsigned int pciid, numa, lost, mig, mig_pend, lastxid, replay;
     unsigned long long mem_total, mem_reserved, mem_used;   /* MiB */
     int temp, memtemp;
     unsigned int power_mw, limit_mw;
@@ -126,9 +129,13 @@ typedef struct {
 
 /* A device handle: a whole GPU (mig < 0) or one of its MIG devices, by position. */
 struct nvmlDevice_st { int gpu, mig; };
-/* Instance handles, by the GPU's visible position and the instance's position in the snapshot. */
-struct nvmlGpuInstance_st { int gpu, gi; };
-struct nvmlComputeInstance_st { int gpu, ci; };
+/* Instance handles, by the GPU's visible position and the instances' ids (GI ids 0-14, CI ids 0-7),
+ * so a handle keeps naming its instance when others are made or destroyed; a destroyed one's handle
+ * is INVALID_ARGUMENT (nvml.h: it "would become invalid"). */
+#define CT_GI_IDS 15
+#define CT_CI_IDS 8
+struct nvmlGpuInstance_st { int gpu; unsigned int gi; };
+struct nvmlComputeInstance_st { int gpu; unsigned int gi, ci; };
 
 extern pthread_mutex_t ct_lock;
 extern ct_snapshot ct_snap;
@@ -136,6 +143,7 @@ extern int ct_initialized;
 
 nvmlReturn_t ct_refresh(int force);                     /* with ct_lock held */
 nvmlReturn_t ct_post(const char *body);                 /* a set call to the daemon: its nvmlReturn_t */
+nvmlReturn_t ct_post_value(const char *body, unsigned int *value);   /* the same, and the value after it */
 nvmlReturn_t ct_enter(void);                            /* initialized? lock, refresh if stale */
 nvmlReturn_t ct_leave(nvmlReturn_t ret);                /* unlock, pass ret through */
 nvmlReturn_t ct_device(nvmlDevice_t d, const ct_gpu **g, const ct_ci **mig);   /* with ct_lock held */
@@ -143,6 +151,10 @@ nvmlDevice_t ct_handle(int gpu, int mig);
 nvmlReturn_t ct_copy_str(char *dst, unsigned int len, const char *src);
 /* The GPU instance behind a handle; on success ct_lock is held (mig_instances.c). */
 nvmlReturn_t ct_gpu_instance(nvmlGpuInstance_t h, const ct_gpu **g, const ct_gi **gi);
+/* The compute instance behind a handle; on success ct_lock is held (mig_instances.c). */
+nvmlReturn_t ct_compute_instance(nvmlComputeInstance_t h, const ct_gpu **g, const ct_ci **ci);
+nvmlGpuInstance_t ct_gi_handle(int gpu, unsigned int gi_id);
+nvmlComputeInstance_t ct_ci_handle(int gpu, unsigned int gi_id, unsigned int ci_id);
 unsigned int ct_ci_profile_id(unsigned int slices);     /* NVML_COMPUTE_INSTANCE_PROFILE_* of a CI */
 const ct_gip *ct_gip_by_id(unsigned int id);            /* with ct_lock held; NULL if none */
 const ct_cip *ct_cip_of(unsigned int gi_profile, unsigned int ci_profile);

@@ -72,8 +72,8 @@ class GpuNodeDaemon(TwinDaemon):
         """What libnvidia-ml.so.1 reads (services/gpu_node/nvml_endpoint.py, docs/NVML.md)."""
         return nvml_endpoint.CONTENT_TYPE, nvml_snapshot.render(self.model)
 
-    async def nvml_set(self, body: str) -> int:
-        """One of NVML's set calls (nvml_control.py): its nvmlReturn_t."""
+    async def nvml_set(self, body: str) -> int | tuple[int, ...]:
+        """One of NVML's set calls (nvml_control.py): its nvmlReturn_t (and a MIG call's values)."""
         return await nvml_control.apply(self.servicer, self.model, body)
 
     async def telemetry_loop(self) -> None:

@@ -240,8 +240,9 @@ def free_compute_instances(gi: GpuInstance, ci: CiProfile) -> int:
     return max(0, min(room, _max_disjoint(free_ci_placements(gi, ci), ci.slices)))
 
 
-def plan_compute_instance(gi: GpuInstance, slices: int) -> ComputeInstance:
-    """The CI that `nvidia-smi mig -cci` with `slices` compute slices would create in `gi`."""
+def plan_compute_instance(gi: GpuInstance, slices: int, start: int | None = None) -> ComputeInstance:
+    """The CI that `nvidia-smi mig -cci` with `slices` compute slices would create in `gi`, at
+    compute slice `start` if given (NVML's ...CreateComputeInstanceWithPlacement), else the first free."""
     offered = ci_profiles(gi)
     ci = next((c for c in offered if c.slices == slices), None)
     if ci is None:
@@ -250,8 +251,16 @@ def plan_compute_instance(gi: GpuInstance, slices: int) -> ComputeInstance:
             "INVALID_ARGUMENT",
             f"GI {gi.id} ({gi.profile}): compute profile {slices}c not offered; valid: {valid}",
         )
+    if start is not None and start not in ci.placements:
+        raise ModelError(
+            "INVALID_ARGUMENT",
+            f"GI {gi.id} ({gi.profile}): placement {start} not allowed for {slices}c; allowed starts: "
+            + ", ".join(map(str, ci.placements)),
+        )
     same = sum(1 for c in gi.cis if c.slices == slices)
     free = free_ci_placements(gi, ci)
+    if start is not None:
+        free = [s for s in free if s == start]
     if same >= ci.max_instances or not free:
         have = ", ".join(f"CI {c.id} ({c.slices}c at {c.start})" for c in gi.cis)
         raise ModelError(

@@ -89,7 +89,7 @@ CUDA_NOT_READY = "cudaErrorSystemNotReady: system not yet initialized"
 
 EVENT_KINDS = (
     "xid", "health", "lease_start", "lease_end", "mig", "fault",
-    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost", "fabric", "fabric_manager",
+    "fault_clear", "gpu_reset", "node_reboot", "gpu_lost", "fabric", "fabric_manager", "clocks",
 )
 
 
@@ -116,7 +116,9 @@ class NodeModel:
         self._pending: list[dict[str, Any]] = []
         self._kernel_log: deque[str] = deque(maxlen=MAX_KERNEL_LOG)
         self.fabric_manager_running = True  # boot began fabric_training_s ago: GPUs are trained
+        self._clocks_seen: dict[int, tuple[int, int]] = {}   # see _note_clocks
         self._apply_boot_layout(now, announce=False)
+        self._seed_clocks()
 
     # ======================================================================= helpers
 
@@ -154,6 +156,7 @@ class NodeModel:
                 g.mig_enabled, g.gis = mig.layout(name)  # fresh objects per GPU
             except ModelError as e:
                 raise e.prefixed(self.spec.name) from None
+            g.mig_pending = g.mig_enabled
             if announce:
                 self._emit(now, "mig", gpu=g.index, message=f"GPU {g.index}: layout {name} applied at boot")
 
@@ -301,7 +304,7 @@ class NodeModel:
         util = 0.0 if lost else self._utilization(g.index)
         act = activity.activity(util)
         slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
-        sm, mem_clock, reasons = thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+        sm, mem_clock, reasons = self._clocks(g, util, slowdown)
         if util > 0 and thermal.target_power(util) > g.power_limit_w:
             reasons.append("SW_POWER_CAP")   # the load wants more than the power limit lets it draw
         total = activity.MEMORY_TOTAL_MIB
@@ -339,6 +342,33 @@ class NodeModel:
             fabric_clique_id=0, fabric_cluster_uuid=ZERO_UUID,
             fabric_bandwidth="Degraded" if any(not ls.up for ls in g.links) else "Full",
         )
+
+    def _clocks(self, g: GpuState, util: float, slowdown: bool) -> tuple[int, int, list[str]]:
+        return thermal.clocks(util, g.thermal.temp_c, slowdown, g.app_sm_mhz, g.app_mem_mhz)
+
+    def _clock_pair(self, g: GpuState) -> tuple[int, int]:
+        slowdown = any(f.kind == "THERMAL_SLOWDOWN" for f in self._active_faults(g.index))
+        sm, mem, _ = self._clocks(g, self._utilization(g.index), slowdown)
+        return sm, mem
+
+    def _seed_clocks(self) -> None:
+        """What _note_clocks compares with, as the node is now (at boot or restored from its store)."""
+        self._clocks_seen = {g.index: self._clock_pair(g) for g in self._gpus if not g.lost}
+
+    def _note_clocks(self, now: float) -> None:
+        """A `clocks` event (NVML's nvmlEventTypeClock) for each GPU whose SM or memory clock, as its
+        view reports it, differs from what the last tick saw: it went busy or idle, its application
+        clocks were set, a thermal slowdown began or ended. A change while the daemon was down is
+        not announced (the restored node is the new baseline)."""
+        for g in self._gpus:
+            if g.lost:
+                continue
+            sm, mem = self._clock_pair(g)
+            before = self._clocks_seen.get(g.index)
+            self._clocks_seen[g.index] = (sm, mem)
+            if before is not None and before != (sm, mem):
+                self._emit(now, "clocks", gpu=g.index,
+                           message=f"GPU {g.index}: clocks SM {before[0]} -> {sm} MHz, memory {before[1]} -> {mem} MHz")
 
     def _memory_used(self, g: GpuState, util: float) -> int:
         if not g.mig_enabled:
@@ -430,6 +460,7 @@ class NodeModel:
     def set_mig_mode(self, gpu: int, enabled: bool, now: float) -> GpuView:
         g = self._gpu(gpu)
         if g.mig_enabled == enabled:
+            g.mig_pending = enabled   # asking for the current mode cancels a pending change
             return self._view(g)
         holder = self._holder(gpu)
         if holder is not None:
@@ -440,9 +471,30 @@ class NodeModel:
                 f"cannot disable MIG while GPU instances exist ({mig.describe(g.gis)}); destroy them first",
                 gpu,
             )
-        g.mig_enabled = enabled
+        g.mig_enabled = g.mig_pending = enabled
         self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: MIG mode {'enabled' if enabled else 'disabled'}")
         return self._view(g)
+
+    def request_mig_mode(self, gpu: int, enabled: bool, now: float) -> bool:
+        """nvmlDeviceSetMigMode: the driver resets the GPU to apply the mode. True if it did (the
+        GPU was idle: as set_mig_mode); False if the GPU is in use (a lease; for disabling, GPU
+        instances), so the mode is left pending until the next reset or reboot, as nvml.h's
+        activationStatus IN_USE says."""
+        g = self._gpu(gpu)
+        busy = self._holder(gpu) is not None or (not enabled and g.gis)
+        if g.mig_enabled == enabled or not busy:
+            self.set_mig_mode(gpu, enabled, now)
+            return True
+        if g.mig_pending != enabled:
+            g.mig_pending = enabled
+            self._emit(now, "mig", gpu=gpu,
+                       message=f"GPU {gpu}: MIG mode {'enable' if enabled else 'disable'} pending until reset")
+        return False
+
+    def mig_mode(self, gpu: int) -> tuple[bool, bool]:
+        """(current, pending) MIG mode, as nvmlDeviceGetMigMode answers it."""
+        g = self._gpu(gpu, allow_lost=True)
+        return g.mig_enabled, g.mig_pending
 
     def _mig_gpu(self, gpu: int) -> GpuState:
         g = self._gpu(gpu)
@@ -485,11 +537,12 @@ class NodeModel:
         g.gis.remove(gi)
         self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: destroyed GI {gi_id} ({gi.profile})")
 
-    def create_compute_instance(self, gpu: int, gi_id: int, slices: int, now: float) -> ComputeInstanceView:
+    def create_compute_instance(self, gpu: int, gi_id: int, slices: int, now: float,
+                                placement_start: int | None = None) -> ComputeInstanceView:
         g = self._mig_gpu(gpu)
         gi = self._find_gi(g, gi_id)
         try:
-            ci = mig.plan_compute_instance(gi, slices)
+            ci = mig.plan_compute_instance(gi, slices, placement_start)
         except ModelError as e:
             raise e.prefixed(self._where(gpu)) from None
         gi.cis.append(ci)
@@ -866,6 +919,8 @@ class NodeModel:
         if g.gis:
             self._emit(now, "mig", gpu=gpu, message=f"GPU {gpu}: MIG layout lost on reset ({mig.describe(g.gis)})")
             g.gis = []
+        if g.mig_pending != g.mig_enabled:   # a mode nvmlDeviceSetMigMode left pending
+            self.set_mig_mode(gpu, g.mig_pending, now)
         self._emit_health_changes(before, now)
         return self._view(g)
 
@@ -883,7 +938,7 @@ class NodeModel:
             # Persistent across reboots: MIG mode, aggregate ECC, remapped rows, the ECC mode (InfoROM;
             # a pending change takes effect now). The power limit, persistence mode and application
             # clocks go back to their defaults, as when the driver reloads.
-            fresh.mig_enabled = old.mig_enabled
+            fresh.mig_enabled = fresh.mig_pending = old.mig_pending   # a pending MIG mode takes effect
             fresh.ecc_enabled = fresh.ecc_pending = old.ecc_pending
             fresh.ecc = EccState(
                 aggregate_sbe=old.ecc.aggregate_sbe, aggregate_dbe=old.ecc.aggregate_dbe,
@@ -974,6 +1029,7 @@ class NodeModel:
             g.thermal = thermal.advance(g.thermal, self._utilization(g.index), dt, self._offset(g.index), slowdown,
                                         g.power_limit_w)
         self.last_tick = now
+        self._note_clocks(now)
 
     # ======================================================================= events
 
@@ -1046,6 +1102,7 @@ class NodeModel:
         model._pending = [dict(e) for e in model._events if e["seq"] > model._drained_seq]
         model._kernel_log = deque(state["kernel_log"], maxlen=MAX_KERNEL_LOG)
         model.fabric_manager_running = state.get("fabric_manager_running", True)
+        model._seed_clocks()
         del now  # restoring observes nothing new; the next tick advances telemetry
         return model
 

@@ -6,7 +6,8 @@ One line per request, `WHAT GPU VALUE`, GPU the daemon's index:
     persistence GPU 0|1         nvmlDeviceSetPersistenceMode
     ecc GPU 0|1                 nvmlDeviceSetEccMode (pending until a reset or reboot)
     appclocks GPU MEM_MHZ SM_MHZ   nvmlDeviceSetApplicationsClocks (ResetApplicationsClocks: the defaults)
-The answer is the call's nvmlReturn_t. The change goes through the servicer's lock and commit, as
+The answer is the call's nvmlReturn_t. The MIG calls that change the layout (create, destroy, MIG
+mode) share the endpoint: nvml_mig_control.py. The change goes through the servicer's lock and commit, as
 a gRPC change does: durable and on the bus before the library hears SUCCESS. A refused change
 changes nothing (the model checks before it mutates).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from services.gpu_node import nvml_mig_control
 from services.gpu_node.errors import ModelError
 from services.gpu_node.model import NodeModel
 from services.gpu_node.servicer import GpuNodeServicer, PersistError
@@ -41,8 +43,13 @@ def _code(e: ModelError) -> int:
     return NVML_GPU_IS_LOST if "GPU_IS_LOST" in e.message else NVML_INVALID_ARGUMENT
 
 
-async def apply(servicer: GpuNodeServicer, model: NodeModel, body: str) -> int:
+async def apply(servicer: GpuNodeServicer, model: NodeModel, body: str) -> int | tuple[int, ...]:
+    """The nvmlReturn_t of one request; a MIG call's answer may carry values after it (an id)."""
     parts = body.split()
+    if parts and parts[0] in nvml_mig_control.VERBS:
+        if len(parts) < 2 or not all(x.isdigit() for x in parts[1:]):
+            return NVML_INVALID_ARGUMENT
+        return await nvml_mig_control.apply(servicer, model, parts[0], [int(x) for x in parts[1:]])
     if len(parts) not in (3, 4) or not all(x.isdigit() for x in parts[1:]):
         return NVML_INVALID_ARGUMENT
     gpu, value, *extra = map(int, parts[1:])

@@ -7,8 +7,9 @@
   `@clustertwin-nvml`. Abstract socket names belong to the network namespace, so a process in
   `twin net exec gpu001` or a Slurm job on gpu001 finds its own host's daemon with no settings,
   as a real process finds its own GPU driver.
-- `POST /nvml/set` on both: NVML's set calls (nvml_control.py), one per request; the answer is the
-  call's nvmlReturn_t, `ret N`.
+- `POST /nvml/set` on both: NVML's set calls (nvml_control.py) and MIG changes (nvml_mig_control.py),
+  one per request; the answer is the call's nvmlReturn_t, `ret N`, and what the call returns
+  besides, if anything (a created instance's id: `ret 0 ID`).
 
 Both are the twin's one HTTP server (emulator/http_endpoint.py: HTTP/1.1, one request per
 connection), so the library has one client.
@@ -29,7 +30,7 @@ PATH = "/nvml"
 SET_PATH = "/nvml/set"
 CONTENT_TYPE = "text/plain; charset=utf-8"
 
-SetCall = Callable[[str], Awaitable[int]]   # a request body -> nvmlReturn_t
+SetCall = Callable[[str], Awaitable[int | tuple[int, ...]]]   # a request body -> nvmlReturn_t [, values]
 
 
 def handler(routes: dict[str, Route], set_call: SetCall) -> Handler:
@@ -42,7 +43,8 @@ def handler(routes: dict[str, Route], set_call: SetCall) -> Handler:
         if request.method != "POST":
             raise HttpError(405, "method not allowed: POST a set call")
         ret = await set_call(request.body.decode("ascii", "replace"))
-        return Response(200, f"ret {ret}\n".encode(), CONTENT_TYPE)
+        answer = " ".join(map(str, ret if isinstance(ret, tuple) else (ret,)))
+        return Response(200, f"ret {answer}\n".encode(), CONTENT_TYPE)
 
     return handle
 

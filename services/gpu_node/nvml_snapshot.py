@@ -10,13 +10,15 @@ page is the model read at once, so every call the library answers from one refre
     cuda 12040                       nvmlSystemGetCudaDriverVersion (major*1000 + minor*10)
     seq 171                          the id of the node's last event (event sets wait for events after it)
     event ID GPU TYPE DATA           the retained NVML events, oldest first: an Xid (nvmlEventType
-                                     XidCriticalError, DATA the Xid), a single- or double-bit ECC error;
+                                     XidCriticalError, DATA the Xid), a single- or double-bit ECC error,
+                                     a MIG configuration change, a clock change;
                                      ID = the node's event seq * 4 + which of the event's NVML events
     gpu 0                            then, per GPU:
     uuid GPU-...  / serial ... / bus 00000000:18:00.0 / pciid 0x233010DE / numa 0 / lost 0|1
     mem TOTAL_MIB RESERVED_MIB USED_MIB
     therm TEMP_C MEMTEMP_C POWER_MW LIMIT_MW ENERGY_MJ
-    util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / mig 0|1 / lastxid N / replay N
+    util GPU MEM / clocks SM MEM MAXSM / reasons BITMASK / lastxid N / replay N
+    mig CURRENT PENDING              the MIG mode (0|1 each; pending: nvmlDeviceSetMigMode's, until a reset)
     ecc VOL_SBE VOL_DBE AGG_SBE AGG_DBE / remap CORR UNC PENDING FAILURE
     modes PERSISTENCE ECC_CURRENT ECC_PENDING   what NVML's set calls change (0|1 each)
     appclk SM MEM                    the application clocks (MHz)
@@ -45,6 +47,7 @@ NO_INSTANCE = 0xFFFFFFFF   # NVML's "not a MIG process" gpuInstanceId/computeIns
 MAX_EVENT_LINES = 64
 EVENT_XID, EVENT_SBE, EVENT_DBE = 0x8, 0x1, 0x2   # nvmlEventType*
 EVENT_MIG_CONFIG = 0x100   # nvmlEventMigConfigChange
+EVENT_CLOCK = 0x10         # nvmlEventTypeClock
 ECC_EVENTS = {"ECC_SBE": EVENT_SBE, "ECC_DBE": EVENT_DBE}
 # NVML's nvmlClocksEventReason* bits for the reasons the thermal model names.
 REASON_BITS = {"GPU_IDLE": 0x1, "APPLICATIONS_CLOCKS_SETTING": 0x2, "SW_POWER_CAP": 0x4, "HW_SLOWDOWN": 0x8,
@@ -68,7 +71,8 @@ def _gpu_lines(model: NodeModel, g: GpuView) -> list[str]:
         f"util {g.gpu_util} {g.mem_copy_util}",
         f"clocks {g.sm_clock_mhz} {g.mem_clock_mhz} {g.max_sm_clock_mhz}",
         f"reasons {sum(REASON_BITS.get(r, 0) for r in g.clock_throttle_reasons)}",
-        f"mig {int(g.mig_enabled)}", f"lastxid {g.last_xid}", f"replay {g.pcie_replay_counter}",
+        "mig {} {}".format(*map(int, model.mig_mode(g.index))),
+        f"lastxid {g.last_xid}", f"replay {g.pcie_replay_counter}",
         f"ecc {e.volatile_sbe} {e.volatile_dbe} {e.aggregate_sbe} {e.aggregate_dbe}",
         f"remap {e.correctable_remapped_rows} {e.uncorrectable_remapped_rows} "
         f"{int(e.row_remap_pending)} {int(e.row_remap_failure)}",
@@ -115,9 +119,11 @@ def _mig_lines(model: NodeModel, gpu: int, gis: list[mig.GpuInstance]) -> list[s
 
 def nvml_events(events: list[dict]) -> list[tuple[int, int, int, int]]:
     """(id, gpu, NVML event type, data) of the node's events that NVML reports: each Xid, the ECC
-    errors injected (a double-bit error is also its Xid 48, an event of its own), and each change of a
+    errors injected (a double-bit error is also its Xid 48, an event of its own), each change of a
     GPU's MIG instances (a GPU or compute instance made or destroyed, a layout lost on reset or applied
-    at boot; not a MIG mode change, which takes effect only after a reset)."""
+    at boot; not a MIG mode change, which is no change of instances), and each change of a GPU's
+    clocks (nvmlEventTypeClock, the model's `clocks` events; data 0, as nvml.h gives it for all but
+    an Xid)."""
     out = []
     for e in events:
         if e["kind"] == "xid":
@@ -126,6 +132,8 @@ def nvml_events(events: list[dict]) -> list[tuple[int, int, int, int]]:
             out.append((e["seq"] * 4 + 1, e["gpu"], ECC_EVENTS[e["fault"]["kind"]], 0))
         elif e["kind"] == "mig" and e["gpu"] >= 0 and ": MIG mode " not in e.get("message", ""):
             out.append((e["seq"] * 4 + 2, e["gpu"], EVENT_MIG_CONFIG, 0))
+        elif e["kind"] == "clocks":
+            out.append((e["seq"] * 4 + 3, e["gpu"], EVENT_CLOCK, 0))
     return out
 
 

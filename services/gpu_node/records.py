@@ -110,6 +110,9 @@ class GpuState:
     index: int
     thermal: thermal.ThermalState
     mig_enabled: bool = False
+    # The mode nvmlDeviceSetMigMode asked for while the GPU could not be reset to apply it (in use):
+    # NVML's pending MIG mode, applied at the next GPU reset or reboot. Equal to mig_enabled otherwise.
+    mig_pending: bool = False
     gis: list[mig.GpuInstance] = field(default_factory=list)
     lost: bool = False
     last_xid: int = 0
@@ -149,6 +152,7 @@ class GpuState:
             index=d["index"],
             thermal=thermal.ThermalState(**d["thermal"]),
             mig_enabled=d["mig_enabled"],
+            mig_pending=d.get("mig_pending", d["mig_enabled"]),   # saved before NVML's SetMigMode: none
             gis=gis,
             lost=d["lost"],
             last_xid=d["last_xid"],

@@ -286,3 +286,66 @@ def test_failed_operations_change_nothing() -> None:
             attempt()
         assert e.value.message.startswith("gpu003")
     assert m.to_state() == before
+
+
+def test_nvml_mig_mode_is_pending_while_in_use_until_a_reset_or_reboot() -> None:
+    """nvmlDeviceSetMigMode (request_mig_mode): an idle GPU takes the mode at once; one in use (a lease,
+    or GPU instances when disabling) keeps it pending, persisted, until a reset or reboot applies it."""
+    m = node()
+    assert m.request_mig_mode(0, True, 1.0) and m.mig_mode(0) == (True, True)
+    m.create_gpu_instance(0, "3g.40gb", 2.0, placement_start=4)
+    assert not m.request_mig_mode(0, False, 3.0) and m.mig_mode(0) == (True, False)   # GPU instances
+    lease = m.acquire("job-1", 4.0, gpus=[1])
+    assert m.request_mig_mode(1, True, 4.5) is False and m.request_mig_mode(1, False, 4.6)   # cancelled
+    assert m.mig_mode(1) == (False, False)
+    assert not m.request_mig_mode(1, True, 5.0) and m.mig_mode(1) == (False, True)     # leased
+    assert not m.gpu_info(1).mig_enabled
+    with pytest.raises(ModelError):
+        m.create_gpu_instance(1, "1g.10gb", 6.0)   # still disabled
+    restored = NodeModel.from_state(m.spec, json.loads(json.dumps(m.to_state())), 7.0)
+    assert restored.mig_mode(0) == (True, False) and restored.mig_mode(1) == (False, True)
+    m.reset_gpu(0, 8.0)   # the layout is lost, then the pending disable applies
+    assert m.mig_mode(0) == (False, False) and m.gpu_instances_raw(0) == []
+    m.release(lease.id, 9.0)
+    m.reboot(10.0)
+    assert m.mig_mode(1) == (True, True)
+
+
+def test_a_compute_instance_at_a_placement() -> None:
+    m = node()
+    m.set_mig_mode(0, True, 1.0)
+    gi = m.create_gpu_instance(0, "3g.40gb", 2.0, placement_start=0)
+    assert m.create_compute_instance(0, gi.id, 1, 3.0, placement_start=2).id == 2
+    with pytest.raises(ModelError) as bad:
+        m.create_compute_instance(0, gi.id, 1, 4.0, placement_start=3)   # a 3g's 1c starts: 0, 1, 2
+    assert bad.value.code == "INVALID_ARGUMENT"
+    with pytest.raises(ModelError) as taken:
+        m.create_compute_instance(0, gi.id, 1, 5.0, placement_start=2)
+    assert taken.value.code == "RESOURCE_EXHAUSTED"
+    assert [c.id for c in m.gpu_instances(0)[0].compute_instances] == [2]
+
+
+def test_a_clock_change_is_a_clocks_event_at_the_next_tick() -> None:
+    """nvmlEventTypeClock's source: busy, a thermal slowdown, idle each change GPU 2's SM clock; a power
+    limit does not lower clocks in the model, so it is no event; GPU 3 (idle throughout) has none."""
+    m = node()
+    m.drain_events()
+
+    def clock_events(now: float) -> list[str]:
+        m.tick(now)
+        return [e["message"] for e in m.drain_events() if e["kind"] == "clocks"]
+
+    lease = m.acquire("job-1", 1.0, gpus=[2], utilization=100)
+    assert clock_events(2.0) == ["GPU 2: clocks SM 345 -> 1980 MHz, memory 2619 -> 2619 MHz"]
+    m.set_power_limit(2, 300.0, 3.0)
+    assert clock_events(4.0) == []
+    m.inject_fault("THERMAL_SLOWDOWN", 2, 5.0)
+    slow = m.gpu_info(2).sm_clock_mhz
+    assert slow < 1980
+    assert clock_events(6.0) == [f"GPU 2: clocks SM 1980 -> {slow} MHz, memory 2619 -> 2619 MHz"]
+    assert clock_events(7.0) == []   # unchanged since the last tick
+    restored = NodeModel.from_state(m.spec, json.loads(json.dumps(m.to_state())), 7.5)
+    restored.tick(8.0)
+    assert not [e for e in restored.drain_events() if e["kind"] == "clocks"]   # the restored node is the baseline
+    m.release(lease.id, 8.0)
+    assert clock_events(9.0) == [f"GPU 2: clocks SM {slow} -> 345 MHz, memory 2619 -> 2619 MHz"]
