@@ -4,13 +4,17 @@ as librados does, and the monitor keeps the objects' metadata. Against a real
 wrote still reads back whole (only the OSDs answer); with one of its data chunks corrupted on its OSD,
 the read still returns the object (the CRC check refuses the chunk, the monitor decodes from the others);
 with an OSD stopped after the gateway learnt the plans, writes follow the new plans (the monitor refuses
-a commit by a stale plan) and every object reads back, degraded, then clean once the OSD is back."""
+a commit by a stale plan) and every object reads back, degraded, then clean once the OSD is back. The
+OSDs are on the gateway's host, so it reads their chunks through their files (msgr_local.py); an OSD
+killed and restarted under it serves the object written since, not what the gateway had mapped."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
+import subprocess
 from collections.abc import Iterator
 
 import boto3
@@ -134,3 +138,51 @@ def test_an_overwritten_object_goes_to_the_gc_and_its_chunks_follow(twin: CephAd
     (new,) = _heads(twin, "overwritten")
     assert new != old and len(_chunks_of(twin, new)) == 11
     assert s3.get_object(Bucket="direct", Key="overwritten")["Body"].read() == new_body
+
+
+def _running(twin: CephAdmin, name: str) -> int:
+    try:
+        return twin.pid(name)
+    except Exception:  # noqa: BLE001 - not running (being restarted)
+        return 0
+
+
+def _msgr_peers(pid: int) -> set[str]:
+    """The OSD messengers the process `pid` is connected to over Unix sockets (`ss -xp`: each OSD-side
+    socket names its peer's inode, which belongs to the client's process)."""
+    out = subprocess.run(["ss", "-xpnH"], capture_output=True, text=True, check=True).stdout
+    owner: dict[str, int] = {}
+    named: dict[str, str] = {}   # a client's inode -> the messenger it is connected to
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 8:
+            continue
+        local, inode, peer_inode = f[4], f[5], f[7]
+        m = re.search(r"pid=(\d+)", line)
+        if m:
+            owner[inode] = int(m.group(1))
+        if local.startswith("@clustertwin-msgr-"):
+            named[peer_inode] = local
+    return {named[ino] for ino, p in owner.items() if p == pid and ino in named}
+
+
+def test_this_hosts_osds_are_read_through_their_files_and_a_kill9_under_it_serves_the_new_data(
+        twin: CephAdmin, s3) -> None:  # noqa: ANN001
+    first = os.urandom((5 << 20) + 7)   # a head and a tail: two RADOS objects, each chunk from a file
+    s3.put_object(Bucket="direct", Key="mapped", Body=first)
+    assert s3.get_object(Bucket="direct", Key="mapped")["Body"].read() == first   # the gateway maps the segments
+    assert len(_msgr_peers(twin.pid("ceph-rgw"))) >= 8   # over the OSDs' Unix sockets, not TCP
+    head = [o for o in twin.mon.ListObjects(pb.CephMonListObjectsRequest(pool=DATA), timeout=30).objects
+            if o.name.endswith("_mapped") and "__:" in o.name]
+    assert len(head) == 1, head
+    pg = twin.call("Pgs", pb.CephMonPgsRequest(pool=DATA, object=head[0].name)).pgs[0]
+    name = f"osd.{pg.acting[0]}"   # holds the head's first data chunk
+    old = twin.kill(name)
+    second = os.urandom((5 << 20) + 7)
+    s3.put_object(Bucket="direct", Key="mapped", Body=second)   # while the OSD is away or restarting
+    assert hashlib.sha256(s3.get_object(Bucket="direct", Key="mapped")["Body"].read()).digest() == \
+        hashlib.sha256(second).digest()
+    wait_for("the OSD restarted", lambda: _running(twin, name) not in (0, old), timeout=20)
+    wait_for("active+clean", lambda: helpers.all_clean(twin), timeout=60)
+    assert hashlib.sha256(s3.get_object(Bucket="direct", Key="mapped")["Body"].read()).digest() == \
+        hashlib.sha256(second).digest()
