@@ -14,7 +14,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from emulator import peer
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,11 @@ class Request:
     target: str                  # as sent: path and query
     headers: dict[str, str]      # names in lower case
     body: bytes = b""
+    peer: Any = None             # the connection's socket, for `peer_uid`
+
+    def peer_uid(self) -> int | None:
+        """The caller's uid where this host can tell (emulator/peer.py), else None."""
+        return peer.peer_uid(self.peer) if self.peer is not None else None
 
     @property
     def path(self) -> str:
@@ -64,7 +72,7 @@ def text_error(e: HttpError) -> Response:
     return Response(e.status, f"{e.message}\n".encode(), "text/plain", e.headers)
 
 
-async def _read_request(reader: asyncio.StreamReader, max_body: int) -> Request:
+async def _read_request(reader: asyncio.StreamReader, max_body: int, sock: Any = None) -> Request:
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=READ_TIMEOUT_S)
     lines = head.decode("latin-1").split("\r\n")
     method, target, *_ = lines[0].split(" ")
@@ -77,7 +85,7 @@ async def _read_request(reader: asyncio.StreamReader, max_body: int) -> Request:
     if length > max_body:
         raise HttpError(413, f"body larger than {max_body} bytes")
     body = await asyncio.wait_for(reader.readexactly(length), timeout=READ_TIMEOUT_S) if length else b""
-    return Request(method, target, headers, body)
+    return Request(method, target, headers, body, sock)
 
 
 def _encode(r: Response, head_only: bool) -> bytes:
@@ -106,7 +114,7 @@ def _connection(handler: Handler, error_page: ErrorPage,
         method = ""
         try:
             try:
-                request = await _read_request(reader, max_body)
+                request = await _read_request(reader, max_body, writer.get_extra_info("socket"))
                 method = request.method
                 response = await _answer(handler, request)
             except HttpError as e:   # refused (a body too large), or a bug (500)

@@ -8,8 +8,10 @@
   `twin net exec gpu001` or a Slurm job on gpu001 finds its own host's daemon with no settings,
   as a real process finds its own GPU driver.
 - `POST /nvml/set` on both: NVML's set calls (nvml_control.py) and MIG changes (nvml_mig_control.py),
-  one per request; the answer is the call's nvmlReturn_t, `ret N`, and what the call returns
-  besides, if anything (a created instance's id: `ret 0 ID`).
+  one per request, from root only (the caller's uid by SO_PEERCRED, or on loopback TCP by the
+  owner of its socket: emulator/peer.py), as the kernel driver checks, not only the library. The
+  answer is the call's nvmlReturn_t, `ret N`, and what the call returns besides, if anything (a
+  created instance's id: `ret 0 ID`).
 
 Both are the twin's one HTTP server (emulator/http_endpoint.py: HTTP/1.1, one request per
 connection), so the library has one client.
@@ -29,6 +31,7 @@ ABSTRACT_NAME = "\0clustertwin-nvml"
 PATH = "/nvml"
 SET_PATH = "/nvml/set"
 CONTENT_TYPE = "text/plain; charset=utf-8"
+NVML_ERROR_NO_PERMISSION = 4
 
 SetCall = Callable[[str], Awaitable[int | tuple[int, ...]]]   # a request body -> nvmlReturn_t [, values]
 
@@ -42,6 +45,8 @@ def handler(routes: dict[str, Route], set_call: SetCall) -> Handler:
             return await read(request)
         if request.method != "POST":
             raise HttpError(405, "method not allowed: POST a set call")
+        if request.peer_uid() != 0:   # the driver's own check: a caller that skips the library's is refused too
+            return Response(200, f"ret {NVML_ERROR_NO_PERMISSION}\n".encode(), CONTENT_TYPE)
         ret = await set_call(request.body.decode("ascii", "replace"))
         answer = " ".join(map(str, ret if isinstance(ret, tuple) else (ret,)))
         return Response(200, f"ret {answer}\n".encode(), CONTENT_TYPE)

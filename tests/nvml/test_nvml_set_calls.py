@@ -6,6 +6,8 @@ the constraints INVALID_ARGUMENT, and neither changes anything."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -174,3 +176,28 @@ def test_settings_survive_the_daemon_being_killed(mini_twin: Twin, nvml_lib: str
     after = run_pynvml("GPU = 4\n" + READ_ALL, nvml_env(nvml_lib, http_address(mini_twin, "gpu001")))
     assert before["limit"] == 550_000 and before["clocks"] == [1200, 1593]
     assert after == before
+
+
+def _post(address: str, body: str, uid: int) -> str:
+    """POST a set call to the daemon as the library would, from a process running as `uid`."""
+    code = ("import sys, urllib.request; r = urllib.request.urlopen(urllib.request.Request("
+            f"'http://{address}/nvml/set', data=sys.argv[1].encode(), method='POST'), timeout=10); "
+            "print(r.read().decode(), end='')")
+    cmd = [sys.executable, "-c", code, body]
+    if uid:
+        cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def test_the_daemon_refuses_a_set_call_from_another_user_that_skips_the_library(mini_twin: Twin) -> None:
+    """The driver, not only the library, wants root: a POST from uid 65534 is NO_PERMISSION and
+    changes nothing; the same from root is done."""
+    node = mini_twin.gpu_node("gpu001")
+    address = http_address(mini_twin, "gpu001")
+    assert _post(address, "power 3 400000", 65534) == "ret 4\n"
+    assert node.gpu(3).power_limit_w == 700.0
+    try:
+        assert _post(address, "power 3 400000", 0) == "ret 0\n"
+        assert node.gpu(3).power_limit_w == 400.0
+    finally:
+        _post(address, "power 3 700000", 0)
