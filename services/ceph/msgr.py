@@ -29,6 +29,7 @@ import threading
 from concurrent.futures import Future
 
 from clustertwin.v1 import ceph_pb2 as pb
+from emulator import fdpass
 from services.ceph import msgr_local
 from services.ceph.extent import FileExtent
 
@@ -178,7 +179,7 @@ class MsgrLink:
             while True:
                 fds: list[int] = []
                 if self.local:
-                    header, fds = msgr_local.recv_with_fds(self._sock, HEADER.size)
+                    header, fds = fdpass.recv_with_fds(self._sock, HEADER.size)
                 else:
                     header = self._recv(HEADER.size)
                 n, nbytes = HEADER.unpack(header)
@@ -190,7 +191,7 @@ class MsgrLink:
                     if fds:
                         _read_files(replies, fds)
                 finally:
-                    msgr_local.close_all(fds)
+                    fdpass.close_all(fds)
                 with self._lock:
                     futs = [(self._waiting.pop(r.id, None), (r, data)) for r, data in replies]
                 for fut, got in futs:

@@ -19,9 +19,7 @@ network and its faults.
 
 from __future__ import annotations
 
-import array
 import asyncio
-import contextlib
 import logging
 import mmap
 import os
@@ -30,13 +28,12 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+from emulator import fdpass
 from services.ceph.extent import FileExtent
 
 log = logging.getLogger("ceph_msgr")
 
-MAX_FDS = 250   # descriptors one frame carries (the kernel's SCM_MAX_FD is 253)
 IOV_MAX = 1024
-_FDS = array.array("i")
 
 
 def local_name(address: str) -> str:
@@ -47,38 +44,7 @@ def local_name(address: str) -> str:
 def connect(address: str, timeout: float) -> socket.socket | None:
     """A connection to the messenger at `address` if it listens on this host (in this network
     namespace), else None."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(local_name(address))
-    except OSError:
-        sock.close()
-        return None
-    return sock
-
-
-def recv_with_fds(sock: socket.socket, n: int) -> tuple[bytes, list[int]]:
-    """Exactly `n` bytes (a frame's header) and the descriptors that came with them."""
-    data, anc, _, _ = sock.recvmsg(n, socket.CMSG_SPACE(MAX_FDS * _FDS.itemsize),
-                                   socket.MSG_WAITALL | socket.MSG_CMSG_CLOEXEC)
-    fds: list[int] = []
-    for level, kind, payload in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            got = array.array("i")
-            got.frombytes(payload[: len(payload) - len(payload) % got.itemsize])
-            fds += got.tolist()
-    if data and len(data) < n:   # (the kernel stops a read at the skb the descriptors came in)
-        data += sock.recv(n - len(data), socket.MSG_WAITALL)
-    if len(data) < n:
-        close_all(fds)
-        raise ConnectionError("the OSD closed the connection")
-    return data, fds
-
-
-def close_all(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+    return fdpass.connect(local_name(address), timeout)
 
 
 class FileMaps:
@@ -162,10 +128,8 @@ class LocalSender:
     def _flush(self) -> None:
         while self.queue:
             p = self.queue[0]
-            anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [e.fd for e in p.extents]))] \
-                if p.extents else []
             try:
-                n = self.sock.sendmsg(p.views[:IOV_MAX], anc)
+                n = self.sock.sendmsg(p.views[:IOV_MAX], fdpass.rights([e.fd for e in p.extents]))
             except (BlockingIOError, InterruptedError):
                 n = -1
             except OSError as e:   # the client gone: connection_lost follows

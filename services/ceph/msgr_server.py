@@ -26,9 +26,10 @@ import socket
 from typing import Protocol
 
 from clustertwin.v1 import ceph_pb2 as pb
+from emulator.fdpass import MAX_FDS
 from services.ceph.extent import FileExtent
 from services.ceph.msgr import HEADER, MAX_FRAME, Data, Reply, frame, split
-from services.ceph.msgr_local import MAX_FDS, LocalSender, local_name
+from services.ceph.msgr_local import LocalSender, local_name
 
 log = logging.getLogger("ceph_msgr")
 SCRATCH = 256 << 10   # the buffer small frames are received into

@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 from clustertwin.v1 import ceph_pb2 as pb
+from emulator.fdpass import MAX_FDS, recv_with_fds
 from services.ceph.msgr import HEADER, MsgrLink, frame
-from services.ceph.msgr_local import MAX_FDS, FileMaps, local_name, recv_with_fds
+from services.ceph.msgr_local import FileMaps, local_name
 from services.ceph.msgr_server import serve
 from services.ceph.osd.logstore import LogChunkStore
 from tests.unit.test_msgr_sendfile import _get, _Handler, _key, _served
