@@ -3,7 +3,8 @@ twin's supervisor like every other daemon (`run(cfg)`).
 
 `twin slurm up` (services.slurm.lifecycle) asks the supervisor to start it, then waits for its state
 file. It reads the twin's manifest and topology, asks every GPU server for its live GRES, renders
-slurm.conf and gres.conf (with the health check) into RUN_DIR/slurm/, starts munged, slurmctld and
+slurm.conf and gres.conf (with the health check, and the Prolog/Epilog by which jobs hold twin
+leases on their GPUs: job_leases.py) into RUN_DIR/slurm/, starts munged, slurmctld and
 one slurmd per GPU server as its children (they get SIGKILL if it dies: `dies_with_parent`) and writes:
 
     slurm/state.json     {"state": starting | ready | failed | stopped, "error", "slurm_conf", "pid",
@@ -20,6 +21,8 @@ the same ports (from state.json), slurmctld without -c, so it recovers its jobs 
 from its StateSaveLocation (slurm/state/), and the job steps of the previous process are left
 running (they are in the cgroup; each restarted slurmd finds its steps in its spool).
 On SIGTERM it stops the cluster (jobs cancelled, daemons stopped, job processes killed) and exits.
+While Slurm runs, and once it has stopped, it releases the twin leases of jobs Slurm no longer runs
+(lease_sweep.py): an Epilog that never ran leaves no GPU held for good.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ was given there. An index is a unit of the node's gres.conf lines in their order
 `nvidia0..7`: index = GPU; a MIG server's typed GRES, one line per profile: the k-th unit of a
 profile is the k-th compute instance of that profile in the daemon's order, GPU by GPU).
 
-Choices (docs/NVML.md and the Slurm section of ARCHITECTURE.md say the same):
+Choices (README's Slurm section and docs/NVML.md say the same):
 - the lease's pid, which NVML reports as the job's process, is the twin's own number for the lease:
   the prolog runs before any step exists, so no process of the job has a pid yet;
 - the lease's load is JOB_UTILIZATION (the cluster's jobs are training jobs); a job may report its
