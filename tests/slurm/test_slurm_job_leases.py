@@ -98,7 +98,8 @@ def test_a_gpu_job_holds_its_gpus_while_it_runs_and_its_epilog_releases_them(
     assert visible == busy   # the job's own view (Slurm's CUDA_VISIBLE_DEVICES): its GPUs, its process
     (tmp_path / "release").touch()
     wait_for(lambda: not job_leases(client, node, job), 30, f"job {job}'s leases to end")
-    assert "JobState=COMPLETED" in slurm(run_dir, "scontrol", "show", "job", job)
+    wait_for(lambda: "JobState=COMPLETED" in slurm(run_dir, "scontrol", "show", "job", job), 30,
+             f"job {job} to complete")   # the Epilog runs while the job is COMPLETING
     assert any(f"released {lease.id} " in x and x.split()[1] == "epilog" for x in log_lines(run_dir, node, job))
     assert not any(g.lease_ids for g in client.gpu_node(node).gpus())
 
@@ -121,11 +122,19 @@ def test_a_mig_job_holds_its_slices(twin: tuple[Path, Twin], tmp_path: Path) -> 
     profile (which instance of the profile is the twin's pick, see job_leases.py)."""
     run_dir, client = twin
     node = "gpu004"
-    job = submit(run_dir, tmp_path, "-p", "dev", "-w", node, f"--gres={MIG_3G}:2", wrap="sleep 300")
+    (tmp_path / "q.py").write_text(QUERY)
+    job = submit(run_dir, tmp_path, "-p", "dev", "-w", node, f"--gres={MIG_3G}:2",
+                 wrap=f"echo $CUDA_VISIBLE_DEVICES > cvd; {sys.executable} q.py > visible.json; sleep 300")
     wait_for(lambda: sum(len(ls.devices) for ls in job_leases(client, node, job)) == 2, 60,
              f"job {job}'s two slices leased")
     devices = [d for ls in job_leases(client, node, job) for d in ls.devices]
     assert all(d.is_mig and d.mig_profile == "3g.40gb" for d in devices), devices
+    # As docs/NVML.md says: Slurm's CUDA_VISIBLE_DEVICES for MIG GRES are GRES indexes (3g.40gb are
+    # 24-31 on gpu004), which name no device of the node, so NVML in the job shows no GPU.
+    wait_for(lambda: (tmp_path / "visible.json").exists() and (tmp_path / "visible.json").read_text(), 60,
+             f"job {job}'s NVML query")
+    assert [int(i) for i in (tmp_path / "cvd").read_text().strip().split(",")] == job_gpus(run_dir, job)
+    assert min(job_gpus(run_dir, job)) >= 24 and json.loads((tmp_path / "visible.json").read_text()) == {}
     slurm(run_dir, "scancel", job)
     wait_for(lambda: not job_leases(client, node, job), 30, f"cancelled job {job}'s slices released")
 
