@@ -8,7 +8,9 @@ of a job Slurm does not run."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,3 +169,23 @@ def test_a_lease_of_a_job_slurm_does_not_run_is_swept(twin: tuple[Path, Twin]) -
     wait_for(lambda: not client.gpu_node("gpu001").lease_info(stale.id).active, SWEEP_INTERVAL_S + 15,
              "the sweep to release the stale lease")
     assert client.gpu_node("gpu001").lease_info(stale.id).end_reason == "released"
+
+
+def test_a_killed_slurmds_job_lease_is_released_once_slurm_gives_up_the_node(
+        twin: tuple[Path, Twin], tmp_path: Path) -> None:
+    """slurmd killed under a running job: no Epilog runs there. slurmctld marks the node DOWN after
+    SlurmdTimeout and requeues the job (it stays pending: it asked for that node), and the Slurm
+    daemon's sweep then releases the lease. Last in this module: the node stays down."""
+    run_dir, client = twin
+    node = "gpu003"
+    job = submit(run_dir, tmp_path, "-p", "regression", "-w", node, "--requeue", "--gres=gpu:4", wrap="sleep 600")
+    wait_for(lambda: job_leases(client, node, job), 60, f"job {job}'s lease")
+    (lease,) = job_leases(client, node, job)
+    pid = json.loads((run_dir / "slurm" / "state.json").read_text())["pids"][f"slurmd-{node}"]
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not client.gpu_node(node).lease_info(lease.id).active, 60 + 30 + SWEEP_INTERVAL_S + 30,
+             f"job {job}'s lease on {node} (slurmd killed) to be released")
+    state = slurm(run_dir, "scontrol", "show", "job", job)
+    assert "JobState=RUNNING" not in state, state
+    assert not any(x.split()[1] == "epilog" for x in log_lines(run_dir, node, job))   # the sweep did it
+    slurm(run_dir, "scancel", job)
