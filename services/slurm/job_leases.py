@@ -1,6 +1,6 @@
 """Slurm's Prolog and Epilog for the twin: a job holds twin leases on the GPUs Slurm gave it.
 
-    python -m services.slurm.job_leases prolog|epilog --run-dir RUN_DIR
+    python -m services.slurm.job_leases prolog|epilog|task --run-dir RUN_DIR
 
 On a real cluster the GPUs a Slurm job holds are busy: nvidia-smi lists the job's processes, and
 nothing else is placed there. On the twin the GPU-server daemon knows a GPU is in use only by a lease,
@@ -17,13 +17,17 @@ was given there. An index is a unit of the node's gres.conf lines in their order
 profile is the k-th compute instance of that profile in the daemon's order, GPU by GPU).
 
 Choices (README's Slurm section and docs/NVML.md say the same):
-- the lease's pid, which NVML reports as the job's process, is the twin's own number for the lease:
-  the prolog runs before any step exists, so no process of the job has a pid yet;
+- the lease's pid, which NVML reports as the job's process: the prolog runs before the job has a
+  process, so the lease starts with the twin's own number; the TaskProlog (slurmstepd runs it in
+  each task's process just before that execs the task: its parent's pid is the task's) sets it to
+  the task's (SetLeasePid). The job's newest task on the node holds the lease: the batch script, then
+  each step's task as it starts (one pid per lease, not one per rank; a pid may outlive its step);
 - the lease's load is JOB_UTILIZATION (the cluster's jobs are training jobs); a job may report its
   own (ReportLoad on its lease);
 - Slurm owns the allocation: a GPU that the twin says someone else holds (a `twin gpu lease`, the
   twin's scheduler) does not stop the job; it is logged and the job's lease covers the others. A
-  prolog that failed would drain the node and requeue the job, so both programs always exit 0;
+  prolog that failed would drain the node and requeue the job (a failed TaskProlog fails the task),
+  so every one of them exits 0;
 - an Epilog that never ran (slurmd killed) leaves a lease behind: the Slurm daemon's sweep
   (services/slurm/lease_sweep.py) releases `slurm-` leases of jobs Slurm no longer runs.
 
@@ -157,6 +161,15 @@ def epilog(client: GpuNodeClient, job: str, say) -> int:
     return len(mine)
 
 
+def task(client: GpuNodeClient, job: str, pid: int, say) -> None:
+    """The TaskProlog: `pid`, the task about to start (the batch script, a step's task), becomes the
+    process NVML lists on the job's devices here: the job's newest task holds its GPUs."""
+    for ls in client.leases():
+        if ls.job_id == job:
+            client.set_lease_pid(ls.id, pid)
+            say(f"{ls.id} of {job}: pid {pid}")
+
+
 def address_of(run_dir: Path, node: str) -> str:
     for d in Manifest.load(run_dir / "manifest.json").daemons_of("gpu_node"):
         if d.name == node:
@@ -164,7 +177,7 @@ def address_of(run_dir: Path, node: str) -> str:
     raise ValueError(f"no GPU server {node!r} in {run_dir / 'manifest.json'}")
 
 
-def run(role: str, run_dir: Path, env: dict[str, str], say) -> None:
+def run(role: str, run_dir: Path, env: dict[str, str], say, pid: int = 0) -> None:
     node, job = env.get("SLURMD_NODENAME", ""), lease_job(env.get("SLURM_JOB_ID", ""))
     if not node or job == PREFIX:
         raise ValueError("no SLURMD_NODENAME or SLURM_JOB_ID: slurmd runs this as Prolog/Epilog")
@@ -173,6 +186,9 @@ def run(role: str, run_dir: Path, env: dict[str, str], say) -> None:
         if role == "epilog":
             if not epilog(client, job, say):
                 say(f"{job} held no lease")
+            return
+        if role == "task":
+            task(client, job, pid, say)
             return
         indexes = parse_indexes(env.get("SLURM_JOB_GPUS", ""))
         units = node_units((run_dir / "slurm" / "gres.conf").read_text(), node)
@@ -185,8 +201,9 @@ def run(role: str, run_dir: Path, env: dict[str, str], say) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m services.slurm.job_leases", description=__doc__.splitlines()[0])
-    parser.add_argument("role", choices=("prolog", "epilog"))
+    parser.add_argument("role", choices=("prolog", "epilog", "task"))
     parser.add_argument("--run-dir", type=Path, required=True, help="the twin's run directory")
+    parser.add_argument("--pid", type=int, default=0, help="task: the task's pid (the wrapper's $PPID)")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     head = (f"{args.role} {env.get('SLURMD_NODENAME', '?')} job {env.get('SLURM_JOB_ID', '?')} "
@@ -196,30 +213,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {head}: {what}", file=sys.stderr, flush=True)
 
     try:
-        run(args.role, args.run_dir, env, say)
-    except (OSError, ValueError, TwinRpcError) as e:   # never fail the job over the twin's bookkeeping
-        say(f"FAILED: {e}")
+        run(args.role, args.run_dir, env, say, args.pid)
+    except Exception as e:   # noqa: BLE001 - never fail a job (or drain its node) over the twin's bookkeeping
+        say(f"FAILED: {type(e).__name__}: {e}")
     return 0
 
 
 def install(slurm_dir: Path, run_dir: Path) -> dict[str, str]:
-    """Write `slurm_dir/prolog.sh` and `epilog.sh` and return the slurm.conf lines that make slurmd
-    run them. slurmd runs them with no PATH and its own environment (SLURM_* of the job), so the
-    wrappers carry PATH, the Python that has this project and the run directory."""
+    """Write `slurm_dir/prolog.sh`, `epilog.sh` and `task-prolog.sh` and return the slurm.conf lines
+    that make slurmd (slurmstepd for the TaskProlog) run them. They run with no PATH and the job's
+    SLURM_* environment, so the wrappers carry PATH, the Python that has this project and the run
+    directory. A job or task without GPUs has nothing to lease: the wrapper exits before Python starts
+    (an array burst of 1000 GPU-less jobs would otherwise start 2000 Pythons)."""
     repo = Path(__file__).resolve().parents[2]
     q = shlex.quote
     lines = {}
-    for role, key in (("prolog", "Prolog"), ("epilog", "Epilog")):
-        wrapper = slurm_dir / f"{role}.sh"
+    for role, key, gpus in (("prolog", "Prolog", "$SLURM_JOB_GPUS"), ("epilog", "Epilog", "$SLURM_JOB_GPUS"),
+                            ("task", "TaskProlog", "$SLURM_JOB_GPUS$SLURM_STEP_GPUS$CUDA_VISIBLE_DEVICES")):
+        wrapper = slurm_dir / ("task-prolog.sh" if role == "task" else f"{role}.sh")
         wrapper.write_text(
             "#!/bin/sh\n"
-            f"# Generated by `twin slurm up` (services/slurm/job_leases.py): slurmd's {key}.\n"
-            # A job without GPUs here has nothing to lease or release: no Python start (array bursts)
-            '[ -n "$SLURM_JOB_GPUS" ] || exit 0\n'
+            f"# Generated by `twin slurm up` (services/slurm/job_leases.py): Slurm's {key}.\n"
+            f'[ -n "{gpus}" ] || exit 0\n'
             "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-            f"export PYTHONPATH={q(str(repo))}\n"
-            f"exec {q(sys.executable)} -m services.slurm.job_leases {role} --run-dir {q(str(run_dir))} "
-            f"2>>{q(str(slurm_dir / 'log'))}/job-leases-\"$SLURMD_NODENAME\".log\n")
+            # this tree's generated protobuf code first: the installed project may be another checkout's
+            f"export PYTHONPATH={q(str(repo))}:{q(str(repo / 'protos' / 'gen'))}\n"
+            # stdout is the TaskProlog's channel to slurmstepd ("export NAME=value"): nothing goes there.
+            # Exit 0 whatever Python did: a failed Prolog drains the node, a failed TaskProlog fails the task.
+            f"{q(sys.executable)} -m services.slurm.job_leases {role} --run-dir {q(str(run_dir))} "
+            # slurmstepd runs the TaskProlog from the task's process, before that execs the task
+            + ('--pid "$PPID" ' if role == "task" else "") +
+            f"</dev/null >/dev/null 2>>{q(str(slurm_dir / 'log'))}/job-leases-\"$SLURMD_NODENAME\".log\n"
+            "exit 0\n")
         wrapper.chmod(0o755)
         lines[key] = str(wrapper)
     # At allocation, on every node of it (by default only where a step starts, and only then).

@@ -1,9 +1,9 @@
 """Slurm jobs hold twin leases on a `--network netns` twin (services/slurm/job_leases.py): slurmd's
 Prolog leases the GPUs (and MIG slices) Slurm gave a job to `slurm-<jobid>` on each node, so the
-node's daemon shows them in use and NVML inside the job lists the job's processes on exactly those
-GPUs; the Epilog releases them when the job ends, and when it is cancelled; a GPU the twin had
-leased to someone else does not stop the job; the Slurm daemon's sweep releases a `slurm-` lease
-of a job Slurm does not run."""
+node's daemon shows them in use and NVML inside the job lists the job's process on exactly those
+GPUs (the batch script's pid, which the TaskProlog gave the lease); the Epilog releases them when
+the job ends, and when it is cancelled; a GPU the twin had leased to someone else does not stop the
+job; the Slurm daemon's sweep releases a `slurm-` lease of a job Slurm does not run (slurmd killed)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_a_gpu_job_holds_its_gpus_while_it_runs_and_its_epilog_releases_them(
     (tmp_path / "q.py").write_text(QUERY)
     py = sys.executable
     job = submit(run_dir, tmp_path, "-p", "regression", "-w", node, "--gres=gpu:2", wrap=(
-        f"{py} q.py > visible.json && env -u CUDA_VISIBLE_DEVICES {py} q.py > all.json; "
+        f"echo $$ > batch.pid; {py} q.py > visible.json && env -u CUDA_VISIBLE_DEVICES {py} q.py > all.json; "
         "while [ ! -e release ]; do sleep 0.2; done"))
     wait_for(lambda: (tmp_path / "all.json").exists() and (tmp_path / "all.json").read_text().strip(), 60,
              f"job {job}'s NVML query")
@@ -95,7 +95,9 @@ def test_a_gpu_job_holds_its_gpus_while_it_runs_and_its_epilog_releases_them(
     assert len(every) == 8
     busy = {k: v for k, v in every.items() if v}
     assert sorted(busy) == gpus, every   # processes on exactly the job's GPUs
-    assert all(len(v) == 1 and v[0] > 0 for v in busy.values()) and len({v[0] for v in busy.values()}) == 1
+    # ... and that process is the job's: the batch script, whose pid the TaskProlog gave the lease
+    batch = int((tmp_path / "batch.pid").read_text())
+    assert all(v == [batch] for v in busy.values()) and lease.pid == batch, (busy, lease.pid, batch)
     visible = {int(k): v for k, v in json.loads((tmp_path / "visible.json").read_text()).items()}
     assert visible == busy   # the job's own view (Slurm's CUDA_VISIBLE_DEVICES): its GPUs, its process
     (tmp_path / "release").touch()

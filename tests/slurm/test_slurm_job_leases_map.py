@@ -44,5 +44,5 @@ def test_mig_indexes_are_the_kth_slice_of_their_profile(gres_conf: str) -> None:
 def test_install_names_the_wrappers(tmp_path: Path) -> None:
     lines = install(tmp_path, Path("/run/twin"))
     assert lines == {"Prolog": str(tmp_path / "prolog.sh"), "Epilog": str(tmp_path / "epilog.sh"),
-                     "PrologFlags": "Alloc"}
+                     "TaskProlog": str(tmp_path / "task-prolog.sh"), "PrologFlags": "Alloc"}
     assert "services.slurm.job_leases epilog --run-dir /run/twin" in (tmp_path / "epilog.sh").read_text()
