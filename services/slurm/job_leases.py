@@ -1,4 +1,4 @@
-"""Slurm's Prolog and Epilog for the twin: a job holds twin leases on the GPUs Slurm gave it.
+"""Slurm's Prolog, Epilog and TaskProlog for the twin: a job holds twin leases on the GPUs Slurm gave it.
 
     python -m services.slurm.job_leases prolog|epilog|task --run-dir RUN_DIR
 
@@ -19,7 +19,7 @@ profile is the k-th compute instance of that profile in the daemon's order, GPU 
 Choices (README's Slurm section and docs/NVML.md say the same):
 - the lease's pid, which NVML reports as the job's process: the prolog runs before the job has a
   process, so the lease starts with the twin's own number; the TaskProlog (slurmstepd runs it in
-  each task's process just before that execs the task: its parent's pid is the task's) sets it to
+  each task's process just before that execs the task: the wrapper's $PPID is the task's) sets it to
   the task's (SetLeasePid). The job's newest task on the node holds the lease: the batch script, then
   each step's task as it starts (one pid per lease, not one per rank; a pid may outlive its step);
 - the lease's load is JOB_UTILIZATION (the cluster's jobs are training jobs); a job may report its
@@ -102,10 +102,10 @@ def mig_gpus(client: GpuNodeClient, profile: str, ks: list[int]) -> Counter[int]
     return Counter(on[k] for k in ks if k < len(on))
 
 
-def holders(client: GpuNodeClient) -> dict[tuple[int, str], str]:
+def holders(leases: list) -> dict[tuple[int, str], str]:
     """(GPU, MIG UUID or "") → "lease L (job J)" of every active lease on the node."""
     return {(d.gpu, d.uuid if d.is_mig else ""): f"lease {ls.id} (job {ls.job_id})"
-            for ls in client.leases() for d in ls.devices}
+            for ls in leases for d in ls.devices}
 
 
 def take(client: GpuNodeClient, job: str, say, *, gpus: list[int], profile: str = "", count: int = 0) -> None:
@@ -130,9 +130,9 @@ def _devices(ls) -> str:  # noqa: ANN001
 
 def prolog(client: GpuNodeClient, job: str, whole: list[int], mig: dict[str, list[int]], say) -> None:
     """Lease what Slurm gave `job` on this node and the job does not hold yet (a prolog run twice)."""
-    held = {ls.id: ls for ls in client.leases()}
-    mine = {d.gpu for ls in held.values() if ls.job_id == job for d in ls.devices if not d.is_mig}
-    others = holders(client)
+    held = client.leases()
+    mine = {d.gpu for ls in held if ls.job_id == job for d in ls.devices if not d.is_mig}
+    others = holders(held)
     free = []
     for g in whole:
         if g in mine:
@@ -144,7 +144,7 @@ def prolog(client: GpuNodeClient, job: str, whole: list[int], mig: dict[str, lis
         free.append(g)
     if free:
         take(client, job, say, gpus=free)
-    if any(ls.job_id == job and any(d.is_mig for d in ls.devices) for ls in held.values()):
+    if any(ls.job_id == job and any(d.is_mig for d in ls.devices) for ls in held):
         say(f"{job} already holds its MIG devices")
         return
     for profile, ks in mig.items():
