@@ -122,6 +122,9 @@ class GpuNodeClient:
     def report_load(self, lease_id: str, utilization: int) -> pb.GpuLease:
         return self._call("ReportLoad", pb.GpuReportLoadRequest(lease_id=lease_id, utilization=utilization)).lease
 
+    def set_lease_pid(self, lease_id: str, pid: int) -> pb.GpuLease:
+        return self._call("SetLeasePid", pb.GpuSetLeasePidRequest(lease_id=lease_id, pid=pid)).lease
+
     # faults
     def inject_fault(self, kind: str, gpu: int, xid: int = 0, link: int = 0, count: int = 0,
                      lease_id: str = "") -> pb.GpuFault:

@@ -42,9 +42,7 @@ def compute_instance(v: ComputeInstanceView) -> pb.GpuComputeInstance:
 
 
 def lease(r: Lease) -> pb.GpuLease:
-    d = dataclasses.asdict(r)
-    d.pop("pid")  # internal: only the kernel log shows it
-    return pb.GpuLease(**d)
+    return pb.GpuLease(**dataclasses.asdict(r))
 
 
 def fault(r: Fault) -> pb.GpuFault:

@@ -763,6 +763,18 @@ class NodeModel:
         lease.utilization = utilization
         return copy.deepcopy(lease)
 
+    def set_pid(self, lease_id: str, pid: int, now: float) -> Lease:
+        """The job's process on the lease's devices (NVML's running process, the Xid lines' pid)."""
+        lease = self._leases.get(lease_id)
+        if lease is None:
+            raise self._fail("NOT_FOUND", f"lease '{lease_id}' not found")
+        if not 0 < pid < 2**22:   # Linux's pid_max limit
+            raise self._fail("INVALID_ARGUMENT", f"pid {pid} out of range 1-{2**22 - 1}")
+        if not lease.active:
+            raise self._fail("FAILED_PRECONDITION", f"lease '{lease_id}' has ended ({lease.end_reason})")
+        lease.pid = pid
+        return copy.deepcopy(lease)
+
     # ======================================================================= faults
 
     def inject_fault(

@@ -212,6 +212,10 @@ class GpuNodeServicer(pb_grpc.GpuNodeServicer):
         lease = self._model.report_load(request.lease_id, request.utilization, now)
         return pb.GpuReportLoadResponse(lease=convert.lease(lease))
 
+    @_rpc(mutating=True)
+    def SetLeasePid(self, request: pb.GpuSetLeasePidRequest, now: float) -> pb.GpuSetLeasePidResponse:
+        return pb.GpuSetLeasePidResponse(lease=convert.lease(self._model.set_pid(request.lease_id, request.pid, now)))
+
     # ------------------------------------------------------------------ faults
 
     @_rpc(mutating=True)

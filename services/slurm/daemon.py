@@ -3,7 +3,8 @@ twin's supervisor like every other daemon (`run(cfg)`).
 
 `twin slurm up` (services.slurm.lifecycle) asks the supervisor to start it, then waits for its state
 file. It reads the twin's manifest and topology, asks every GPU server for its live GRES, renders
-slurm.conf and gres.conf (with the health check) into RUN_DIR/slurm/, starts munged, slurmctld and
+slurm.conf and gres.conf (with the health check, and the Prolog/Epilog by which jobs hold twin
+leases on their GPUs: job_leases.py) into RUN_DIR/slurm/, starts munged, slurmctld and
 one slurmd per GPU server as its children (they get SIGKILL if it dies: `dies_with_parent`) and writes:
 
     slurm/state.json     {"state": starting | ready | failed | stopped, "error", "slurm_conf", "pid",
@@ -20,6 +21,8 @@ the same ports (from state.json), slurmctld without -c, so it recovers its jobs 
 from its StateSaveLocation (slurm/state/), and the job steps of the previous process are left
 running (they are in the cgroup; each restarted slurmd finds its steps in its spool).
 On SIGTERM it stops the cluster (jobs cancelled, daemons stopped, job processes killed) and exits.
+While Slurm runs, and once it has stopped, it releases the twin leases of jobs Slurm no longer runs
+(lease_sweep.py): an Epilog that never ran leaves no GPU held for good.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Coroutine
@@ -41,7 +45,7 @@ from emulator.manifest import Manifest
 from emulator.process import start_time
 from emulator.rundir import RunDir, RunDirError, write_json_atomic
 from emulator.topology import load_topology
-from services.slurm import healthcheck
+from services.slurm import healthcheck, job_leases, lease_sweep
 from services.slurm.cluster import SlurmCluster, free_ports
 from services.slurm.config import make_config
 from services.slurm.daemon_spec import SlurmSpec
@@ -99,6 +103,7 @@ def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] |
         health_interval = healthcheck.auto_interval(len(topo.gpu_servers))
     extra = (healthcheck.install(directory, run.path, health_interval, len(topo.gpu_servers))
              if health_interval > 0 else {})
+    extra |= job_leases.install(directory, run.path)   # jobs hold twin leases on their GPUs
     config = make_config(topo, directory, hostname=socket.gethostname(), ctld_port=ports[0],
                          slurmd_ports=ports[1:], live_gres=gres, extra=extra, **placement(manifest))
     return SlurmCluster(topo, directory, config=config)
@@ -137,9 +142,24 @@ def previous_state(directory: Path) -> dict[str, Any]:
         return {}
 
 
-def watch(cluster: SlurmCluster, doc: dict[str, Any], state_file: Path, health: Health) -> None:
-    """Until stopped: report a Slurm daemon that exited (state.json's `dead`, health NOT_SERVING)."""
+def sweep_leases(run: RunDir, cluster: SlurmCluster | None) -> None:
+    """Release the twin leases of jobs Slurm no longer runs (lease_sweep); `cluster` None: Slurm has
+    stopped, so all of them. A failure is logged: the next sweep tries again."""
+    try:
+        queue = None if cluster is None else (lambda: lease_sweep.holding_jobs(cluster.run))
+        lease_sweep.sweep(run.load_manifest(), queue)
+    except (OSError, RunDirError, subprocess.SubprocessError) as e:
+        log.warning("lease sweep skipped: %s", e)
+
+
+def watch(cluster: SlurmCluster, doc: dict[str, Any], state_file: Path, health: Health, run: RunDir) -> None:
+    """Until stopped: report a Slurm daemon that exited (state.json's `dead`, health NOT_SERVING);
+    every SWEEP_INTERVAL_S, release the leases of jobs whose Epilog never ran."""
+    next_sweep = 0.0
     while True:
+        if time.monotonic() >= next_sweep:
+            sweep_leases(run, cluster)
+            next_sweep = time.monotonic() + lease_sweep.SWEEP_INTERVAL_S
         dead = [k for k, p in cluster.procs.items() if p.poll() is not None]
         if dead and doc.get("dead") != dead:
             log.error("exited: %s (see %s)", ", ".join(dead), cluster.directory / "log")
@@ -176,7 +196,7 @@ def serve(run: RunDir, spec: SlurmSpec, health: Health) -> int:
         health.serving(True)
         log.info("ready: %d nodes in %.1fs%s", len(cluster.config.nodes), doc["startup_s"],
                  " (state recovered)" if recover else "")
-        watch(cluster, doc, state_file, health)
+        watch(cluster, doc, state_file, health, run)
     except Stop as e:
         log.info("%s: stopping Slurm", e)
     except Exception as e:
@@ -190,6 +210,7 @@ def serve(run: RunDir, spec: SlurmSpec, health: Health) -> int:
         if cluster is not None:
             began = time.monotonic()
             cluster.stop()
+            sweep_leases(run, None)   # no Slurm, no Slurm job: an Epilog cut short left its leases
             log.info("stopped in %.1fs", time.monotonic() - began)
         doc |= {"state": "failed" if code else "stopped", "stopped_at": time.time()}
         write_json_atomic(state_file, doc)

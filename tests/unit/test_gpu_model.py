@@ -279,6 +279,8 @@ def test_failed_operations_change_nothing() -> None:
         lambda: m.inject_fault("XID", 8, 2.0, xid=13),
         lambda: m.clear_fault("nope", 2.0),
         lambda: m.report_load("nope", 5, 2.0),
+        lambda: m.set_pid("nope", 1234, 2.0),
+        lambda: m.set_pid(m.leases()[0].id, 0, 2.0),
         lambda: m.reset_gpu(0, 2.0),
     ]
     for attempt in attempts:
@@ -349,3 +351,16 @@ def test_a_clock_change_is_a_clocks_event_at_the_next_tick() -> None:
     assert not [e for e in restored.drain_events() if e["kind"] == "clocks"]   # the restored node is the baseline
     m.release(lease.id, 8.0)
     assert clock_events(9.0) == [f"GPU 2: clocks SM {slow} -> 345 MHz, memory 2619 -> 2619 MHz"]
+
+
+def test_a_lease_takes_its_jobs_pid() -> None:
+    """A lease taken before its job had a process (a Slurm Prolog) is given the job's pid later: NVML's
+    running process and the Xid lines name it; an ended lease takes none."""
+    m = node()
+    lease = m.acquire("slurm-7", 1.0, gpus=[2])
+    assert m.set_pid(lease.id, 4242, 2.0).pid == 4242 == m.lease(lease.id).pid
+    m.inject_fault("XID", 2, 3.0, xid=13)
+    assert "pid=4242" in m.kernel_log()[-1]
+    m.release(lease.id, 4.0)
+    with pytest.raises(ModelError, match="has ended"):
+        m.set_pid(lease.id, 4243, 5.0)

@@ -283,7 +283,7 @@ class GpuDevice(_message.Message):
     def __init__(self, gpu: _Optional[int] = ..., uuid: _Optional[str] = ..., gi_id: _Optional[int] = ..., ci_id: _Optional[int] = ..., mig_profile: _Optional[str] = ..., is_mig: _Optional[bool] = ...) -> None: ...
 
 class GpuLease(_message.Message):
-    __slots__ = ("id", "job_id", "devices", "env", "created_at", "active", "end_reason", "ended_at", "utilization")
+    __slots__ = ("id", "job_id", "devices", "env", "created_at", "active", "end_reason", "ended_at", "utilization", "pid")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -300,6 +300,7 @@ class GpuLease(_message.Message):
     END_REASON_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
     UTILIZATION_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
     id: str
     job_id: str
     devices: _containers.RepeatedCompositeFieldContainer[GpuDevice]
@@ -309,7 +310,8 @@ class GpuLease(_message.Message):
     end_reason: str
     ended_at: float
     utilization: int
-    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., devices: _Optional[_Iterable[_Union[GpuDevice, _Mapping]]] = ..., env: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[float] = ..., active: _Optional[bool] = ..., end_reason: _Optional[str] = ..., ended_at: _Optional[float] = ..., utilization: _Optional[int] = ...) -> None: ...
+    pid: int
+    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., devices: _Optional[_Iterable[_Union[GpuDevice, _Mapping]]] = ..., env: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[float] = ..., active: _Optional[bool] = ..., end_reason: _Optional[str] = ..., ended_at: _Optional[float] = ..., utilization: _Optional[int] = ..., pid: _Optional[int] = ...) -> None: ...
 
 class GpuFault(_message.Message):
     __slots__ = ("id", "kind", "gpu", "xid", "link", "count", "lease_id", "injected_at", "active", "cleared_at", "effect")
@@ -596,6 +598,20 @@ class GpuReportLoadRequest(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., utilization: _Optional[int] = ...) -> None: ...
 
 class GpuReportLoadResponse(_message.Message):
+    __slots__ = ("lease",)
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: GpuLease
+    def __init__(self, lease: _Optional[_Union[GpuLease, _Mapping]] = ...) -> None: ...
+
+class GpuSetLeasePidRequest(_message.Message):
+    __slots__ = ("lease_id", "pid")
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    pid: int
+    def __init__(self, lease_id: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...
+
+class GpuSetLeasePidResponse(_message.Message):
     __slots__ = ("lease",)
     LEASE_FIELD_NUMBER: _ClassVar[int]
     lease: GpuLease

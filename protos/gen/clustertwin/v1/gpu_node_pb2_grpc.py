@@ -109,6 +109,11 @@ class GpuNodeStub:
                 request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadResponse.FromString,
                 _registered_method=True)
+        self.SetLeasePid = channel.unary_unary(
+                '/clustertwin.v1.GpuNode/SetLeasePid',
+                request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidResponse.FromString,
+                _registered_method=True)
         self.InjectFault = channel.unary_unary(
                 '/clustertwin.v1.GpuNode/InjectFault',
                 request_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuInjectFaultRequest.SerializeToString,
@@ -249,6 +254,12 @@ class GpuNodeServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetLeasePid(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def InjectFault(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -383,6 +394,11 @@ def add_GpuNodeServicer_to_server(servicer, server):
                     servicer.ReportLoad,
                     request_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadResponse.SerializeToString,
+            ),
+            'SetLeasePid': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetLeasePid,
+                    request_deserializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidResponse.SerializeToString,
             ),
             'InjectFault': grpc.unary_unary_rpc_method_handler(
                     servicer.InjectFault,
@@ -835,6 +851,33 @@ class GpuNode:
             '/clustertwin.v1.GpuNode/ReportLoad',
             clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadRequest.SerializeToString,
             clustertwin_dot_v1_dot_gpu__node__pb2.GpuReportLoadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetLeasePid(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.GpuNode/SetLeasePid',
+            clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidRequest.SerializeToString,
+            clustertwin_dot_v1_dot_gpu__node__pb2.GpuSetLeasePidResponse.FromString,
             options,
             channel_credentials,
             insecure,
