@@ -63,7 +63,7 @@ class FileMaps:
         st = os.fstat(fd)
         if offset + length > st.st_size:
             raise ValueError(f"a chunk at {offset}+{length} past the end of its file ({st.st_size} bytes)")
-        key = (st.st_dev, st.st_ino)
+        key = (st.st_dev, st.st_ino)   # (a mapped file's inode is held: no new file can take its number)
         with self._lock:
             m = self._maps.get(key)
             if m is None or len(m) < offset + length:
