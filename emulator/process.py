@@ -67,6 +67,8 @@ def _wait_gone(pids: list[int], timeout: float) -> list[int]:
         for p in pids:
             _reap(p)
         alive = [p for p in pids if pid_alive(p)]
+        for p in set(pids) - set(alive):
+            _reap(p)   # one that died after the reap above is a zombie (not alive) until collected
         if not alive or time.monotonic() >= end:
             return alive
         time.sleep(POLL_S)
