@@ -19,6 +19,7 @@ from services.ceph.msgr_local import FileMaps, local_name
 from services.ceph.msgr_server import serve
 from services.ceph.osd.logstore import LogChunkStore
 from tests.unit.test_msgr_sendfile import _get, _Handler, _key, _served
+from tests.waiting import wait_for
 
 
 def _opened_fds() -> int:
@@ -44,8 +45,9 @@ def test_more_chunks_than_one_frame_carries_arrive_each_from_its_file(tmp_path: 
         loop.call_soon_threadsafe(loop.stop)
     assert [bytes(data) for _, data in got] == list(chunks.values())
     assert all(r.file_length == 64 << 10 and r.data_length == 0 for r, _ in got)   # passed as files, not bytes
-    assert all(ext.fd == -1 for ext in handler.sent)   # the OSD closed its descriptors once passed
-    assert _opened_fds() <= before   # and the client the ones it was passed (the mappings hold the files)
+    # the OSD closes its descriptors once passed (on its loop, just after the send the client saw) ...
+    wait_for("the passed extents closed", lambda: all(ext.fd == -1 for ext in handler.sent), timeout=10)
+    assert _opened_fds() <= before   # ... and the client the ones it was passed (the mappings hold the files)
 
 
 def test_replies_wait_for_a_client_that_does_not_read_then_arrive_in_order(tmp_path: Path) -> None:

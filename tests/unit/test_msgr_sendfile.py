@@ -16,6 +16,7 @@ from services.ceph.extent import FileExtent
 from services.ceph.msgr import Data, MsgrLink, Reply
 from services.ceph.msgr_server import SCRATCH, serve
 from services.ceph.osd.logstore import LogChunkStore
+from tests.waiting import wait_for
 
 
 def _key(name: str) -> tuple[str, str, int]:
@@ -92,7 +93,9 @@ def test_chunks_sent_from_their_file_arrive_whole_and_in_order(tmp_path: Path, l
         loop.call_soon_threadsafe(loop.stop)
     assert [bytes(data) for _, data in got] == list(chunks.values())
     assert all(r.found for r, _ in got)
-    assert len(handler.sent) == 3 and all(ext.fd == -1 for ext in handler.sent)   # each descriptor closed once sent
+    assert len(handler.sent) == 3
+    # each descriptor closed once sent (on the server's loop, just after the send the client saw)
+    wait_for("the sent extents closed", lambda: all(ext.fd == -1 for ext in handler.sent), timeout=10)
 
 
 @pytest.mark.parametrize("local", [False, True], ids=["tcp", "this-host"])
