@@ -37,9 +37,20 @@ def nvml_env(lib: str, address: str | None, **extra: str) -> dict[str, str]:
     return env | extra
 
 
+ERR = """
+def err(f):
+    try:
+        f()
+        return 0
+    except n.NVMLError as e:
+        return e.value
+"""
+
+
 def run_pynvml(code: str, env: dict[str, str]) -> Any:
-    """Run `code` (pynvml imported as n; it sets `out`) in a process of its own; `out` as JSON."""
-    script = "import json, pynvml as n\nout = None\n" + textwrap.dedent(code) + "\nprint(json.dumps(out))\n"
+    """Run `code` (pynvml imported as n; it sets `out`) in a process of its own; `out` as JSON. The code
+    may call `err(f)`: 0 if `f()` succeeds, else the NVML error's return code."""
+    script = "import json, pynvml as n\nout = None\n" + ERR + textwrap.dedent(code) + "\nprint(json.dumps(out))\n"
     p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1])

@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from emulator.client import Twin
-from tests.nvml.conftest import http_address, nvml_env, run_pynvml
+from tests.nvml.conftest import ERR, http_address, nvml_env, run_pynvml
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the MIG calls succeed only for root (as the driver's)")
@@ -25,12 +25,6 @@ CI_1SLICE, CI_2SLICE, CI_4SLICE = 0, 1, 3   # NVML_COMPUTE_INSTANCE_PROFILE_*
 COMMON = f"""
 import os
 P3G, P2G, P1G, P7G, CI_1SLICE, CI_2SLICE, CI_4SLICE = {P3G}, {P2G}, {P1G}, {P7G}, {CI_1SLICE}, {CI_2SLICE}, {CI_4SLICE}
-def err(f):
-    try:
-        f()
-        return 0
-    except n.NVMLError as e:
-        return e.value
 def as_user(f):
     os.seteuid(65534)
     try:
@@ -156,7 +150,7 @@ def test_root_makes_and_destroys_mig_instances_through_the_placement_engine(mini
 
     lease = node.lease("nvml-mig-create", count=1, mig_profile="2g.20gb", gpus=[GPU])
     flag = tmp_path / "leased"
-    script = ("import json, pynvml as n\n" + f"FLAG = {str(flag)!r}\nGI, GI2, CI = 2, 3, 1\n" + DESTROY
+    script = ("import json, pynvml as n\n" + ERR + f"FLAG = {str(flag)!r}\nGI, GI2, CI = 2, 3, 1\n" + DESTROY
               + "\nprint(json.dumps(out))\n")
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

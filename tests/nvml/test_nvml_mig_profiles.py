@@ -10,12 +10,6 @@ from tests.nvml.conftest import http_address, nvml_env, run_pynvml
 
 COMMON = """
 import ctypes
-def err(f):
-    try:
-        f()
-        return 0
-    except n.NVMLError as e:
-        return e.value
 def text(v):
     return v.decode() if isinstance(v, bytes) else v
 def gip(r):

@@ -18,12 +18,6 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the set calls succeed
 
 COMMON = """
 import os
-def err(f):
-    try:
-        f()
-        return 0
-    except n.NVMLError as e:
-        return e.value
 n.nvmlInit()
 h = n.nvmlDeviceGetHandleByIndex(GPU)
 def state():
