@@ -125,3 +125,40 @@ def test_a_name_another_client_created_is_found_where_this_one_knew_none(two):
     os.unlink(b / "neg" / "late")
     with pytest.raises(FileNotFoundError):
         os.stat(a / "neg" / "late")
+
+
+# The kernel's page cache keeps writes (FUSE_WRITEBACK_CACHE), and with it a file's size and times as its
+# own (client/session.py: retire, grow). These are the changes it would otherwise hide.
+
+def test_a_shrink_by_the_other_client_is_seen_here(two):
+    m, a, b = two
+    (a / "shrink.dat").write_bytes(b"z" * 10_000)
+    assert os.stat(b / "shrink.dat").st_size == 10_000
+    assert (b / "shrink.dat").read_bytes() == b"z" * 10_000   # b's kernel holds the pages too
+    os.truncate(a / "shrink.dat", 10)
+    assert os.stat(b / "shrink.dat").st_size == 10
+    assert (b / "shrink.dat").read_bytes() == b"z" * 10
+    (a / "shrink.dat").write_bytes(b"short")   # O_TRUNC and a write, as `echo short > f`
+    assert (b / "shrink.dat").read_bytes() == b"short"
+
+
+def test_small_writes_on_both_clients_to_their_own_ranges_of_one_file(two):
+    """Each client writes its half in 128-byte writes through its page cache; after both close, both see
+    the whole file: neither client's pages hide the other's. The halves meet at a page boundary: two
+    clients writing into one page at once is where the twin departs from Lustre (docs/FIDELITY.md)."""
+    m, a, b = two
+    half = 12 * 4096
+    (a / "halves.dat").write_bytes(b"")
+    fa = os.open(a / "halves.dat", os.O_WRONLY)
+    fb = os.open(b / "halves.dat", os.O_WRONLY)
+    try:
+        for i in range(0, half, 128):
+            os.pwrite(fa, b"A" * 128, i)
+            os.pwrite(fb, b"B" * 128, half + i)
+    finally:
+        os.close(fa)
+        os.close(fb)
+    want = b"A" * half + b"B" * half
+    assert (a / "halves.dat").read_bytes() == want
+    assert (b / "halves.dat").read_bytes() == want
+    assert os.stat(a / "halves.dat").st_size == os.stat(b / "halves.dat").st_size == 2 * half

@@ -6,10 +6,12 @@ The time each `twin down` took is printed (`-s`), not asserted: bench/ holds the
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,3 +100,34 @@ def test_aborting_the_connection_fails_the_waiting_requests(mounted: Mounted) ->
     err = reader.stderr.read()
     assert "not connected" in err or "connection abort" in err, err
     down_and_check(mounted, "after the connection was aborted")
+
+
+WRITER = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
+for _ in range(40_000):
+    os.write(fd, b"w" * 100)
+print("written", flush=True)
+sys.stdin.readline()
+try:
+    os.close(fd)
+    print("closed 0")
+except OSError as e:
+    print("closed", e.errno)
+"""
+
+
+def test_down_while_the_kernel_holds_a_writers_pages(mounted: Mounted) -> None:
+    """A writer's 4 MB in the kernel's page cache (the mount's FUSE_WRITEBACK_CACHE), its file still open,
+    at `twin down`: the teardown does not wait on those pages, and the writer's close answers afterwards,
+    with the error of a connection that is gone, instead of hanging in the kernel."""
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(mounted.mnt / "held")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "written"
+        down_and_check(mounted, "while the kernel held a writer's unwritten pages")
+        out, _ = writer.communicate("\n", timeout=DOWN_HANG_GUARD_S)
+    finally:
+        writer.kill()
+    code = int(out.split()[-1])
+    assert code in (errno.ENOTCONN, errno.EIO), out

@@ -76,6 +76,10 @@ class OpenFile:
     written: bool = False         # written since the last close: the MDS gets its size and mtime
     stale: bool = False           # another client changed it (a blocking callback): ask its size again
     read: bool = False            # read since the last close: the MDS gets the access time (relatime)
+    mtime_ns: int = 0             # the kernel's mtime of its writes (fuse_flush_times), sent with the size
+    # pages the kernel read through a handle open for writing: a write into part of a page not cached makes
+    # the kernel read it first (fuse_write_begin), which is no user's read; one not written by close was
+    partial: set[int] = field(default_factory=set)
 
 
 def _err(e: LustreError | ClientError) -> FuseOSError:
@@ -127,6 +131,8 @@ class LustreFuse:
         self.handles: dict[int, OpenFile] = {}
         self.next_fh = 1
         self.appenders: set[int] = set()   # handles opened with O_APPEND
+        self.writers: set[int] = set()     # handles opened for writing
+        self.appends: set[int] = set()     # O_APPEND handles that wrote
         self.attrs: dict[str, tuple[float, pb.LustreAttr]] = {}
         # directory -> every name in it, while this mount holds the directory's lock (listed whole, or made
         # here): a name not in it is ENOENT without asking the MDS (Lustre's negative dentries, kept
@@ -164,7 +170,7 @@ class LustreFuse:
             paths |= {p for p in list(self.attrs) + list(self.known) + list(self.names) if p.startswith(prefix)}
         self.callbacks += 1
         for p in paths:
-            self.attrs.pop(p, None)
+            cached = self.attrs.pop(p, None)
             self.names.pop(p, None)
             of = self.files.get(p)
             if of is not None:
@@ -173,6 +179,27 @@ class LustreFuse:
                     of.ra.invalidate()
             self.known.discard(p)
             self.kernel.invalidate(p)
+            if p != "/" and not (cached is not None and stat.S_ISDIR(cached[1].mode)):
+                self._recache(p, of)
+
+    def _recache(self, path: str, of: OpenFile | None) -> None:
+        """Under the kernel's writeback cache (it keeps a file's size and times as its own): a file not open
+        here gets a new inode at its next lookup; one open here only for reading grows to the size another
+        client wrote (the store that grows it would land in a writer's dirty pages)."""
+        if self.kernel.retire(path) or of is None or of.written or of.dirty \
+                or any(self.handles.get(fh) is of for fh in list(self.writers)):
+            return
+        try:
+            a = self.c.getattr(path, pb.LustreCred())   # the MDS made the change before it called back
+        except (LustreError, ClientError):
+            return
+        with of.lock:
+            grew = a.size > of.size
+            if grew:
+                of.size = a.size
+                of.stale = False
+        if grew:
+            self.kernel.grow(path, a.size)
 
     def _refresh(self, of: OpenFile) -> None:
         """An open file another client changed since (a blocking callback): its size now."""
@@ -206,6 +233,8 @@ class LustreFuse:
             self.handles[fh] = of
             if flags & os.O_APPEND:
                 self.appenders.add(fh)
+            if flags & os.O_ACCMODE != os.O_RDONLY:
+                self.writers.add(fh)
             return fh
 
     def _of(self, path: str, fh: int | None) -> OpenFile | None:
@@ -228,8 +257,9 @@ class LustreFuse:
             if not (of.dirty or of.written):
                 return
             callbacks = self.callbacks
-            a = self._md_setattr(of.path, size=of.size, grow_only=True, mtime_ns=time.time_ns())
+            a = self._md_setattr(of.path, size=of.size, grow_only=True, mtime_ns=of.mtime_ns or time.time_ns())
             of.dirty = of.written = False
+            of.mtime_ns = 0
         self.attrs.pop(of.path, None)   # its directory is unchanged
         self._keep(of.path, a, callbacks)   # the stat that follows (ours: under our lock)
 
@@ -267,9 +297,15 @@ class LustreFuse:
             self._setattr(path, **kw)
         return 0
 
-    def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+    def utimens(self, path: str, times: tuple[int, int] | None = None, touched: bool = False) -> int:
+        """`touched`: the mtime is the kernel's "now" (under its writeback cache the kernel sends the time,
+        not FATTR_MTIME_NOW), so only write access was needed, which the kernel checked."""
         path = self._real(path)
         of = self.files.get(path)
+        if of is not None and of.written and times is not None and times[0] == UTIME_OMIT \
+                and times[1] not in (UTIME_NOW, UTIME_OMIT):
+            of.mtime_ns = times[1]   # the kernel's mtime of writes it holds (fuse_flush_times): sent at close
+            return 0
         if of is not None:   # the writes before it are older than the times it sets (cp -p, tar)
             self._flush_data(of)
             self._push_size(of)
@@ -282,7 +318,7 @@ class LustreFuse:
                 if t == UTIME_OMIT:
                     continue
                 kw[key] = now if t == UTIME_NOW else t
-                if t != UTIME_NOW:
+                if t != UTIME_NOW and not (touched and key == "mtime_ns"):
                     kw["explicit_times"] = True
         if kw:
             self._setattr(path, **kw)
@@ -520,6 +556,15 @@ class LustreFuse:
             a = self.attrs[path][1]
         return self._open_state(path, a, flags)
 
+    def appended(self, fh: int) -> bool:
+        """Whether handle `fh` wrote with O_APPEND (the MDS set the size and mtime, not the kernel)."""
+        return fh in self.appenders and fh in self.appends
+
+    def open_flags(self, flags: int) -> int:
+        """FOPEN_* of an open: O_APPEND, and every open while osc.*.max_dirty_mb is 0 (no writes cached),
+        bypass the kernel's page cache (each write() a request, answered once on the OSTs)."""
+        return k.FOPEN_DIRECT_IO if flags & os.O_APPEND or self.t.max_dirty_mb == 0 else 0
+
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
         of = self._of(path, fh)
         if of is None or of.layout is None:
@@ -527,7 +572,10 @@ class LustreFuse:
         if of.wb is not None and of.wb.dirty():
             self._flush_data(of)
         self._refresh(of)
-        of.read = True
+        if size == k.PAGE and offset % k.PAGE == 0 and fh in self.writers:
+            of.partial.add(offset // k.PAGE)
+        else:
+            of.read = True
         ra_bytes = self.t.max_read_ahead_mb * MiB
         ra = of.ra
         if ra is None or ra.max_bytes != ra_bytes:
@@ -543,7 +591,8 @@ class LustreFuse:
         if of.ra is not None:
             of.ra.invalidate()
         if fh in self.appenders:
-            return self._append(of, layout, data)
+            self.appends.add(fh)
+            return self._append(of, layout, data, offset)
         wb = of.wb
         if wb is None or wb.layout is not layout:
             with of.lock:
@@ -554,6 +603,8 @@ class LustreFuse:
         of.written = True
         n = len(data)
         end = offset + n
+        if of.partial:
+            of.partial.difference_update(range(offset // k.PAGE, (end - 1) // k.PAGE + 1))
         if end > of.size:
             with of.lock:
                 if end > of.size:
@@ -561,7 +612,7 @@ class LustreFuse:
                     of.dirty = True
         return n
 
-    def _append(self, of: OpenFile, layout: Layout, data: bytes) -> int:
+    def _append(self, of: OpenFile, layout: Layout, data: bytes, offset: int) -> int:
         """An O_APPEND write lands at the end of the file as the MDS knows it, whatever the kernel's
         offset: Lustre takes a whole-file PW extent lock and glimpses the size for it. Here the MDS moves
         the end past the data in one call (Setattr append) and the data is on the OSTs before write()
@@ -575,6 +626,8 @@ class LustreFuse:
         with of.lock:
             of.size = max(of.size, a.size)
         self._keep(of.path, a, callbacks)
+        if a.size > offset + len(data):   # the kernel's end (its offset) is behind: other clients appended
+            self.kernel.grow(of.path, a.size)
         return len(data)
 
     def _keep(self, path: str, a: pb.LustreAttr, callbacks: int) -> None:
@@ -591,6 +644,9 @@ class LustreFuse:
                 self._push_size(of)
             finally:
                 WriteBack._wait(sent)
+            if of.partial:   # pages read and then not written: a user's read after all
+                of.partial.clear()
+                of.read = True
             if of.read:
                 self._push_atime(of)
         return 0
@@ -626,6 +682,8 @@ class LustreFuse:
         with self._mu:
             of = self.handles.pop(fh, None)
             self.appenders.discard(fh)
+            self.writers.discard(fh)
+            self.appends.discard(fh)
         if of is None:
             return 0
         try:
@@ -730,9 +788,11 @@ class LustreFuse:
 CAPABILITY = "security.capability"
 MOUNT_OPTIONS = "nosuid,nodev,allow_other,default_permissions,subtype=lustre,max_read=1048576"
 # what the kernel may do (client/kernel.py): the read-ahead and writes of 1 MiB, READDIRPLUS for every
-# chunk of a listing (not READDIRPLUS_AUTO), and the setuid/capability duty on writes (KILLPRIV_V2)
+# chunk of a listing (not READDIRPLUS_AUTO), the setuid/capability duty on writes (KILLPRIV_V2), and the
+# page cache keeping writes (WRITEBACK_CACHE: write() answered from memory, the pages sent in 1 MiB writes
+# at writeback, fsync and close, as llite keeps dirty pages for the OSC)
 WANT = (k.ASYNC_READ | k.ATOMIC_O_TRUNC | k.BIG_WRITES | k.DO_READDIRPLUS | k.ASYNC_DIO | k.PARALLEL_DIROPS
-        | k.MAX_PAGES | k.HANDLE_KILLPRIV_V2)
+        | k.MAX_PAGES | k.HANDLE_KILLPRIV_V2 | k.WRITEBACK_CACHE)
 
 
 def mount(client: LustreClient, mountpoint: str, control: Path | None = None) -> None:

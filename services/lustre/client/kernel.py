@@ -39,14 +39,16 @@ HANDLE_KILLPRIV_V2 = 1 << 28
 # SETATTR valid bits
 FATTR_MODE, FATTR_UID, FATTR_GID, FATTR_SIZE = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 FATTR_ATIME, FATTR_MTIME, FATTR_FH = 1 << 4, 1 << 5, 1 << 6
-FATTR_ATIME_NOW, FATTR_MTIME_NOW, FATTR_KILL_SUIDGID = 1 << 7, 1 << 8, 1 << 11
+FATTR_ATIME_NOW, FATTR_MTIME_NOW, FATTR_CTIME, FATTR_KILL_SUIDGID = 1 << 7, 1 << 8, 1 << 10, 1 << 11
 
 FOPEN_DIRECT_IO = 1 << 0
 FUSE_WRITE_KILL_SUIDGID = 1 << 2
 FUSE_OPEN_KILL_SUIDGID = 1 << 0
 FUSE_FSYNC_FDATASYNC = 1 << 0
 
-NOTIFY_INVAL_INODE = 2
+NOTIFY_INVAL_INODE, NOTIFY_INVAL_ENTRY, NOTIFY_STORE = 2, 3, 4
+EXPIRE_ONLY = 1 << 0    # notify_inval_entry: the dentry times out, not dropped (kernel 6.2, protocol 7.38)
+PAGE = 4096
 ROOT_ID = 1
 MINOR = 38
 
@@ -69,6 +71,8 @@ U64 = struct.Struct("<Q")
 KSTATFS = struct.Struct("<QQQQQIIII24x")
 DIRENT = struct.Struct("<QQII")             # ino, off, namelen, type
 INVAL_INODE = struct.Struct("<Qqq")
+INVAL_ENTRY = struct.Struct("<QII")         # parent, namelen, flags; the name and a NUL follow
+STORE = struct.Struct("<QQII")              # nodeid, offset, size, padding; the bytes follow
 
 
 class FuseOSError(OSError):

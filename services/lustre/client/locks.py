@@ -84,6 +84,15 @@ class KernelCache:
         if self.session is not None:
             self.session.invalidate(path)
 
+    def retire(self, path: str) -> bool:
+        """The kernel's next lookup of `path` makes a new inode (False: the kernel holds it open)."""
+        return self.session.retire(path) if self.session is not None else True
+
+    def grow(self, path: str, size: int) -> None:
+        """The kernel's size of `path`, open here, moved up to `size`."""
+        if self.session is not None:
+            self.session.grow(path, size)
+
 
 def wait_held(locks: Locks, timeout: float) -> bool:
     deadline = time.monotonic() + timeout

@@ -15,8 +15,10 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import queue
 import stat
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,8 @@ HIDDEN = ".fuse_hidden"
 UNKNOWN_INO = 0xFFFFFFFF   # libfuse's FUSE_UNKNOWN_INO, for "." and ".."
 UTIME_NOW = (1 << 30) - 1
 UTIME_OMIT = (1 << 30) - 2
+EXPIRE_WAIT_S = 0.2
+TOUCH_WINDOW_NS = 1_000_000_000
 
 _context = threading.local()
 
@@ -48,6 +52,7 @@ class Node:
     lookups: int = 0
     opens: int = 0
     hidden: bool = False
+    retired: bool = False   # no lookup reaches it any more (`retire`); it keeps its path for the kernel's calls
 
 
 class Session:
@@ -56,6 +61,7 @@ class Session:
         self.ch = channel
         self.timeout = k.valid(timeout)
         self.want = want
+        self.flags = 0   # what INIT agreed with the kernel
         self._mu = threading.Lock()
         self.nodes: dict[int, Node] = {k.ROOT_ID: Node("/", lookups=1)}
         self.ids: dict[str, int] = {"/": k.ROOT_ID}
@@ -66,6 +72,8 @@ class Session:
         self.idle = 0
         self.threads = 0
         self.done = threading.Event()
+        self.expiring: queue.SimpleQueue = queue.SimpleQueue()   # (parent node id, name) to expire
+        threading.Thread(target=self._expire, name="fuse-expire", daemon=True).start()
         self.handlers: dict[int, Callable[[int, int, memoryview], None]] = {
             k.LOOKUP: self.lookup, k.GETATTR: self.getattr, k.SETATTR: self.setattr,
             k.READLINK: self.readlink, k.SYMLINK: self.symlink, k.MKNOD: self.mknod, k.MKDIR: self.mkdir,
@@ -86,6 +94,7 @@ class Session:
 
     def stop(self) -> None:
         self.done.set()
+        self.expiring.put(None)
 
     def _spawn(self) -> None:
         with self._mu:
@@ -199,7 +208,8 @@ class Session:
                     if self.ids.get(node.path) == nid:
                         del self.ids[node.path]
                     node.path = moved
-                    self.ids[moved] = nid
+                    if not node.retired:
+                        self.ids[moved] = nid
 
     def entry(self, unique: int, path: str) -> None:
         """Reply with `path`'s entry: its node id (one more lookup) and attributes."""
@@ -214,6 +224,54 @@ class Session:
         if nid is not None:
             self.ch.notify(k.NOTIFY_INVAL_INODE, k.INVAL_INODE.pack(nid, 0, 0))
 
+    # Under FUSE_WRITEBACK_CACHE the kernel keeps a regular file's size, mtime and ctime as its own and
+    # ignores what a reply says (fs/fuse/inode.c: fuse_get_cache_mask). Another client's change reaches it
+    # by the two calls below.
+    def retire(self, path: str, opens: int = 0) -> bool:
+        """`path`'s node answers no more lookups: the kernel's next lookup of the name gets a new node id, so
+        a new inode with the MDS's attributes (fuse_dentry_revalidate drops a dentry whose node id changed),
+        and the name's dentry is expired now. False if the kernel holds the file open more than `opens`
+        times (see `grow`)."""
+        parent, _, name = path.rpartition("/")
+        with self._mu:
+            nid = self.ids.get(path)
+            node = self.nodes.get(nid) if nid is not None else None
+            if node is None:
+                return True
+            if node.opens > opens:
+                return False
+            del self.ids[path]   # the node keeps its path: what the kernel still asks of it reaches the file
+            node.retired = True
+            pid = self.ids.get(parent or "/")
+        if pid is not None:
+            done = threading.Event()
+            self.expiring.put((pid, name.encode("utf-8", "surrogateescape"), done))
+            done.wait(EXPIRE_WAIT_S)
+        return True
+
+    def grow(self, path: str, size: int) -> None:
+        """The kernel's size of an open `path` moved up to `size` (another client wrote past its end): a
+        one-byte store at the new end (fs/fuse/dev.c: fuse_notify_store grows i_size), whose page is
+        dropped at once so that its bytes are read from the OSTs."""
+        nid = self.ids.get(path)
+        if nid is None or size <= 0:
+            return
+        last = size - 1
+        self.ch.notify(k.NOTIFY_STORE, k.STORE.pack(nid, last, 1, 0), b"\0")
+        self.ch.notify(k.NOTIFY_INVAL_INODE, k.INVAL_INODE.pack(nid, last - last % k.PAGE, k.PAGE))
+
+    def _expire(self) -> None:
+        """Expire dentries on a thread of their own: notify_inval_entry takes the directory's lock (even
+        with FUSE_EXPIRE_ONLY), which a request in that directory may hold while it waits on the MDS, whose
+        change waits on the callback that asked for this. The callback waits for it at most EXPIRE_WAIT_S."""
+        while True:
+            item = self.expiring.get()
+            if item is None:
+                return
+            pid, name, done = item
+            self.ch.notify(k.NOTIFY_INVAL_ENTRY, k.INVAL_ENTRY.pack(pid, len(name), k.EXPIRE_ONLY), name, b"\0")
+            done.set()
+
     # ---- requests ----------------------------------------------------------------------------
     def init(self, unique: int, nodeid: int, body: memoryview) -> None:
         major, minor, max_readahead, flags, _flags2 = k.INIT_IN.unpack_from(body)
@@ -221,7 +279,7 @@ class Session:
             self.ch.error(unique, errno.EPROTO)
             return
         self.ops.init(self)
-        want = flags & self.want
+        want = self.flags = flags & self.want
         self.ch.reply(unique, k.INIT_OUT.pack(7, min(minor, k.MINOR), max_readahead, want, 64, 48, MAX_WRITE, 1,
                                               MAX_WRITE // 4096, 0, 0))
 
@@ -258,10 +316,17 @@ class Session:
             for bit, now, sec, nsec in ((k.FATTR_ATIME, k.FATTR_ATIME_NOW, atime, atimens),
                                         (k.FATTR_MTIME, k.FATTR_MTIME_NOW, mtime, mtimens)):
                 times.append(UTIME_NOW if v & now else sec * 1_000_000_000 + nsec if v & bit else UTIME_OMIT)
-            self.ops.utimens(path, tuple(times))
+            self.ops.utimens(path, tuple(times), touched=self._touched(v, times[1]))
         st = self.ops.getattr(path, fh_or_none)
         s, ns = self.timeout
         self.ch.reply(unique, k.ATTR_OUT.pack(s, ns, 0), k.pack_attr(st))
+
+    def _touched(self, valid: int, mtime: int) -> bool:
+        """Whether an mtime is the kernel's "now": under the writeback cache it sends the time it keeps for a
+        regular file instead of FATTR_MTIME_NOW (fs/fuse/dir.c: iattr_to_fattr, trust_local_cmtime), so a
+        time within TOUCH_WINDOW_NS of ours is taken for one (an explicit time was checked by the kernel)."""
+        return (bool(self.flags & k.WRITEBACK_CACHE) and bool(valid & k.FATTR_MTIME)
+                and not valid & k.FATTR_MTIME_NOW and abs(mtime - time.time_ns()) < TOUCH_WINDOW_NS)
 
     def readlink(self, unique: int, nodeid: int, body: memoryview) -> None:
         self.ch.reply(unique, os.fsencode(self.ops.readlink(self.path(nodeid))))
@@ -345,7 +410,7 @@ class Session:
             self.ops.killpriv(path, suidgid=True, caps=False)
         fh = self.ops.open(path, flags)
         self._opened(nodeid)
-        self.ch.reply(unique, k.OPEN_OUT.pack(fh, k.FOPEN_DIRECT_IO if flags & os.O_APPEND else 0, 0))
+        self.ch.reply(unique, k.OPEN_OUT.pack(fh, self.ops.open_flags(flags), 0))
 
     def create(self, unique: int, nodeid: int, body: memoryview) -> None:
         flags, mode, _umask, _open_flags = k.CREATE_IN.unpack_from(body)
@@ -360,7 +425,7 @@ class Session:
         self._opened(nid)
         s, ns = self.timeout
         self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st),
-                      k.OPEN_OUT.pack(fh, k.FOPEN_DIRECT_IO if flags & os.O_APPEND else 0, 0))
+                      k.OPEN_OUT.pack(fh, self.ops.open_flags(flags), 0))
 
     def _opened(self, nid: int) -> None:
         with self._mu:
@@ -410,7 +475,10 @@ class Session:
 
     def flush(self, unique: int, nodeid: int, body: memoryview) -> None:
         fh = k.RELEASE_IN.unpack_from(body)[0]
-        self.ops.flush(self.path(nodeid), fh)
+        path = self.path(nodeid)
+        self.ops.flush(path, fh)
+        if self.ops.appended(fh):   # the kernel's mtime is its own, older than the MDS's: a new inode next
+            self.retire(path, opens=1)
         self.ch.reply(unique)
 
     def fsync(self, unique: int, nodeid: int, body: memoryview) -> None:

@@ -5,8 +5,9 @@ instance, on Lustre the superblock's address; here a stable 16-hex-digit id of t
 
 What each changes in this client (client/writeback.py, core.py, fuse.py):
     osc.*.max_dirty_mb          dirty (written, not yet sent) data the client may hold per OST; a writer
-                                past it waits for its data to go out; 0: no write-behind, every write()
-                                is an RPC before it returns (Lustre: "no writes are cached")
+                                past it waits for its data to go out; 0: no write-behind, every open
+                                after it bypasses the page cache and each write() is an RPC before it
+                                returns (Lustre: "no writes are cached")
     osc.*.max_pages_per_rpc     4 KiB pages in one write RPC (256: 1 MiB RPCs)
     osc.*.max_rpcs_in_flight    write RPCs in flight to one OST at once
     mdc.*.max_rpcs_in_flight    metadata RPCs in flight to the MDS at once (the client's threads beyond

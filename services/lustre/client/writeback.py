@@ -1,5 +1,6 @@
-"""Write-behind, as Lustre's OSC does it: a write() lands in the client's memory (dirty data of the
-open file) and returns; the dirty data goes to the OSTs in RPC-sized pieces (`max_pages_per_rpc`
+"""Write-behind, as Lustre's OSC does it: a write() lands in the client's memory (the kernel's page
+cache, which sends it here in pieces of up to 1 MiB at writeback, fsync and close; client/fuse.py) and
+returns; the dirty data goes to the OSTs in RPC-sized pieces (`max_pages_per_rpc`
 pages of one object), up to `max_rpcs_in_flight` RPCs in flight per OST, as soon as a stripe row's
 worth has gathered, and all of it on fsync and close, which return once every RPC is acknowledged.
 A writer whose client holds more than `max_dirty_mb` per OST waits until its data has gone out.
