@@ -7,7 +7,9 @@ server's ranks (the server rebooted when the job has ended: only that brings bac
 79); then it checks what the real job did. Not deterministic: step times, the step the fault
 lands after (the fault is raised once rank 0 has reported the step; the others may be a step
 ahead), the time to resume, the measured all-reduce. Deterministic: which ranks restart, from
-which checkpoint (the last one before the fault), the group size after it.
+which checkpoint (the last one written before the group restarted: the group feels the fault at a
+rank's next health check or at gloo's timeout, and a checkpoint due before that is still whole), the
+group size after it.
 
 File: name, description, topology, twin {lustre, ceph}, workload {real: true, gpus, gpus_per_server,
 steps, checkpoint_every, gloo_timeout_s}, storage {dataset: {objects, object_kib, bucket, prefix,
@@ -137,10 +139,15 @@ def check(expect: list[dict[str, Any]], r: dict[str, Any]) -> list[dict[str, Any
         elif key == "ranks_started":
             got, why = r["ranks_started"] == want, f"ranks started per attempt: {r['ranks_started']}"
         elif key == "resumed_from_last_checkpoint_before_fault":
+            # the group feels a fault at a rank's next health check or at gloo's timeout, so the checkpoint
+            # due in between may still be written (whole: every rank took that step): the restart takes the
+            # last one written before it
             fault_t = r["fault"]["t"] if r.get("fault") else None
-            before = [c for c, t in r["checkpoints_at"] if fault_t is not None and t <= fault_t]
+            restart_t = next((a["t"] for a in r["attempts"] if fault_t is not None and a["t"] > fault_t), None)
+            before = [c for c, t in r["checkpoints_at"] if restart_t is not None and t <= restart_t]
             got = bool(before) and r.get("resumed_from_step") == before[-1]
-            why = f"resumed from {r.get('resumed_from_step')}; checkpoints up to the fault: {before}"
+            why = (f"resumed from {r.get('resumed_from_step')}; checkpoints before the restart: {before} "
+                   f"(up to the fault: {[c for c, t in r['checkpoints_at'] if fault_t and t <= fault_t]})")
         elif key == "rank_stopped_on_gpu_lost":
             lost = [f"rank {e['rank']} ({e['server']} local rank {e['local_rank']}): {e['error']}"
                     for e in r["gpu_lost"]]
