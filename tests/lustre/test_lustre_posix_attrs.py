@@ -68,6 +68,22 @@ def test_nanosecond_timestamps_end_to_end(two):
     assert times(a / "ns" / "alices")[:2] == (T0 + 7, T0 + 9)
 
 
+def test_touch_never_moves_mtime_back(two):
+    """`touch` right after a create (pathlib's touch() twice): under the page cache the kernel stamps a
+    file's "now" with its tick-coarse clock, which can be older than the MDS's stamp of the create just
+    before; the mount takes utime(NULL) on its own clock. Seen the same from both mounts."""
+    m, a, b, client = two
+    (a / "touch").mkdir()
+    for i in range(40):
+        p = a / "touch" / f"f{i}"
+        p.touch()
+        created = os.stat(p).st_mtime_ns
+        os.utime(p, None)
+        touched = os.stat(p).st_mtime_ns
+        assert touched >= created, i
+        assert os.stat(b / "touch" / f"f{i}").st_mtime_ns == touched, i
+
+
 def watch(b: Path, *names: str) -> dict[str, tuple[int, int, int]]:
     return {n: times(b / n) for n in names}
 

@@ -298,8 +298,8 @@ class LustreFuse:
         return 0
 
     def utimens(self, path: str, times: tuple[int, int] | None = None, touched: bool = False) -> int:
-        """`touched`: the mtime is the kernel's "now" (under its writeback cache the kernel sends the time,
-        not FATTR_MTIME_NOW), so only write access was needed, which the kernel checked."""
+        """`touched`: the mtime may be the kernel's "now" (under its writeback cache the kernel sends the
+        time, not FATTR_MTIME_NOW), so only write access was needed, which the kernel checked."""
         path = self._real(path)
         of = self.files.get(path)
         if of is not None and of.written and times is not None and times[0] == UTIME_OMIT \

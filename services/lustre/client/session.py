@@ -316,7 +316,11 @@ class Session:
             for bit, now, sec, nsec in ((k.FATTR_ATIME, k.FATTR_ATIME_NOW, atime, atimens),
                                         (k.FATTR_MTIME, k.FATTR_MTIME_NOW, mtime, mtimens)):
                 times.append(UTIME_NOW if v & now else sec * 1_000_000_000 + nsec if v & bit else UTIME_OMIT)
-            self.ops.utimens(path, tuple(times), touched=self._touched(v, times[1]))
+            if self._both_now(v):   # utime(NULL), touch: "now" on this client's clock, not the kernel's tick
+                self.ops.utimens(path, (UTIME_NOW, UTIME_NOW))
+                self.retire(path)   # the kernel keeps its own, coarser mtime: a new inode at the next lookup
+            else:
+                self.ops.utimens(path, tuple(times), touched=self._touched(v, times[1]))
         st = self.ops.getattr(path, fh_or_none)
         s, ns = self.timeout
         self.ch.reply(unique, k.ATTR_OUT.pack(s, ns, 0), k.pack_attr(st))
@@ -327,6 +331,13 @@ class Session:
         time within TOUCH_WINDOW_NS of ours is taken for one (an explicit time was checked by the kernel)."""
         return (bool(self.flags & k.WRITEBACK_CACHE) and bool(valid & k.FATTR_MTIME)
                 and not valid & k.FATTR_MTIME_NOW and abs(mtime - time.time_ns()) < TOUCH_WINDOW_NS)
+
+    def _both_now(self, valid: int) -> bool:
+        """Under the writeback cache, whether a setattr sets both times to now (atime's FATTR_ATIME_NOW
+        still comes; the mtime comes as the kernel's current_time(), a clock tick coarse, which can be older
+        than the MDS's stamp of a change just before it)."""
+        return (bool(self.flags & k.WRITEBACK_CACHE) and valid & (k.FATTR_ATIME_NOW | k.FATTR_MTIME)
+                == k.FATTR_ATIME_NOW | k.FATTR_MTIME and not valid & k.FATTR_MTIME_NOW)
 
     def readlink(self, unique: int, nodeid: int, body: memoryview) -> None:
         self.ch.reply(unique, os.fsencode(self.ops.readlink(self.path(nodeid))))
