@@ -78,7 +78,7 @@ class OpenFile:
     read: bool = False            # read since the last close: the MDS gets the access time (relatime)
     mtime_ns: int = 0             # the kernel's mtime of its writes (fuse_flush_times), sent with the size
     # pages the kernel read through a handle open for writing: a write into part of a page not cached makes
-    # the kernel read it first (fuse_write_begin), which is no user's read; one not written by close was
+    # the kernel read it first (fuse_write_begin), which is no user's read; a page still here at close was
     partial: set[int] = field(default_factory=set)
 
 
@@ -168,6 +168,9 @@ class LustreFuse:
         if subtree:
             prefix = path.rstrip("/") + "/"
             paths |= {p for p in list(self.attrs) + list(self.known) + list(self.names) if p.startswith(prefix)}
+        self._drop_paths(paths)
+
+    def _drop_paths(self, paths: set[str]) -> None:
         self.callbacks += 1
         for p in paths:
             cached = self.attrs.pop(p, None)
@@ -181,6 +184,7 @@ class LustreFuse:
             self.kernel.invalidate(p)
             if p != "/" and not (cached is not None and stat.S_ISDIR(cached[1].mode)):
                 self._recache(p, of)
+        self.kernel.settle()   # the names retired above are expired in the kernel before the cancel
 
     def _recache(self, path: str, of: OpenFile | None) -> None:
         """Under the kernel's writeback cache (it keeps a file's size and times as its own): a file not open
@@ -210,8 +214,7 @@ class LustreFuse:
                 of.size = max(of.size, a.size) if of.dirty else a.size
 
     def _drop_all(self) -> None:
-        for p in list(self.known) + list(self.attrs) + list(self.files) + list(self.names):
-            self._drop(p)
+        self._drop_paths({*list(self.known), *list(self.attrs), *list(self.files), *list(self.names)})
 
     def _forget(self, *paths: str) -> None:
         for p in paths:
@@ -558,7 +561,7 @@ class LustreFuse:
 
     def appended(self, fh: int) -> bool:
         """Whether handle `fh` wrote with O_APPEND (the MDS set the size and mtime, not the kernel)."""
-        return fh in self.appenders and fh in self.appends
+        return fh in self.appends
 
     def open_flags(self, flags: int) -> int:
         """FOPEN_* of an open: O_APPEND, and every open while osc.*.max_dirty_mb is 0 (no writes cached),

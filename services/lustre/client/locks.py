@@ -88,6 +88,11 @@ class KernelCache:
         """The kernel's next lookup of `path` makes a new inode (False: the kernel holds it open)."""
         return self.session.retire(path) if self.session is not None else True
 
+    def settle(self) -> None:
+        """The names retired so far are expired in the kernel (waited for a short while at most)."""
+        if self.session is not None:
+            self.session.settle()
+
     def grow(self, path: str, size: int) -> None:
         """The kernel's size of `path`, open here, moved up to `size`."""
         if self.session is not None:

@@ -72,7 +72,8 @@ class Session:
         self.idle = 0
         self.threads = 0
         self.done = threading.Event()
-        self.expiring: queue.SimpleQueue = queue.SimpleQueue()   # (parent node id, name) to expire
+        # (parent node id, name) to expire, or an Event that `settle` waits on
+        self.expiring: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(target=self._expire, name="fuse-expire", daemon=True).start()
         self.handlers: dict[int, Callable[[int, int, memoryview], None]] = {
             k.LOOKUP: self.lookup, k.GETATTR: self.getattr, k.SETATTR: self.setattr,
@@ -230,8 +231,8 @@ class Session:
     def retire(self, path: str, opens: int = 0) -> bool:
         """`path`'s node answers no more lookups: the kernel's next lookup of the name gets a new node id, so
         a new inode with the MDS's attributes (fuse_dentry_revalidate drops a dentry whose node id changed),
-        and the name's dentry is expired now. False if the kernel holds the file open more than `opens`
-        times (see `grow`)."""
+        and the name's dentry is expired (queued: `settle` waits for it). False if the kernel holds the file
+        open more than `opens` times (see `grow`)."""
         parent, _, name = path.rpartition("/")
         with self._mu:
             nid = self.ids.get(path)
@@ -244,10 +245,14 @@ class Session:
             node.retired = True
             pid = self.ids.get(parent or "/")
         if pid is not None:
-            done = threading.Event()
-            self.expiring.put((pid, name.encode("utf-8", "surrogateescape"), done))
-            done.wait(EXPIRE_WAIT_S)
+            self.expiring.put((pid, name.encode("utf-8", "surrogateescape")))
         return True
+
+    def settle(self) -> None:
+        """Wait until the names retired so far are expired, at most EXPIRE_WAIT_S in all."""
+        done = threading.Event()
+        self.expiring.put(done)
+        done.wait(EXPIRE_WAIT_S)
 
     def grow(self, path: str, size: int) -> None:
         """The kernel's size of an open `path` moved up to `size` (another client wrote past its end): a
@@ -263,14 +268,17 @@ class Session:
     def _expire(self) -> None:
         """Expire dentries on a thread of their own: notify_inval_entry takes the directory's lock (even
         with FUSE_EXPIRE_ONLY), which a request in that directory may hold while it waits on the MDS, whose
-        change waits on the callback that asked for this. The callback waits for it at most EXPIRE_WAIT_S."""
+        change waits on the callback that asked for this. The callback waits for them at most EXPIRE_WAIT_S
+        (`settle`), whatever their number."""
         while True:
             item = self.expiring.get()
             if item is None:
                 return
-            pid, name, done = item
+            if isinstance(item, threading.Event):   # `settle`: everything queued before it is done
+                item.set()
+                continue
+            pid, name = item
             self.ch.notify(k.NOTIFY_INVAL_ENTRY, k.INVAL_ENTRY.pack(pid, len(name), k.EXPIRE_ONLY), name, b"\0")
-            done.set()
 
     # ---- requests ----------------------------------------------------------------------------
     def init(self, unique: int, nodeid: int, body: memoryview) -> None:
@@ -319,6 +327,7 @@ class Session:
             if self._both_now(v):   # utime(NULL), touch: "now" on this client's clock, not the kernel's tick
                 self.ops.utimens(path, (UTIME_NOW, UTIME_NOW))
                 self.retire(path)   # the kernel keeps its own, coarser mtime: a new inode at the next lookup
+                self.settle()
             else:
                 self.ops.utimens(path, tuple(times), touched=self._touched(v, times[1]))
         st = self.ops.getattr(path, fh_or_none)
@@ -490,6 +499,7 @@ class Session:
         self.ops.flush(path, fh)
         if self.ops.appended(fh):   # the kernel's mtime is its own, older than the MDS's: a new inode next
             self.retire(path, opens=1)
+            self.settle()
         self.ch.reply(unique)
 
     def fsync(self, unique: int, nodeid: int, body: memoryview) -> None:
