@@ -59,6 +59,11 @@ class FileMaps:
         self._maps: OrderedDict[tuple[int, int], mmap.mmap] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __contains__(self, key: tuple[int, int]) -> bool:
+        """Whether the file of (st_dev, st_ino) is mapped (its mmap holds a descriptor of it)."""
+        with self._lock:
+            return key in self._maps
+
     def view(self, fd: int, offset: int, length: int) -> memoryview:
         st = os.fstat(fd)
         if offset + length > st.st_size:
