@@ -22,6 +22,10 @@ Choices (README's Slurm section and docs/NVML.md say the same):
   each task's process just before that execs the task: the wrapper's $PPID is the task's) sets it to
   the task's (SetLeasePid). The job's newest task on the node holds the lease: the batch script, then
   each step's task as it starts (one pid per lease, not one per rank; a pid may outlive its step);
+- a MIG task's CUDA_VISIBLE_DEVICES: slurmd with NVML autodetection sets the MIG UUIDs of the job's
+  units (their UniqueId); the twin's slurmd has only gres.conf's device files and would set GRES
+  indexes, which name no device. The TaskProlog prints `export CUDA_VISIBLE_DEVICES=MIG-...` naming
+  the slices the job's lease holds (`mig_visible`);
 - the lease's load is JOB_UTILIZATION (the cluster's jobs are training jobs); a job may report its
   own (ReportLoad on its lease);
 - Slurm owns the allocation: a GPU that the twin says someone else holds (a `twin gpu lease`, the
@@ -161,13 +165,38 @@ def epilog(client: GpuNodeClient, job: str, say) -> int:
     return len(mine)
 
 
-def task(client: GpuNodeClient, job: str, pid: int, say) -> None:
+def task(client: GpuNodeClient, job: str, pid: int, say) -> list:  # noqa: ANN001
     """The TaskProlog: `pid`, the task about to start (the batch script, a step's task), becomes the
-    process NVML lists on the job's devices here: the job's newest task holds its GPUs."""
+    process NVML lists on the job's devices here: the job's newest task holds its GPUs. Returns the
+    devices of the job's leases on this node."""
+    devices = []
     for ls in client.leases():
         if ls.job_id == job:
             client.set_lease_pid(ls.id, pid)
             say(f"{ls.id} of {job}: pid {pid}")
+            devices += list(ls.devices)
+    return devices
+
+
+def mig_visible(units: list[tuple[str, int]], job_indexes: list[int], task_indexes: list[int],
+                devices: list) -> list[str]:
+    """The MIG UUIDs a task's CUDA_VISIBLE_DEVICES names, as slurmd sets it from NVML autodetection
+    (a MIG GRES unit's UniqueId is its MIG UUID; Slurm 21.08+). Which slice is which: the i-th of the
+    job's indexes of a profile (in index order) is the i-th MIG device of that profile the job's lease
+    holds here (by GPU, GPU instance, compute instance), so the names are of slices the job holds.
+    [] for a task with no MIG GRES (whole GPUs keep Slurm's indexes)."""
+    held: dict[str, list[str]] = {}
+    for d in sorted((d for d in devices if d.is_mig), key=lambda d: (d.gpu, d.gi_id, d.ci_id)):
+        held.setdefault(d.mig_profile, []).append(d.uuid)
+    nth: dict[int, tuple[str, int]] = {}
+    seen: Counter[str] = Counter()
+    for i in sorted(set(job_indexes) | set(task_indexes)):
+        gres_type = units[i][0] if i < len(units) else GPU_TYPE
+        if gres_type != GPU_TYPE:
+            profile = gres_type.removeprefix(MIG_TYPE_PREFIX)
+            nth[i] = (profile, seen[profile])
+            seen[profile] += 1
+    return [held[p][k] for p, k in (nth[i] for i in task_indexes if i in nth) if k < len(held.get(p, []))]
 
 
 def address_of(run_dir: Path, node: str) -> str:
@@ -187,11 +216,15 @@ def run(role: str, run_dir: Path, env: dict[str, str], say, pid: int = 0) -> Non
             if not epilog(client, job, say):
                 say(f"{job} held no lease")
             return
-        if role == "task":
-            task(client, job, pid, say)
-            return
         indexes = parse_indexes(env.get("SLURM_JOB_GPUS", ""))
         units = node_units((run_dir / "slurm" / "gres.conf").read_text(), node)
+        if role == "task":
+            devices = task(client, job, pid, say)
+            mine = parse_indexes(env.get("SLURM_STEP_GPUS", "")) or indexes
+            if uuids := mig_visible(units, indexes, mine, devices):
+                say(f"CUDA_VISIBLE_DEVICES={','.join(uuids)} (GRES {','.join(map(str, mine))})")
+                print(f"export CUDA_VISIBLE_DEVICES={','.join(uuids)}", flush=True)   # slurmstepd reads it
+            return
         whole, mig = wanted(units, indexes)
         if whole or mig:
             prolog(client, job, whole, mig, say)
@@ -238,12 +271,14 @@ def install(slurm_dir: Path, run_dir: Path) -> dict[str, str]:
             "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
             # this tree's generated protobuf code first: the installed project may be another checkout's
             f"export PYTHONPATH={q(str(repo))}:{q(str(repo / 'protos' / 'gen'))}\n"
-            # stdout is the TaskProlog's channel to slurmstepd ("export NAME=value"): nothing goes there.
+            # stdout is the TaskProlog's channel to slurmstepd ("export NAME=value"): only the task's
+            # CUDA_VISIBLE_DEVICES goes there, the Prolog's and Epilog's go nowhere.
             # Exit 0 whatever Python did: a failed Prolog drains the node, a failed TaskProlog fails the task.
             f"{q(sys.executable)} -m services.slurm.job_leases {role} --run-dir {q(str(run_dir))} "
             # slurmstepd runs the TaskProlog from the task's process, before that execs the task
-            + ('--pid "$PPID" ' if role == "task" else "") +
-            f"</dev/null >/dev/null 2>>{q(str(slurm_dir / 'log'))}/job-leases-\"$SLURMD_NODENAME\".log\n"
+            + ('--pid "$PPID" ' if role == "task" else "")
+            + ("</dev/null " if role == "task" else "</dev/null >/dev/null ") +
+            f"2>>{q(str(slurm_dir / 'log'))}/job-leases-\"$SLURMD_NODENAME\".log\n"
             "exit 0\n")
         wrapper.chmod(0o755)
         lines[key] = str(wrapper)

@@ -33,6 +33,22 @@ n.nvmlInit()
 print(json.dumps({n.nvmlDeviceGetMinorNumber(h): [p.pid for p in n.nvmlDeviceGetComputeRunningProcesses(h)]
                   for h in map(n.nvmlDeviceGetHandleByIndex, range(n.nvmlDeviceGetCount()))}))
 """
+# Each GPU a MIG job sees: its MIG devices' UUIDs and the pids of its running compute processes
+QUERY_MIG = """
+import json, pynvml as n
+n.nvmlInit()
+out = {}
+for h in map(n.nvmlDeviceGetHandleByIndex, range(n.nvmlDeviceGetCount())):
+    migs = []
+    for i in range(n.nvmlDeviceGetMaxMigDeviceCount(h)):
+        try:
+            migs.append(n.nvmlDeviceGetUUID(n.nvmlDeviceGetMigDeviceHandleByIndex(h, i)))
+        except n.NVMLError:
+            pass
+    pids = [p.pid for p in n.nvmlDeviceGetComputeRunningProcesses(h)]
+    out[n.nvmlDeviceGetMinorNumber(h)] = {"mig": migs, "pids": pids}
+print(json.dumps(out))
+"""
 MIG_3G = "gpu:nvidia_h100_80gb_hbm3_3g.40gb"
 
 
@@ -121,24 +137,31 @@ def test_scancel_releases_the_jobs_leases(twin: tuple[Path, Twin], tmp_path: Pat
     assert any(x.split()[1] == "epilog" and "released" in x for x in log_lines(run_dir, node, job))
 
 
-def test_a_mig_job_holds_its_slices(twin: tuple[Path, Twin], tmp_path: Path) -> None:
+def test_a_mig_job_holds_its_slices_and_sees_only_them(twin: tuple[Path, Twin], tmp_path: Path) -> None:
     """gpu004 is the rack's MIG server: a job given two 3g.40gb slices holds two MIG devices of that
-    profile (which instance of the profile is the twin's pick, see job_leases.py)."""
+    profile (which instance of the profile is the twin's pick, see job_leases.py), and its
+    CUDA_VISIBLE_DEVICES names those two by MIG UUID, as slurmd sets it from NVML autodetection: NVML
+    in the job shows their GPUs with only those MIG devices, and the job's process on them."""
     run_dir, client = twin
     node = "gpu004"
-    (tmp_path / "q.py").write_text(QUERY)
+    (tmp_path / "q.py").write_text(QUERY_MIG)
     job = submit(run_dir, tmp_path, "-p", "dev", "-w", node, f"--gres={MIG_3G}:2",
-                 wrap=f"echo $CUDA_VISIBLE_DEVICES > cvd; {sys.executable} q.py > visible.json; sleep 300")
+                 wrap=f"echo $$ > batch.pid; echo $CUDA_VISIBLE_DEVICES > cvd; {sys.executable} q.py > visible.json; "
+                      "sleep 300")
     wait_for(lambda: sum(len(ls.devices) for ls in job_leases(client, node, job)) == 2, 60,
              f"job {job}'s two slices leased")
     devices = [d for ls in job_leases(client, node, job) for d in ls.devices]
     assert all(d.is_mig and d.mig_profile == "3g.40gb" for d in devices), devices
-    # As docs/NVML.md says: Slurm's CUDA_VISIBLE_DEVICES for MIG GRES are GRES indexes (3g.40gb are
-    # 24-31 on gpu004), which name no device of the node, so NVML in the job shows no GPU.
     wait_for(lambda: (tmp_path / "visible.json").exists() and (tmp_path / "visible.json").read_text(), 60,
              f"job {job}'s NVML query")
-    assert [int(i) for i in (tmp_path / "cvd").read_text().strip().split(",")] == job_gpus(run_dir, job)
-    assert min(job_gpus(run_dir, job)) >= 24 and json.loads((tmp_path / "visible.json").read_text()) == {}
+    assert min(job_gpus(run_dir, job)) >= 24   # Slurm's GRES indexes of 3g.40gb units on gpu004: 24-31
+    held = sorted(devices, key=lambda d: (d.gpu, d.gi_id, d.ci_id))
+    assert (tmp_path / "cvd").read_text().strip().split(",") == [d.uuid for d in held]
+    pid = int((tmp_path / "batch.pid").read_text())
+    visible = json.loads((tmp_path / "visible.json").read_text())
+    assert {int(g): sorted(v["mig"]) for g, v in visible.items()} == {
+        g: sorted(d.uuid for d in held if d.gpu == g) for g in {d.gpu for d in held}}
+    assert all(v["pids"] and set(v["pids"]) == {pid} for v in visible.values()), visible
     slurm(run_dir, "scancel", job)
     wait_for(lambda: not job_leases(client, node, job), 30, f"cancelled job {job}'s slices released")
 
