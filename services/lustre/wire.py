@@ -31,6 +31,10 @@ CHANNEL_OPTIONS = [
     # a bigger HTTP/2 stream window than gRPC's default: 1 MiB object reads go ~1.6x faster here
     ("grpc.http2.lookahead_bytes", 8 * 1024 * 1024),
 ]
+# The clients' unary calls as framed calls (emulator/frame_rpc.py): the MDS's on its gRPC port + 1, an
+# OSS's on its gRPC port + 2 (+ 1 is its bulk port, bulk.py); the same servicer answers both ports.
+MDS_FRAMED_OFFSET = 1
+OSS_FRAMED_OFFSET = 2
 T = TypeVar("T")
 IO_UNIT = 1024 * 1024   # the size of one object read RPC: 1 MiB messages move fastest through gRPC Python
 

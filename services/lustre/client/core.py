@@ -2,6 +2,11 @@
 striped object I/O to the OSSs, per the file's RAID0 layout, with the per-stripe RPCs of one
 request in flight together.
 
+Calls go to the MDS and the OSSs as framed calls (emulator/frame_rpc.py, on the MDS's gRPC port + 1
+and an OSS's + 2): the same RPCs and messages as their gRPC services, without HTTP/2, whose cost per
+call was as much as the MDS's work for a create. The LDLM callback stream and the concurrent
+per-stripe calls of one request (`future`) stay on gRPC; bulk reads have their own port (bulk.py).
+
 Failover: each target has a list of servers (the MDS pair; an OSS and its partner). A call that
 finds its server unreachable (UNAVAILABLE) tries the next one and keeps cycling until
 `failover_timeout`, as a Lustre client blocks in recovery; after that it fails with EIO (a target
@@ -25,12 +30,13 @@ from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
 from emulator import paging
 from emulator.errors import BadInput
+from emulator.frame_rpc import FramedChannel, framed_address
 from emulator.manifest import Manifest
 from services.lustre.bulk import BulkClient
 from services.lustre.errors import errno_of
 from services.lustre.layout import Layout
 from services.lustre.manifest import LustreSection
-from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT
+from services.lustre.wire import CHANNEL_OPTIONS, IO_UNIT, MDS_FRAMED_OFFSET, OSS_FRAMED_OFFSET
 
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 READ_THREADS = int(os.environ.get("TWIN_LUSTRE_READ_THREADS", "8"))   # bulk reads in flight per client
@@ -67,12 +73,18 @@ class Gate:
 
 
 class Target:
-    """One service reachable at one of several addresses (failover), one channel per address."""
+    """One service reachable at one of several addresses (failover), one channel per address. With
+    `framed_offset`, `call`s go as framed calls to each address's port + offset (emulator/frame_rpc.py);
+    streams and futures stay on gRPC."""
 
-    def __init__(self, addresses: list[str], stub_cls: type, failover_timeout: float) -> None:
+    def __init__(self, addresses: list[str], stub_cls: type, failover_timeout: float,
+                 framed_offset: int | None = None) -> None:
         self.addresses = addresses
         self.channels = [grpc.insecure_channel(a, options=CHANNEL_OPTIONS) for a in addresses]
         self.stubs = [stub_cls(c) for c in self.channels]
+        self.framed = [FramedChannel(framed_address(a, framed_offset)) for a in addresses] \
+            if framed_offset is not None else []
+        self.callers = [stub_cls(c) for c in self.framed] or self.stubs
         self.current = 0
         self.failover_timeout = failover_timeout
 
@@ -82,7 +94,7 @@ class Target:
         while True:
             i = self.current
             try:
-                return getattr(self.stubs[i], method)(request, timeout=timeout, metadata=metadata)
+                return getattr(self.callers[i], method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as e:
                 retry = e.code() in RETRY_CODES and (errno_of(e) in (errno.EIO, errno.EAGAIN, errno.ENODEV))
                 if not retry:
@@ -99,25 +111,26 @@ class Target:
         return getattr(self.stubs[self.current], method).future(request, timeout=timeout)
 
     def close(self) -> None:
-        for c in self.channels:
+        for c in [*self.channels, *self.framed]:
             c.close()
 
 
 class LustreClient:
-    """Talks to one filesystem's MDS and OSSs. Thread-safe: gRPC channels are, and it keeps no
-    per-file state (the FUSE layer does)."""
+    """Talks to one filesystem's MDS and OSSs. Thread-safe: gRPC channels are, a framed channel keeps a
+    connection per thread, and it keeps no per-file state (the FUSE layer does)."""
 
     def __init__(self, mds: list[str], ost_servers: dict[int, list[str]], fsname: str = "lustre",
                  failover_timeout: float = 30.0) -> None:
         self.fsname = fsname
         self.failover_timeout = failover_timeout
-        self.mds = Target(mds, pb_grpc.LustreMdsStub, failover_timeout)
+        self.mds = Target(mds, pb_grpc.LustreMdsStub, failover_timeout, framed_offset=MDS_FRAMED_OFFSET)
         by_addrs: dict[tuple[str, ...], Target] = {}
         self.osts: dict[int, Target] = {}
         for idx, addrs in ost_servers.items():
             key = tuple(addrs)
             if key not in by_addrs:
-                by_addrs[key] = Target(list(addrs), pb_grpc.LustreOssStub, failover_timeout)
+                by_addrs[key] = Target(list(addrs), pb_grpc.LustreOssStub, failover_timeout,
+                                       framed_offset=OSS_FRAMED_OFFSET)
             self.osts[int(idx)] = by_addrs[key]
         self.cred = pb.LustreCred()
         self._lock = threading.Lock()

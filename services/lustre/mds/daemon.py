@@ -47,7 +47,7 @@ from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.mds.servicer import MdsServicer, inode_time
 from services.lustre.ost import MdtState, OstState
 from services.lustre.server import LustreDaemon
-from services.lustre.wire import CHANNEL_OPTIONS
+from services.lustre.wire import CHANNEL_OPTIONS, MDS_FRAMED_OFFSET
 
 log = logging.getLogger("lustre.mds")
 
@@ -197,12 +197,13 @@ class MdsDaemon(LustreDaemon):
     async def start(self) -> None:
         servicer = ldlm.attach(MdsServicer(self), ldlm.LockManager())   # the clients' cache locks
         await self.start_service(pb_grpc.add_LustreMdsServicer_to_server, servicer, SERVICE_NAME,
-                                 serving=False)
+                                 serving=False, framed_offset=MDS_FRAMED_OFFSET)
         for work in (self.take_over(), self.poller(), self.destroyer()):
             self.background(work, work.__name__)
         log.info("%s serving %s on %s", self.name, SERVICE_NAME, self.cfg.grpc)
 
     async def close(self) -> None:
+        await self.close_framed()
         if self.ns is not None:
             self.ns.close()
         self.events.close()

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, create_tables, make_engine
+from emulator.store import Base, Writer, create_tables, make_engine, upserts
 from services.lustre import xattrs
 from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
@@ -79,21 +79,18 @@ class MetaRow(Base):
 
 
 class Statements:
-    """The store's writes, built once: a statement's construction and cache-key walk cost more than
-    running it (DurableNamespace._save)."""
+    """The store's writes, built once for the store's dialect: a statement's construction and cache-key
+    walk cost more than running it (DurableNamespace._save)."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialect: str) -> None:
         def by_ino(table: Any) -> Any:
             return delete(table).where(table.c.fsname == bindparam("fs"), table.c.ino == bindparam("i"))
         it, lt, tt, mt = InodeRow.__table__, LinkRow.__table__, NodeTypeRow.__table__, MetaRow.__table__
         self.delete_inode, self.delete_links, self.delete_type = by_ino(it), by_ino(lt), by_ino(tt)
-        self.insert_inode, self.insert_link, self.insert_type, self.insert_meta = (
-            insert(it), insert(lt), insert(tt), insert(mt))
+        self.upsert_inode = upserts(dialect, [InodeRow])[InodeRow]   # a changed inode's row in one statement
+        self.insert_link, self.insert_type, self.insert_meta = insert(lt), insert(tt), insert(mt)
         self.delete_meta = delete(mt).where(mt.c.fsname == bindparam("fs"))
         self.update_meta = update(mt).where(mt.c.fsname == bindparam("fs")).values(doc=bindparam("d"))
-
-
-STATEMENTS = Statements()
 
 
 def layout_doc(layout: Layout | None) -> Any:
@@ -124,6 +121,8 @@ class DurableNamespace:
     def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: int) -> None:
         self.engine = make_engine(url)
         create_tables(self.engine, [InodeRow, LinkRow, NodeTypeRow, MetaRow])
+        self.sql = Statements(self.engine.dialect.name)
+        self.writer = Writer(self.engine)
         self.fsname = fsname
         self.lock = threading.RLock()
         self.ns = Namespace(fsname, osts, now, mdt=mdt)
@@ -155,27 +154,27 @@ class DurableNamespace:
                     xattrs={k: base64.b64encode(v).decode() for k, v in xs.items()} if xs else None)
 
     def _save(self, upsert: list[Inode], removed: list[int]) -> None:
-        """One transaction: the touched inodes' rows replaced, removed ones deleted, the counters
-        written when they changed. SQLAlchemy Core statements built once (STATEMENTS) and run with
-        parameter lists: building them per call cost more than the transaction itself."""
+        """One transaction: the touched inodes' rows replaced (upserted), removed ones deleted, the
+        counters written when they changed. SQLAlchemy Core statements built once (Statements) and run
+        with parameter lists: building them per call cost more than the transaction itself."""
         fs = self.fsname
         rows = {n.ino: self._row(n) for n in upsert if n.ino in self.where}   # not orphans: they have no row
         for ino in rows:
             self.versions[ino] = self.versions.get(ino, 0) + 1
         meta = self._meta()
-        gone = set(removed) | set(rows)
-        relink = {i for i in gone if i in self._linked or len(self.where.get(i, ())) > 1}
+        gone = set(removed) - set(rows)
+        relink = {i for i in gone | set(rows) if i in self._linked or len(self.where.get(i, ())) > 1}
         links = [dict(fsname=fs, ino=i, parent=e.parent, name=e.name)
                  for i in relink for e in self.where.get(i, [])[1:]]
         untyped = set(removed) & self._typed
         typed = [dict(fsname=fs, ino=n.ino, kind=n.kind, target=n.target, rdev=n.rdev) for n in upsert
                  if not n.is_dir and n.kind != st.S_IFREG and n.ino not in self._typed]
-        sql = STATEMENTS
-        with self.engine.begin() as conn:
+        sql = self.sql
+        with self.writer.transaction() as conn:
             for stmt, inos in ((sql.delete_inode, gone), (sql.delete_links, relink), (sql.delete_type, untyped)):
                 if inos:
                     conn.execute(stmt, [{"fs": fs, "i": i} for i in inos])
-            for stmt, new in ((sql.insert_inode, list(rows.values())), (sql.insert_link, links),
+            for stmt, new in ((sql.upsert_inode, list(rows.values())), (sql.insert_link, links),
                               (sql.insert_type, typed)):
                 if new:
                     conn.execute(stmt, new)
@@ -492,6 +491,7 @@ class DurableNamespace:
         return any(n.startswith(xattrs.PRIVILEGED) for n in self.xattrs.get(ino, ()))
 
     def close(self) -> None:
+        self.writer.close()
         self.engine.dispose()
 
     def inode_count(self) -> int:

@@ -46,6 +46,7 @@ from services.lustre.oss.objects import ObjectStore
 from services.lustre.oss.servicer import OssServicer, timed
 from services.lustre.oss.targets import OstTarget
 from services.lustre.server import LustreDaemon
+from services.lustre.wire import OSS_FRAMED_OFFSET
 
 log = logging.getLogger("lustre.oss")
 
@@ -196,7 +197,7 @@ class OssDaemon(LustreDaemon):
         else:
             await asyncio.to_thread(self.manage_once)   # take our own OSTs before answering anyone
         await self.start_service(pb_grpc.add_LustreOssServicer_to_server, OssServicer(self), SERVICE_NAME,
-                                 serving=not self.down)
+                                 serving=not self.down, framed_offset=OSS_FRAMED_OFFSET)
         try:
             self.bulk = BulkServer(self.cfg.grpc, self.served, lambda st, n, fn: timed(st, "read", n, self.scale, fn))
             self.bulk.start()
@@ -208,6 +209,7 @@ class OssDaemon(LustreDaemon):
                  ", ".join(f"OST{i:04x}" for i in self.stores), self.cfg.grpc, self.scale, self.partner)
 
     async def close(self) -> None:
+        await self.close_framed()
         if self.bulk is not None:
             self.bulk.close()
         with self.managing:
