@@ -44,9 +44,18 @@ Ops = list[tuple[pb.CephChunkOp, Data]]     # operations as the OSD receives the
 PORT_OFFSET = 200   # an OSD's messenger port: its gRPC port + this (6800 + n -> 7000 + n, in Ceph's 6800-7300)
 
 
+MON_FRAMED_PORT = 6789   # the monitor's legacy msgr1 port; here its CephMon unary calls, framed (frame_rpc.py)
+
+
 def msgr_address(grpc_address: str) -> str:
     host, _, port = grpc_address.rpartition(":")
     return f"{host}:{int(port) + PORT_OFFSET}"
+
+
+def mon_framed_address(grpc_address: str) -> tuple[str, int]:
+    """Where the monitor at `grpc_address` (its msgr2 port, 3300) answers framed calls."""
+    host, _, _port = grpc_address.rpartition(":")
+    return host.strip("[]"), MON_FRAMED_PORT
 
 
 def frame(msg: pb.CephOsdChunkStreamRequest | pb.CephOsdChunkStreamResponse,

@@ -30,6 +30,7 @@ from clustertwin.v1 import ceph_pb2_grpc as pb_grpc
 from emulator import bus
 from emulator.daemon import TwinDaemon, main
 from emulator.daemon_config import DaemonConfig
+from emulator.frame_rpc_server import FramedServer
 from services.ceph.cluster import Cluster
 from services.ceph.crush import CrushMap
 from services.ceph.daemon_spec import MonSpec
@@ -41,6 +42,7 @@ from services.ceph.mon.rbd_service import RbdServicer
 from services.ceph.mon.servicer import MonServicer
 from services.ceph.mon.store import MonStore
 from services.ceph.monitor import MonTiming
+from services.ceph.msgr import mon_framed_address
 from services.ceph.pool import erasure_pool, replicated_pool
 from services.ceph.remote_chunkstore import CHANNEL_OPTIONS, Failure, RemoteChunkStore
 
@@ -78,6 +80,7 @@ class MonDaemon(TwinDaemon):
 
     def __init__(self, cfg: DaemonConfig) -> None:
         super().__init__(cfg)
+        self.framed = FramedServer()
         now = self.clock.now()
         self.addresses = {o.id: o.grpc for o in MonSpec.of(cfg).osds}
         # The monitor's own chunk I/O (the bucket index, removals, recovery) stays on the OSDs' gRPC
@@ -149,10 +152,13 @@ class MonDaemon(TwinDaemon):
         rbd = RbdServicer(self.io, op_timeout=MonSpec.of(self.cfg).op_timeout)
         await self.start_grpc([(pb_grpc.add_CephMonServicer_to_server, mon, SERVICE_NAME),
                                (pb_grpc.add_CephRbdServicer_to_server, rbd, RBD_SERVICE_NAME)], options=CHANNEL_OPTIONS)
+        self.framed.add(pb_grpc.add_CephMonServicer_to_server, mon)   # the gateway's calls (frame_rpc.py)
+        await self.framed.start(*mon_framed_address(self.cfg.grpc))
         self.background(self.map_loop(), "map")
         log.info("%s serving CephMon on %s (clock scale %g)", self.cfg.name, self.cfg.grpc, self.cfg.clock_scale)
 
     async def close(self) -> None:
+        await self.framed.close()
         with self.io.lock:
             self.store.save_map(self.cluster)
         self.chunks.close()

@@ -18,10 +18,9 @@ from dataclasses import asdict
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, Connection, Float, Integer, String, Text, bindparam, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, create_tables, make_engine
+from emulator.store import Base, Writer, create_tables, make_engine, upserts
 from services.ceph.cluster import Cluster
 from services.ceph.mon.model import Fault, User
 from services.ceph.pg import ObjectInfo, PlacementGroup
@@ -107,25 +106,12 @@ def apply_pg_row(pg: PlacementGroup, r: PgRow) -> None:
     pg.backfilled = {int(p): set(s) for p, s in r.backfilled.items()}
 
 
-def _upserts(dialect: str) -> dict[type[Base], Any]:
-    """One INSERT ... ON CONFLICT DO UPDATE per table (SQLite >= 3.24 and PostgreSQL alike), built once:
-    the monitor commits a PG row per object write, so these statements are on the hot path."""
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    out: dict[type[Base], Any] = {}
-    for row in TABLES:
-        table = row.__table__
-        stmt = insert(table)
-        keys = [c.name for c in table.primary_key.columns]   # type: ignore[attr-defined]
-        rest = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}   # type: ignore[attr-defined]
-        out[row] = stmt.on_conflict_do_update(index_elements=keys, set_=rest)
-    return out
-
-
 class MonStore:
     def __init__(self, url: str) -> None:
         self.engine = make_engine(url)
         create_tables(self.engine, TABLES)
-        self._upsert_of = _upserts(self.engine.dialect.name)
+        self._upsert_of = upserts(self.engine.dialect.name, TABLES)
+        self.writer = Writer(self.engine)
         self._delete_object = delete(ObjectRow).where(ObjectRow.pg == bindparam("pg"),
                                                       ObjectRow.name == bindparam("name"))
 
@@ -149,7 +135,7 @@ class MonStore:
                 dels.append({"pg": pgid, "name": name})
             else:
                 ups.append({"pg": pgid, "name": name, "size": info.size, "crcs": list(info.crcs)})
-        with self.engine.begin() as c:
+        with self.writer.transaction() as c:
             if dels:
                 c.execute(self._delete_object, dels)
             if ups:
@@ -163,18 +149,18 @@ class MonStore:
         osds = [{"id": o.id, "up": o.up, "in": o.in_, "weight": o.weight,
                  "auto_out": life[o.id].auto_out if o.id in life else False,
                  "down_at": life[o.id].down_at if o.id in life else None} for o in cluster.crush.osds.values()]
-        with self.engine.begin() as c:
+        with self.writer.transaction() as c:
             self._upsert(c, OsdMapRow, {"id": 1, "epoch": mon.epoch, "flags": sorted(mon.flags),
                                         "last_up_change": mon.last_up_change, "last_in_change": mon.last_in_change})
             self._upsert(c, OsdRow, osds)
             self._upsert(c, PgRow, [pg_row(pg) for pg in cluster.pgs.values()])
 
     def save_user(self, user: User) -> None:
-        with self.engine.begin() as c:
+        with self.writer.transaction() as c:
             self._upsert(c, UserRow, asdict(user))
 
     def save_fault(self, fault: Fault) -> None:
-        with self.engine.begin() as c:
+        with self.writer.transaction() as c:
             self._upsert(c, FaultRow, asdict(fault))
 
     def users(self) -> list[User]:
@@ -217,4 +203,5 @@ class MonStore:
         return True
 
     def close(self) -> None:
+        self.writer.close()
         self.engine.dispose()

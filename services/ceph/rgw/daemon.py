@@ -114,7 +114,7 @@ async def _serve(cfg: DaemonConfig) -> None:
     await health.enter_graceful_shutdown()
     await server.stop(grace=1.0)
     http.close()
-    cluster.channel.close()
+    cluster.close()
     if direct is not None:
         direct.close()
 
