@@ -105,6 +105,19 @@ def _recv_exact(sock: socket.socket, n: int) -> bytearray:
     return buf
 
 
+def _open(sock: socket.socket) -> bool:
+    """Whether a kept connection is still open: nothing to read on it between calls (a server that
+    closed it, or was killed, left an end of file or a reset there)."""
+    try:
+        sock.setblocking(False)   # (a timeout would make recv wait for it; the call sets its own after)
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False   # an end of file, or bytes no call asked for
+
+
 class _Held:
     """A thread's connection (its thread-local value: collected when the thread ends)."""
 
@@ -172,7 +185,9 @@ class FramedChannel:
     def _sock(self) -> socket.socket:
         held = getattr(self._local, "held", None)
         if held is not None:
-            return held.sock
+            if _open(held.sock):
+                return held.sock
+            self._drop(held.sock)   # the server closed it since (restarted): a new connection, as gRPC makes
         if self.closed:
             raise FramedRpcError(grpc.StatusCode.UNAVAILABLE, f"the channel to {self._where()} is closed")
         try:

@@ -135,6 +135,11 @@ def test_a_server_gone_is_unavailable_and_one_back_on_its_port_is_reached_again(
         assert e.value.code() == grpc.StatusCode.UNAVAILABLE
         lis = Listener(s, port)
         assert stub.Getattr(pb.LustreMdsGetattrRequest(path="/4"), timeout=5).attr.fid == "/4"
+        # a server restarted between two calls: the kept connection is found closed and made again,
+        # the call succeeds (as a gRPC channel reconnects)
+        lis.close()
+        lis = Listener(s, port)
+        assert stub.Getattr(pb.LustreMdsGetattrRequest(path="/5"), timeout=5).attr.fid == "/5"
     finally:
         ch.close()
         lis.close()
