@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 
 from emulator import fdpass
+from emulator.frame_rpc import recv_exact
 
 log = logging.getLogger("lustre.bulk")
 
@@ -49,18 +50,6 @@ def bulk_address(grpc_address: str) -> tuple[str, int]:
 def local_name(address: tuple[str, int]) -> str:
     """The abstract Unix socket of the bulk port at `address`, for clients on the OSS's host."""
     return f"\0clustertwin-bulk-{address[0]}:{address[1]}"
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)   # one syscall, not one per segment
-        if k == 0:
-            raise ConnectionError("bulk peer closed the connection")
-        got += k
-    return buf
 
 
 # ---- server (in the OSS) ---------------------------------------------------------------------
@@ -105,7 +94,7 @@ class BulkServer:
         with conn:
             while not self.stop.is_set():
                 try:
-                    head = _recv_exact(conn, REQ.size)
+                    head = recv_exact(conn, REQ.size)
                 except (ConnectionError, OSError):
                     return
                 magic, ost, seq, objid, offset, length = REQ.unpack(head)
@@ -197,8 +186,8 @@ class BulkClient:
                 finally:
                     fdpass.close_all(fds)
             else:
-                magic, err, n, _size = REP.unpack(_recv_exact(s, REP.size))
-                data = bytes(_recv_exact(s, n)) if n and magic == MAGIC else b""
+                magic, err, n, _size = REP.unpack(recv_exact(s, REP.size))
+                data = bytes(recv_exact(s, n)) if n and magic == MAGIC else b""
             if magic != MAGIC:
                 raise BulkError(errno.EPROTO, "bad bulk reply")
         except BaseException:
