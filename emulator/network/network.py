@@ -111,6 +111,12 @@ class Network:
     def rail_addresses(self, host: str) -> list[str]:
         return list(self._host(host).rails)
 
+    def rails_up(self, host: str) -> list[int]:
+        """The compute rails of a host whose cable and switch are up (its HCA ports Active)."""
+        ifnames = {e.ifname for w in self.plan.wires if w.plane == COMPUTE and self.wire_up(w)
+                   for e in (w.a, w.b) if e.ns == host}
+        return [r for r in range(len(self._host(host).rails)) if f"rail{r}" in ifnames]
+
     def netns(self, name: str) -> str:
         """The kernel namespace of a host, or of a switch namespace label (`ib-leaf01`,
         `eth-leaf01-storage`, `oob-core01`): setns into /run/netns/<this>."""

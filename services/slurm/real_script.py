@@ -61,7 +61,12 @@ export PYTHON=${{PYTHON:-{shlex.quote(python)}}}
 export CKPT_DIR=${{CKPT_DIR:-{root}/${{SLURM_JOB_NAME}}-${{SLURM_JOB_ID}}}}
 MAX_RESTARTS=${{MAX_RESTARTS:-{max_restarts}}}
 export ATTEMPT=${{SLURM_RESTART_COUNT:-0}}
-export MASTER=$(ip -4 -o addr show dev rail0 | awk '{{split($4, a, "/"); print a[1]}}')
+# the lowest rail with carrier (rail 0 unless its leaf switch is down): the rendezvous, on every node
+for r in 0 1 2 3 4 5 6 7; do
+    ip -o link show dev "rail$r" 2>/dev/null | grep -q LOWER_UP && {{ export RAIL=rail$r; break; }}
+done
+export RAIL=${{RAIL:?no compute rail is up on the batch host}}
+export MASTER=$(ip -4 -o addr show dev $RAIL | awk '{{split($4, a, "/"); print a[1]}}')
 export NNODES=$SLURM_JOB_NUM_NODES PER_NODE=${{SLURM_GPUS_ON_NODE:?the job has no GPUs: --gres=gpu:...}}
 export TORCHRUN_RESTARTS=${{TORCHRUN_RESTARTS:-0}}
 export LD_LIBRARY_PATH={shlex.quote(str(LIB_DIR))}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}
@@ -70,7 +75,7 @@ mkdir -p "$CKPT_DIR"
 echo "[$(date +%T)] job $SLURM_JOB_ID attempt $ATTEMPT on $SLURM_JOB_NODELIST: $NNODES nodes x $PER_NODE ranks, \\
 rendezvous and MASTER_ADDR on $MASTER"
 srun --kill-on-bad-exit=1 bash -c '
-  LOCAL=$(ip -4 -o addr show dev rail0 | awk "{{split(\\$4, a, \\"/\\"); print a[1]}}")
+  LOCAL=$(ip -4 -o addr show dev $RAIL | awk "{{split(\\$4, a, \\"/\\"); print a[1]}}")
   HOST=false; [ "$LOCAL" = "$MASTER" ] && HOST=true
   export TWIN_SERVER=$SLURMD_NODENAME
   exec "$PYTHON" -m torch.distributed.run --nnodes="$NNODES" --nproc-per-node="$PER_NODE" \\

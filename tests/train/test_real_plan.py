@@ -30,6 +30,14 @@ def test_only_the_first_node_hosts_the_rendezvous_on_its_rail0_address() -> None
         assert la.env["CUDA_VISIBLE_DEVICES"] == "0,1" and la.env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] == "1"
 
 
+def test_the_rendezvous_moves_to_the_rail_given() -> None:
+    launches = plan(nodes(2), "job", [], rail=4)
+    assert [flag(la.argv, "local-addr") for la in launches] == ["10.100.64.1", "10.100.64.2"]
+    assert flag(launches[1].argv, "rdzv-endpoint") == f"10.100.64.1:{RDZV_PORT}"
+    with pytest.raises(ValueError, match="rail 8 is not a compute rail"):
+        plan(nodes(2), "job", [], rail=8)
+
+
 def test_bad_plans_are_refused() -> None:
     with pytest.raises(ValueError, match="no servers"):
         plan([], "job", [])
@@ -74,3 +82,10 @@ def test_the_prediction_scales_the_nics_as_the_twin_shapes_its_rails() -> None:
     # NIC-bound at 1/1000: the bandwidth term, 2(N-1)/N * S over two ranks' NICs per server.
     assert scaled["time_s"] == pytest.approx(2 * 5 / 6 * (1 << 20) / (2 * 0.048e9), rel=0.01)
     assert "error" in predicted_allreduce(1 << 20, 5, 2, 0.001)  # 5 ranks do not fill servers of 2
+
+
+def test_the_prediction_follows_the_rails_the_ranks_found_up() -> None:
+    full = predicted_allreduce(1 << 20, 6, 2, 0.001, rails_up=8)
+    half = predicted_allreduce(1 << 20, 6, 2, 0.001, rails_up=4)
+    assert full["time_s"] == pytest.approx(predicted_allreduce(1 << 20, 6, 2, 0.001)["time_s"])
+    assert half["time_s"] == pytest.approx(2 * full["time_s"], rel=0.05) and "4/8 rails up" in half["bottleneck"]

@@ -133,3 +133,34 @@ def test_mig_slices_are_ranks_reading_a_dataset(rack: Twin, tmp_path: Path) -> N
     assert res["dataset_files"] == 3
     assert res["checkpoint_storage"].startswith("local disk (not under")  # said, not hidden
     assert held(rack) == []
+
+
+def test_a_leaf_switch_down_puts_the_ranks_on_the_rails_left(rack: Twin, tmp_path: Path) -> None:
+    """ib-leaf01 carries rails 0-3 of every server. Healthy, the 2 ranks per server talk over their own
+    GPUs' rails 0 and 1. With the leaf down those interfaces have no carrier: the ranks find it at
+    bootstrap, agree on the rails up on every server (4-7) and take as many channels as the model
+    gives them (2 GPUs x 4/8 rails: one, rail 4); the rendezvous moves to rail 4 too. Before, the
+    ranks bound rail 0 and 1 anyway and gloo timed out."""
+    def job(name: str) -> dict:
+        r = twin(rack, "train", "--real", "--gpus", "4", "--gpus-per-server", "2", "--servers", "gpu001,gpu002",
+                 "--steps", "20", "--job-id", name, "--checkpoint-dir", str(tmp_path / name), "--json")
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
+        return json.loads(r.stdout)
+
+    rails = [f"10.100.{16 * r}.1" for r in range(8)]  # gpu001's rail addresses (emulator/network/plan.py)
+    healthy = job("leaf-healthy")
+    assert (healthy["allreduce"]["channels"], healthy["allreduce"]["rails_up"]) == ([0, 1], 8)
+    assert healthy["master_addr"] == rails[0]
+    r = twin(rack, "net", "fault", "switch-down", "ib-leaf01")
+    assert r.returncode == 0, r.stderr
+    try:
+        down = job("leaf-down")
+    finally:
+        r = twin(rack, "net", "fault", "switch-up", "ib-leaf01")
+        assert r.returncode == 0, r.stderr
+    assert down["status"] == "completed" and down["ranks_started"] == [4]
+    assert (down["allreduce"]["channels"], down["allreduce"]["rails_up"]) == ([4], 4)
+    assert down["master_addr"] == rails[4]
+    # the model, at the same scaled rates, says half the NIC bandwidth: twice the time
+    assert down["allreduce"]["predicted"]["time_s"] > 1.9 * healthy["allreduce"]["predicted"]["time_s"]
+    assert held(rack) == []

@@ -102,9 +102,11 @@ def summary(r: dict[str, Any]) -> list[str]:
     ar = r.get("allreduce")
     if ar and ar.get("measured_over_predicted"):
         p = ar["predicted"]
-        lines.append(f"all-reduce {ar['bytes']} B over {ar['ranks']} ranks: measured {ar['measured_s'] * 1e3:.1f} ms, "
-                     f"model {p['time_s'] * 1e3:.1f} ms ({p['bottleneck']}, NIC {p['nic_gbps']:.3g} GB/s): "
-                     f"ratio {ar['measured_over_predicted']:.2f}")
+        over = (f" over rails {', '.join(map(str, ar['channels']))} ({ar['rails_up']} of 8 up)"
+                if ar.get("channels") else "")
+        lines.append(f"all-reduce {ar['bytes']} B over {ar['ranks']} ranks{over}: measured "
+                     f"{ar['measured_s'] * 1e3:.1f} ms, model {p['time_s'] * 1e3:.1f} ms ({p['bottleneck']}, "
+                     f"NIC {p['nic_gbps']:.3g} GB/s): ratio {ar['measured_over_predicted']:.2f}")
     for e in r.get("gpu_lost") or []:
         lines.append(f"rank {e['rank']} on {e['server']} (local rank {e['local_rank']}) stopped: {e['error']}")
     for q in r.get("requeued") or []:

@@ -5,8 +5,9 @@
 - the measured all-reduce time against the collective model's (services/fabric/collectives.py)
   prediction for the same scaled fabric: the same ranks per server and servers, a ring (gloo's
   algorithm), with each NIC's bandwidth scaled as the twin shapes its rails (nic_gbps ×
-  bandwidth_scale). NVLink and the per-step latencies stay as calibrated: on the twin the ranks of
-  one server talk over the namespace's loopback, which is not shaped, and latency is not emulated;
+  bandwidth_scale) and the rails the ranks found up (rails.py). NVLink and the per-step latencies
+  stay as calibrated: on the twin the ranks of one server talk over the namespace's loopback, which
+  is not shaped, and latency is not emulated;
 - the time from a fault to training resumed: from the fault's wall time to the first step the
   restarted group completed;
 - the ranks that stopped because NVML said their GPU was lost (`gpu_lost`, from any rank).
@@ -21,12 +22,16 @@ from services.fabric.calibration import DEFAULT
 from services.fabric.collectives import CollectiveError, FabricView, estimate
 
 
-def predicted_allreduce(nbytes: int, ranks: int, per_server: int, bandwidth_scale: float | None) -> dict[str, Any]:
-    """The model's ring all-reduce of `nbytes` over `ranks` ranks, `per_server` on each server."""
+def predicted_allreduce(nbytes: int, ranks: int, per_server: int, bandwidth_scale: float | None,
+                        rails_up: int | None = None) -> dict[str, Any]:
+    """The model's ring all-reduce of `nbytes` over `ranks` ranks, `per_server` on each server, each
+    server with `rails_up` compute rails up (None: all)."""
     cal = DEFAULT if not bandwidth_scale else dataclasses.replace(DEFAULT, nic_gbps=DEFAULT.nic_gbps * bandwidth_scale)
+    servers = ranks // per_server
+    fabric = (FabricView.healthy(servers) if rails_up is None else
+              FabricView(rails_up={f"server{i}": rails_up for i in range(servers)}, rails=cal.rails))
     try:
-        e = estimate("all_reduce", nbytes, ranks, "ring", FabricView.healthy(ranks // per_server),
-                     gpus_per_server=per_server, cal=cal)
+        e = estimate("all_reduce", nbytes, ranks, "ring", fabric, gpus_per_server=per_server, cal=cal)
     except CollectiveError as err:
         return {"error": str(err)}
     return {"time_s": e.time_s, "bottleneck": e.bottleneck, "nic_gbps": cal.nic_gbps, "modelled": True}
@@ -61,8 +66,9 @@ def figures(run: dict[str, Any], per_server: int, bandwidth_scale: float | None,
         "gpu_lost": [e for e in evs if e["kind"] == "gpu_lost"]}
     if ar:
         first = ar[0]  # the full group's, before any fault
-        pred = predicted_allreduce(first["bytes"], first["world"], per_server, bandwidth_scale)
+        pred = predicted_allreduce(first["bytes"], first["world"], per_server, bandwidth_scale, first.get("rails_up"))
         out["allreduce"] = {"bytes": first["bytes"], "ranks": first["world"], "measured_s": first["median_s"],
+                            "channels": first.get("channels"), "rails_up": first.get("rails_up"),
                             "predicted": pred, "measured_over_predicted":
                             first["median_s"] / pred["time_s"] if pred.get("time_s") else None}
     if fault_t is not None:

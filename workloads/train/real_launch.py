@@ -89,6 +89,7 @@ class RealJob:
         self.events_path = self.workdir / "events.jsonl"
         self.released: dict[str, str] = {}  # server -> why its lease could not be released
         self.bandwidth_scale: float | None = None  # the compute links' shaping (None: unshaped)
+        self.rail = 0  # the compute rail of the rendezvous: the lowest up on every server of the job
         self._first_agent = 0  # the current attempt's agents are self.agents[_first_agent:]
 
     # -------------------------------------------------------------- leases
@@ -112,6 +113,11 @@ class RealJob:
 
         net = Network.attach(self.twin.run.path / "network")
         self.bandwidth_scale = net.bandwidth_scale
+        up = set.intersection(*(set(net.rails_up(s)) for s in servers))
+        if not up:
+            raise RealTrainError(f"no compute rail is up on every server of the job ({', '.join(servers)}): "
+                                 f"rails up {', '.join(f'{s} {net.rails_up(s)}' for s in servers)}")
+        self.rail = min(up)  # the rendezvous and MASTER_ADDR: rail 0 unless its leaf is down
         nodes = []
         try:
             for s in servers:
@@ -214,9 +220,10 @@ class RealJob:
         nodes = self.acquire(servers)
         since = len(self.events())
         try:
-            launches = plan(nodes, rdzv_id, self.worker_args(), max_restarts=self.opts.max_restarts)
+            launches = plan(nodes, rdzv_id, self.worker_args(), max_restarts=self.opts.max_restarts, rail=self.rail)
             self.log(f"job {self.opts.job_id}: torchrun on {', '.join(servers)}, {sum(n.devices for n in nodes)} "
-                     f"ranks, rendezvous and MASTER_ADDR on {nodes[0].rails[0]} (rail0 of {nodes[0].server})")
+                     f"ranks, rendezvous and MASTER_ADDR on {nodes[0].rails[self.rail]} "
+                     f"(rail{self.rail} of {nodes[0].server})")
             self._first_agent = len(self.agents)
             self.start(launches)
             return self.wait(on_poll, since), nodes
@@ -245,6 +252,6 @@ class RealJob:
             outcome = f"failed: {outcome}"
         return {"outcome": outcome, "started_at": t0, "ended_at": time.time(), "servers": servers,
                 "requeued": requeued, "ranks_leased": sum(n.devices for n in first), "mig": dict(self.mig),
-                "per_server": [n.devices for n in first], "master_addr": first[0].rails[0],
+                "per_server": [n.devices for n in first], "master_addr": first[0].rails[self.rail],
                 "agent_exit": {a.server: a.proc.returncode for a in self.agents},
                 "not_released": self.released, "events": self.events(), "workdir": str(self.workdir)}

@@ -1,10 +1,11 @@
 """How `twin train --real` starts torchrun on each GPU server: pure, no processes, no twin.
 
 One torchrun (the elastic agent) per server, in the server's network namespace, with one worker
-per leased GPU. The rendezvous is c10d's, hosted by the first server's agent on its rail-0 address
-(`is_host`: torchrun's own guess compares the machine's hostname, which a namespace does not
-change); `--local-addr` is each server's rail-0 address, so MASTER_ADDR, which the agents take from
-rank 0's node, is a compute-plane address too. `--nnodes MIN:MAX` with MIN = MAX - 1 lets the agents
+per leased GPU. The rendezvous is c10d's, hosted by the first server's agent on the address of its
+lowest rail up on every server of the job (`rail`; rail 0 on a healthy fabric; `is_host`: torchrun's
+own guess compares the machine's hostname, which a namespace does not change); `--local-addr` is
+each server's address on that rail, so MASTER_ADDR, which the agents take from rank 0's node, is a
+compute-plane address too. `--nnodes MIN:MAX` with MIN = MAX - 1 lets the agents
 go on without one lost server (elastic), after `last_call_timeout` and the lost node's keep-alives
 expire.
 """
@@ -25,7 +26,7 @@ class Node:
 
     server: str
     netns: str
-    rails: tuple[str, ...]  # compute address per rail; rail 0 first
+    rails: tuple[str, ...]  # compute address per rail, rail 0 first
     devices: int  # leased GPUs (or MIG slices): one rank each
     env: dict[str, str] = field(default_factory=dict)  # the lease's CUDA_VISIBLE_DEVICES, ...
 
@@ -40,22 +41,24 @@ class Launch:
 
 def plan(nodes: list[Node], job_id: str, worker_args: list[str], *, min_nodes: int | None = None,
          max_restarts: int = 3, last_call_s: float = 10.0, join_timeout_s: float = 120.0,
-         python: str = sys.executable) -> list[Launch]:
-    """The torchrun command of each node; nodes[0] hosts the rendezvous."""
+         python: str = sys.executable, rail: int = 0) -> list[Launch]:
+    """The torchrun command of each node; nodes[0] hosts the rendezvous, on compute rail `rail`."""
     if not nodes:
         raise ValueError("no servers to launch on")
     n = len(nodes)
     low = min_nodes if min_nodes is not None else max(1, n - 1)
     if not 1 <= low <= n:
         raise ValueError(f"min_nodes must be 1..{n}, not {low}")
-    master = nodes[0].rails[0]
+    if not all(0 <= rail < len(node.rails) for node in nodes):
+        raise ValueError(f"rail {rail} is not a compute rail of every server")
+    master = nodes[0].rails[rail]
     out = []
     for i, node in enumerate(nodes):
         conf = (f"is_host={'true' if i == 0 else 'false'},join_timeout={join_timeout_s:g},"
                 f"last_call_timeout={last_call_s:g}")
         argv = (python, "-m", "torch.distributed.run", f"--nnodes={low}:{n}", f"--nproc-per-node={node.devices}",
                 "--rdzv-backend=c10d", f"--rdzv-endpoint={master}:{RDZV_PORT}", f"--rdzv-id={job_id}",
-                f"--rdzv-conf={conf}", f"--local-addr={node.rails[0]}", f"--max-restarts={max_restarts}",
+                f"--rdzv-conf={conf}", f"--local-addr={node.rails[rail]}", f"--max-restarts={max_restarts}",
                 "--monitor-interval=0.5", str(WORKER), *worker_args)
         # Workers of a restarted group would share the first round's TCP store with the keys the
         # failed workers left (gloo's peer addresses): a new rank read a dead peer's port and got

@@ -2,9 +2,11 @@
 
 A real data-parallel PyTorch job, scaled down: a small MLP under DistributedDataParallel on the gloo
 backend. Why it looks like this:
-- Each rank binds gloo to its GPU's compute rail (rail = local rank mod 8, as NCCL's rail-optimised
-  placement pins GPU i to NIC i): it listens there, and every byte between servers crosses the
-  twin's shaped fabric (a connection leaves by the rail of the address it goes to).
+- The ranks talk over the compute rails (rails.py): at bootstrap they all-gather which rails are up
+  on their servers, as NCCL's init does, and take one gloo device per channel, the job's own GPUs'
+  rails first (GPU i's NIC is rail i). Every byte between servers crosses the twin's shaped fabric (a
+  connection leaves by the rail of the address it goes to); with a leaf switch down the ranks use
+  the rails left, fewer of them, and the all-reduce slows.
 - Batches come from the dataset directory when one is given (files read whole and turned into
   inputs, as a loader reads staged shards), else from a seeded generator.
 - Rank 0 writes a checkpoint every `--checkpoint-every` steps (torch.save to a temporary name, then
@@ -21,9 +23,12 @@ backend. Why it looks like this:
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
+import socket
 import statistics
+import struct
 import time
 import warnings
 from datetime import timedelta
@@ -35,10 +40,14 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
+from workloads.train import rails as rail_plan  # noqa: E402
 from workloads.train.gpu_health import GpuHealth, GpuLost  # noqa: E402
 
 RAILS = 8
 FEATURES = 64
+SIOCGIFFLAGS = 0x8913
+IFF_UP, IFF_RUNNING = 0x1, 0x40
+IFREQ = "16sH22x"  # struct ifreq: the name, then ifr_flags in the union
 
 
 def _args() -> argparse.Namespace:
@@ -120,24 +129,68 @@ def _save(ckdir: Path, step: int, model: torch.nn.Module, opt: torch.optim.Optim
     return path
 
 
-def _time_allreduce(nbytes: int, iters: int) -> list[float]:
+def _time_allreduce(nbytes: int, iters: int, channels: int) -> list[float]:
+    """All-reduces of `nbytes`, each cut into one piece per channel, all in flight at once (gloo puts
+    consecutive collectives on consecutive devices, so each piece goes over its own rail)."""
     buf = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
-    dist.all_reduce(buf)  # warm-up: connections are made lazily
+    pieces = list(buf.chunk(max(1, channels)))
+
+    def once() -> None:
+        for work in [dist.all_reduce(p, async_op=True) for p in pieces]:
+            work.wait()
+
+    once()  # warm-up: connections are made lazily
     times = []
     for _ in range(iters):
         dist.barrier()
         t0 = time.perf_counter()
-        dist.all_reduce(buf)
+        once()
         times.append(time.perf_counter() - t0)
     return times
 
 
+def _rails_up(rails: int) -> list[int]:
+    """This server's rails whose interface is up with carrier (an Active HCA port), asked of the
+    kernel of the namespace the rank runs in."""
+    up = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for r in range(rails):
+            try:
+                got = fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack(IFREQ, f"rail{r}".encode(), 0))
+            except OSError:  # no such interface
+                continue
+            flags = struct.unpack(IFREQ, got)[1]
+            if flags & IFF_UP and flags & IFF_RUNNING:
+                up.append(r)
+    return up
+
+
+def _store(timeout: timedelta) -> dist.Store:
+    """The group's TCP store, made as `init_process_group`'s env:// would make it (rank 0 serves it
+    unless torchrun's agent does), so the ranks can use it before the group exists."""
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world,
+                         is_master=rank == 0 and not agent, timeout=timeout, multi_tenant=True)
+
+
+def _agree_rails(store: dist.Store, rails: int) -> tuple[list[int], list[int]]:
+    """(the rails up on every rank's server, the job's channels): every rank posts its server's rails
+    up and its server's rank count, then reads everyone's (NCCL's bootstrap all-gather)."""
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    mine = f"{','.join(map(str, _rails_up(rails)))};{os.environ.get('LOCAL_WORLD_SIZE', '1')}"
+    store.set(f"twin/rails/{rank}", mine)
+    keys = [f"twin/rails/{i}" for i in range(world)]
+    store.wait(keys)
+    posted = [store.get(k).decode().split(";") for k in keys]
+    up = rail_plan.common([int(r) for r in ups.split(",") if r] for ups, _ in posted)
+    per_server = min(int(n) for _, n in posted)  # every rank must reach the same answer
+    return up, rail_plan.channels(up, per_server, rails)
+
+
 def main() -> int:
     a = _args()
-    local = int(os.environ["LOCAL_RANK"])
-    if a.rails:
-        os.environ["GLOO_SOCKET_IFNAME"] = f"rail{local % a.rails}"  # this GPU's rail, before gloo starts
-    health = GpuHealth(local)
+    health = GpuHealth(int(os.environ["LOCAL_RANK"]))
     try:
         health.check()   # a lost GPU does not join the group
         return train(a, health)
@@ -146,7 +199,17 @@ def main() -> int:
 
 
 def train(a: argparse.Namespace, health: GpuHealth) -> int:
-    dist.init_process_group("gloo", timeout=timedelta(seconds=a.timeout))
+    timeout = timedelta(seconds=a.timeout)
+    up: list[int] = []
+    channels: list[int] = []
+    if a.rails:
+        store = _store(timeout)
+        up, channels = _agree_rails(store, a.rails)
+        os.environ["GLOO_SOCKET_IFNAME"] = ",".join(f"rail{r}" for r in channels)  # before gloo starts
+        dist.init_process_group("gloo", store=store, rank=int(os.environ["RANK"]),
+                                world_size=int(os.environ["WORLD_SIZE"]), timeout=timeout)
+    else:
+        dist.init_process_group("gloo", timeout=timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
     restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     ev = Events(a.events, rank)
@@ -165,10 +228,11 @@ def train(a: argparse.Namespace, health: GpuHealth) -> int:
         opt.load_state_dict(state["optim"])
         start = state["step"]
     ev("started", world=world, restart=restart, resumed_from=start if last else None,
-       master=os.environ.get("MASTER_ADDR"), rail=os.environ.get("GLOO_SOCKET_IFNAME", ""),
+       master=os.environ.get("MASTER_ADDR"), rails_up=up, channels=channels,
        params=sum(p.numel() for p in model.parameters()), dataset_files=len(files), nvml=health.state)
-    times = _time_allreduce(a.allreduce_bytes, a.allreduce_iters)
-    ev("allreduce", bytes=a.allreduce_bytes, world=world, times_s=times, median_s=statistics.median(times))
+    times = _time_allreduce(a.allreduce_bytes, a.allreduce_iters, len(channels))
+    ev("allreduce", bytes=a.allreduce_bytes, world=world, channels=channels, rails_up=len(up) if a.rails else None,
+       times_s=times, median_s=statistics.median(times))
     t0, loss = time.perf_counter(), None
     for step in range(start + 1, a.steps + 1):
         x, y = _batch(step, rank, a.batch, files)
