@@ -3,6 +3,8 @@
 - a 6-rank real job (torchrun + gloo, 2 ranks on each of gpu001-gpu003, 300 steps, checkpoints on
   the Lustre mount) without faults: ranks started, steps/s, the measured 1 MiB all-reduce against
   the collective model's prediction for the same scaled fabric (ratio);
+- the same job with ib-leaf01 down (rails 0-3 of every server): the ranks take the rails left, and
+  its all-reduce against the healthy one's, beside the model's ratio for the same change;
 - the real_node_cut drill on the same twin: gpu003 cut off at step 120, the time from the fault to
   training resumed (gloo's 20 s timeout, then torchrun's re-rendezvous and restart);
 - the real_gpu_lost drill: Xid 79 on a GPU of gpu003 at step 120, the time from the fault to training
@@ -44,21 +46,35 @@ def measure() -> dict:
             load0 = os.getloadavg()[0]
             plain = run_real(twin, RealOptions(steps=300, per_server=2, nodes=3, checkpoint_every=50,
                                                job_id="bench-real"), None)
+            twin.network().switch_down("ib-leaf01")
+            try:
+                leaf = run_real(twin, RealOptions(steps=300, per_server=2, nodes=3, checkpoint_every=50,
+                                                  job_id="bench-real-leaf-down"), None)
+            finally:
+                twin.network().switch_up("ib-leaf01")
             drill = real_drill.run(DRILLS / "real_node_cut.yaml", out / "drill", twin.run.path, log=lambda _m: None)
             lost = real_drill.run(DRILLS / "real_gpu_lost.yaml", out / "lost", twin.run.path, log=lambda _m: None)
             load1 = os.getloadavg()[0]
-    return {"plain": plain, "drill": drill, "lost": lost, "load": (load0, load1)}
+    return {"plain": plain, "leaf": leaf, "drill": drill, "lost": lost, "load": (load0, load1)}
 
 
 def rows(r: dict) -> list[tuple[str, str, str, bool]]:
     p, d, g = r["plain"], r["drill"]["result"], r["lost"]["result"]
     ar = p.get("allreduce") or {}
     ratio = ar.get("measured_over_predicted")
+    lar = r["leaf"].get("allreduce") or {}
+    slower = lar["measured_s"] / ar["measured_s"] if lar.get("measured_s") and ar.get("measured_s") else 0.0
+    model = (lar["predicted"]["time_s"] / ar["predicted"]["time_s"]
+             if (lar.get("predicted") or {}).get("time_s") and (ar.get("predicted") or {}).get("time_s") else 0.0)
     return [
         ("real job: ranks started, steps/s (6 ranks, gloo)", f"{p['ranks_started']}, "
          f"{p['steps_per_s'] or 0:.1f} steps/s ({p['status']})", "completes", p["status"] == "completed"),
         ("1 MiB all-reduce, measured / collective model", f"{ar.get('measured_s', 0) * 1e3:.1f} ms / "
-         f"{(ar.get('predicted') or {}).get('time_s', 0) * 1e3:.1f} ms = {ratio or 0:.2f}", "a ratio", bool(ratio)),
+         f"{(ar.get('predicted') or {}).get('time_s', 0) * 1e3:.1f} ms = {ratio or 0:.2f} (rails "
+         f"{ar.get('channels')})", "a ratio", bool(ratio)),
+        ("ib-leaf01 down: the same job's 1 MiB all-reduce", f"{lar.get('measured_s', 0) * 1e3:.1f} ms over rails "
+         f"{lar.get('channels')} = {slower:.2f}x the healthy one (model {model:.2f}x; {r['leaf']['status']})",
+         "slower, completes", slower > 1 and r["leaf"]["status"] == "completed"),
         ("gpu003 cut: fault to training resumed", f"{d.get('fault_to_resumed_s') or 0:.1f} s (ranks "
          f"{d['ranks_started']}, from step {d.get('resumed_from_step')})", "resumes", r["drill"]["passed"]),
         ("gpu003 Xid 79: NVML GPU_IS_LOST, fault to training resumed", f"{g.get('fault_to_resumed_s') or 0:.1f} s "
