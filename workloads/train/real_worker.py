@@ -179,7 +179,7 @@ def _agree_rails(store: dist.Store, rails: int) -> tuple[list[int], list[int]]:
     up and its server's rank count, then reads everyone's (NCCL's bootstrap all-gather)."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     mine = f"{','.join(map(str, _rails_up(rails)))};{os.environ.get('LOCAL_WORLD_SIZE', '1')}"
-    store.set(f"twin/rails/{rank}", mine)
+    store.set(f"twin/rails/{rank}", mine)  # (a store per round: TORCH_DISABLE_SHARE_RDZV_TCP_STORE)
     keys = [f"twin/rails/{i}" for i in range(world)]
     store.wait(keys)
     posted = [store.get(k).decode().split(";") for k in keys]
