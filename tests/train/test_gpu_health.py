@@ -53,6 +53,7 @@ def test_a_negative_check_interval_is_refused(tmp_path: Path) -> None:
     "{fault: xid, host: gpu003, local_rank: 1, at: {step: 10}}",         # no Xid
     "{fault: reboot, host: gpu003, at: {step: 10}}",                     # not a real drill's fault
     "{fault: cut, host: gpu003}",                                        # no step
+    "{fault: switch-down, at: {step: 10}}",                              # which switch
 ])
 def test_a_malformed_fault_is_refused(tmp_path: Path, fault: str) -> None:
     f = tmp_path / "d.yaml"
@@ -76,4 +77,4 @@ def test_a_dataset_needs_ceph_and_lustre(tmp_path: Path) -> None:
 def test_the_shipped_real_drills_parse() -> None:
     drills = Path(__file__).resolve().parents[2] / "topologies" / "drills"
     faults = {d.name: parse(d)["schedule"][0]["fault"] for d in sorted(drills.glob("real_*.yaml"))}
-    assert faults == {"real_gpu_lost.yaml": "xid", "real_node_cut.yaml": "cut"}
+    assert faults == {"real_gpu_lost.yaml": "xid", "real_leaf_lost.yaml": "switch-down", "real_node_cut.yaml": "cut"}

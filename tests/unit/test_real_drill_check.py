@@ -24,3 +24,10 @@ def test_resuming_from_a_checkpoint_after_the_restart_or_from_none_fails() -> No
     assert check(EXPECT, run(100, [(50, 3.0), (100, 6.0)]))[0]["passed"]
     assert not check(EXPECT, run(150, [(50, 3.0), (100, 6.0), (150, 45.0)]))[0]["passed"]
     assert not check(EXPECT, run(0, []))[0]["passed"]
+
+
+def test_the_rails_after_the_fault_are_the_last_attempts_channels() -> None:
+    want = [{"rails_after_fault": [4]}]
+    assert check(want, {"allreduce_last": {"channels": [4], "rails_up": 4}})[0]["passed"]
+    assert not check(want, {"allreduce_last": {"channels": [0, 1], "rails_up": 8}})[0]["passed"]
+    assert not check(want, {})[0]["passed"]

@@ -110,8 +110,9 @@ def summary(r: dict[str, Any]) -> list[str]:
     for e in r.get("gpu_lost") or []:
         lines.append(f"rank {e['rank']} on {e['server']} (local rank {e['local_rank']}) stopped: {e['error']}")
     for q in r.get("requeued") or []:
-        lines.append(f"requeued on {', '.join(q['servers'])} from the last checkpoint "
-                     f"(drained: {', '.join(q['drained'])})")
+        why = (f"drained: {', '.join(q['drained'])}" if q["drained"] else
+               f"the compute rails up changed to {q.get('rails_up')}")
+        lines.append(f"requeued on {', '.join(q['servers'])} from the last checkpoint ({why})")
     if r.get("fault"):
         f, s = r["fault"], r.get("fault_to_resumed_s")
         lines.append(f"fault {f['id']} {f['kind']} {f['target']}: " + (

@@ -2,9 +2,10 @@
 
 The model's drills (workloads/drill/) step through modelled time; this one runs `twin train --real`
 (real torchrun ranks) on a `--network netns` twin, raises its fault at a step (from rank 0's
-progress): a server cut off (reconnected when the job has ended), or an Xid on the GPU of one of a
+progress): a server cut off (reconnected when the job has ended), an Xid on the GPU of one of a
 server's ranks (the server rebooted when the job has ended: only that brings back a GPU lost to Xid
-79); then it checks what the real job did. Not deterministic: step times, the step the fault
+79), or a switch powered off (back on when the job has ended); then it checks what the real job did.
+Not deterministic: step times, the step the fault
 lands after (the fault is raised once rank 0 has reported the step; the others may be a step
 ahead), the time to resume, the measured all-reduce. Deterministic: which ranks restart, from
 which checkpoint (the last one written before the group restarted: the group feels the fault at a
@@ -15,9 +16,10 @@ File: name, description, topology, twin {lustre, ceph}, workload {real: true, gp
 steps, checkpoint_every, gloo_timeout_s}, storage {dataset: {objects, object_kib, bucket, prefix,
 workers}} (optional: made in the S3 gateway, staged into the Lustre mount by `twin stage`'s job and
 verified before the job starts, then read by the ranks as their inputs), schedule [{name, at:
-{step}, fault: cut, host} or {name, at: {step}, fault: xid, host, local_rank, xid}], expect
-[{job_completes}, {ranks_started: [..]}, {resumed_from_last_checkpoint_before_fault}, {checkpoints_on_lustre},
-{leases_released_but_the_cut_servers}, {rank_stopped_on_gpu_lost}, {dataset_staged_and_read}].
+{step}, fault: cut, host}, {name, at: {step}, fault: xid, host, local_rank, xid} or {name, at: {step},
+fault: switch-down, switch}], expect [{job_completes}, {ranks_started: [..]},
+{resumed_from_last_checkpoint_before_fault}, {checkpoints_on_lustre}, {leases_released_but_the_cut_servers},
+{rank_stopped_on_gpu_lost}, {dataset_staged_and_read}, {rails_after_fault: [..]}].
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from workloads.train.real_launch import RealOptions
 
 EXPECTATIONS = ("job_completes", "ranks_started", "resumed_from_last_checkpoint_before_fault",
                 "checkpoints_on_lustre", "leases_released_but_the_cut_servers", "rank_stopped_on_gpu_lost",
-                "dataset_staged_and_read")
+                "dataset_staged_and_read", "rails_after_fault")
 WORKLOAD_KEYS = {"real", "gpus", "gpus_per_server", "steps", "checkpoint_every", "gloo_timeout_s"}
 
 
@@ -64,12 +66,15 @@ def parse(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path}: workload keys {', '.join(sorted(extra))} unknown; "
                        f"known: {', '.join(sorted(WORKLOAD_KEYS))}")
     for i, f in enumerate(doc.get("schedule") or []):
-        at_step = isinstance((f.get("at") or {}).get("step"), int) and f.get("host")
+        at_step = isinstance((f.get("at") or {}).get("step"), int)
         xid = f.get("fault") == "xid" and isinstance(f.get("local_rank"), int) and isinstance(f.get("xid"), int)
-        if not at_step or not (f.get("fault") == "cut" or xid):
+        on_host = bool(f.get("host")) and (f.get("fault") == "cut" or xid)
+        switch = f.get("fault") == "switch-down" and isinstance(f.get("switch"), str)
+        if not at_step or not (on_host or switch):
             raise BadInput(f"{path}: schedule[{i}]: a real drill's fault is "
-                           "{fault: cut, host: gpuNNN, at: {step: N}} or "
-                           "{fault: xid, host: gpuNNN, local_rank: R, xid: 79, at: {step: N}}")
+                           "{fault: cut, host: gpuNNN, at: {step: N}}, "
+                           "{fault: xid, host: gpuNNN, local_rank: R, xid: 79, at: {step: N}} or "
+                           "{fault: switch-down, switch: ib-leafNN, at: {step: N}}")
     for x in doc.get("expect") or []:
         if not isinstance(x, dict) or len(x) != 1 or next(iter(x)) not in EXPECTATIONS:
             raise BadInput(f"{path}: expectation {x!r}: one of {', '.join(EXPECTATIONS)}")
@@ -97,6 +102,9 @@ class Injector:
         if f["fault"] == "cut":
             self.twin.network().cut_off(f["host"])
             what = f"{f['host']} cut off"
+        elif f["fault"] == "switch-down":
+            self.twin.network().switch_down(f["switch"])
+            what = f"{f['switch']} powered off"
         else:
             node = self.twin.gpu_node(f["host"])
             lease = next(x for x in node.leases() if x.job_id == job.opts.job_id)
@@ -113,6 +121,9 @@ class Injector:
         if self.fault["fault"] == "cut":
             self.twin.network().reconnect(self.fault["host"])
             self.log(f"{self.fault['host']} reconnected")
+        elif self.fault["fault"] == "switch-down":
+            self.twin.network().switch_up(self.fault["switch"])
+            self.log(f"{self.fault['switch']} powered on")
         else:
             self.twin.gpu_node(self.fault["host"]).reboot()
             self.log(f"{self.fault['host']} rebooted (its lost GPU is back)")
@@ -160,6 +171,10 @@ def check(expect: list[dict[str, Any]], r: dict[str, Any]) -> list[dict[str, Any
             why = (f"staged {st['copied']} of {st['objects']} objects from {st['source']}, "
                    f"{st['verified_after_stage']} verified; the ranks read {r.get('dataset_files')} files"
                    if st else "no dataset staged")
+        elif key == "rails_after_fault":
+            last = r.get("allreduce_last") or {}
+            got = last.get("channels") == want
+            why = f"the last attempt's channels: {last.get('channels')} ({last.get('rails_up')} rails up)"
         elif key == "checkpoints_on_lustre":
             got, why = r["checkpoint_storage"].startswith("lustre"), r["checkpoint_storage"]
         else:  # the job releases every lease it can reach; a cut-off server's waits for its reconnection
@@ -168,7 +183,8 @@ def check(expect: list[dict[str, Any]], r: dict[str, Any]) -> list[dict[str, Any
             got = not held and set(r["not_released"]) <= cut
             why = (f"not released by the job: {sorted(r['not_released']) or 'none'}; "
                    f"held after it: {r['leases_left'] or 'none'}")
-        out.append({"expectation": key, "value": want, "passed": got == want if key != "ranks_started" else got,
+        out.append({"expectation": key, "value": want,
+                    "passed": got if key in ("ranks_started", "rails_after_fault") else got == want,
                     "why": why})
     return out
 

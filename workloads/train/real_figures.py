@@ -71,6 +71,11 @@ def figures(run: dict[str, Any], per_server: int, bandwidth_scale: float | None,
                             "channels": first.get("channels"), "rails_up": first.get("rails_up"),
                             "predicted": pred, "measured_over_predicted":
                             first["median_s"] / pred["time_s"] if pred.get("time_s") else None}
+        last = ar[-1]  # the last attempt's: on the rails left after a leaf switch was lost
+        pred = predicted_allreduce(last["bytes"], last["world"], per_server, bandwidth_scale, last.get("rails_up"))
+        out["allreduce_last"] = {"ranks": last["world"], "measured_s": last["median_s"],
+                                 "channels": last.get("channels"), "rails_up": last.get("rails_up"),
+                                 "predicted_s": pred.get("time_s")}
     if fault_t is not None:
         after = [a for a in tries if a["t"] > fault_t and a["first_step_t"] is not None]
         out["fault_to_resumed_s"] = after[0]["first_step_t"] - fault_t if after else None

@@ -63,7 +63,7 @@ class RealOptions:
     hidden: int = 256  # MLP width: its gradients are what DDP all-reduces each step
     timeout_s: float = 600.0
     max_restarts: int = 3
-    requeues: int = 1  # times the job is started again without a server whose GPU was lost
+    requeues: int = 1  # times the job is started again: without a server whose GPU was lost, or on new rails
     mig_profile: str = "1g.10gb"  # what is leased on a MIG server named in `servers`
 
 
@@ -90,6 +90,7 @@ class RealJob:
         self.released: dict[str, str] = {}  # server -> why its lease could not be released
         self.bandwidth_scale: float | None = None  # the compute links' shaping (None: unshaped)
         self.rail = 0  # the compute rail of the rendezvous: the lowest up on every server of the job
+        self.rails_up: list[int] = []  # the rails up on every server of the job when it was last started
         self._first_agent = 0  # the current attempt's agents are self.agents[_first_agent:]
 
     # -------------------------------------------------------------- leases
@@ -108,16 +109,23 @@ class RealJob:
                                  f"({', '.join(whole) or 'none'})")
         return whole[:self.opts.nodes]
 
+    def common_rails(self, servers: list[str]) -> list[int]:
+        """The compute rails up on every one of `servers` now (the network's state)."""
+        from emulator.network import Network
+
+        net = Network.attach(self.twin.run.path / "network")
+        return sorted(set.intersection(*(set(net.rails_up(s)) for s in servers)))
+
     def acquire(self, servers: list[str]) -> list[Node]:
         from emulator.network import Network
 
         net = Network.attach(self.twin.run.path / "network")
         self.bandwidth_scale = net.bandwidth_scale
-        up = set.intersection(*(set(net.rails_up(s)) for s in servers))
+        up = self.common_rails(servers)
         if not up:
             raise RealTrainError(f"no compute rail is up on every server of the job ({', '.join(servers)}): "
                                  f"rails up {', '.join(f'{s} {net.rails_up(s)}' for s in servers)}")
-        self.rail = min(up)  # the rendezvous and MASTER_ADDR: rail 0 unless its leaf is down
+        self.rails_up, self.rail = up, up[0]  # the rendezvous and MASTER_ADDR: rail 0 unless its leaf is down
         nodes = []
         try:
             for s in servers:
@@ -232,26 +240,35 @@ class RealJob:
             self.release()
 
     def run(self, on_poll: Callable[[RealJob, list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
-        """The job, and again (`requeues` times, from its last checkpoint) without the servers where a rank
-        found its GPU lost, as a scheduler whose health check drains such a node requeues the job; at least
-        all servers but one are needed, as torchrun's --nnodes N-1:N."""
+        """The job, and again (`requeues` times, from its last checkpoint), as a scheduler requeues a failed
+        job: without the servers where a rank found its GPU lost (its health check drains such a node; at
+        least all servers but one are needed, as torchrun's --nnodes N-1:N), or on the same servers when
+        the compute rails up changed under it (a leaf switch lost breaks the group's connections; the
+        next attempt's ranks take the rails left)."""
         servers = self.pick_servers()
         t0 = time.time()
         outcome, nodes = self.attempt(servers, self.opts.job_id, on_poll)
-        first, left, requeued = nodes, list(servers), []
-        while outcome.startswith("GPU lost") and len(requeued) < self.opts.requeues:
-            drained = {e["server"] for e in self.events() if e["kind"] == "gpu_lost"}
-            left = [s for s in left if s not in drained]
-            if len(left) < max(1, len(servers) - 1):
-                outcome = f"failed: {outcome}; {len(left)} of {len(servers)} servers left, too few to requeue on"
+        first, first_rail, left, requeued = nodes, self.rail, list(servers), []
+        while len(requeued) < self.opts.requeues:
+            if outcome.startswith("GPU lost"):
+                drained = {e["server"] for e in self.events() if e["kind"] == "gpu_lost"}
+                left = [s for s in left if s not in drained]
+                if len(left) < max(1, len(servers) - 1):
+                    outcome = f"failed: {outcome}; {len(left)} of {len(servers)} servers left, too few to requeue on"
+                    break
+                requeued.append({"t": time.time(), "servers": left, "drained": sorted(drained)})
+                self.log(f"{outcome}: requeued on {', '.join(left)} (drained: {', '.join(sorted(drained))})")
+            elif outcome.startswith("failed") and (now := self.common_rails(left)) and now != self.rails_up:
+                requeued.append({"t": time.time(), "servers": left, "drained": [], "rails_up": now})
+                self.log(f"{outcome}: the compute rails up on every server went from {self.rails_up} to {now}: "
+                         f"requeued on {', '.join(left)}")
+            else:
                 break
-            requeued.append({"t": time.time(), "servers": left, "drained": sorted(drained)})
-            self.log(f"{outcome}: requeued on {', '.join(left)} (drained: {', '.join(sorted(drained))})")
             outcome, _ = self.attempt(left, f"{self.opts.job_id}-requeue{len(requeued)}", on_poll)
         if outcome.startswith("GPU lost"):
             outcome = f"failed: {outcome}"
         return {"outcome": outcome, "started_at": t0, "ended_at": time.time(), "servers": servers,
                 "requeued": requeued, "ranks_leased": sum(n.devices for n in first), "mig": dict(self.mig),
-                "per_server": [n.devices for n in first], "master_addr": first[0].rails[self.rail],
+                "per_server": [n.devices for n in first], "master_addr": first[0].rails[first_rail],
                 "agent_exit": {a.server: a.proc.returncode for a in self.agents},
                 "not_released": self.released, "events": self.events(), "workdir": str(self.workdir)}
