@@ -7,6 +7,8 @@
   its all-reduce against the healthy one's, beside the model's ratio for the same change;
 - the real_node_cut drill on the same twin: gpu003 cut off at step 120, the time from the fault to
   training resumed (gloo's 20 s timeout, then torchrun's re-rendezvous and restart);
+- the real_leaf_lost drill: ib-leaf01 powered off at step 100 of a running job; the group fails, the
+  job is requeued on the rails left, the time from the fault to training resumed;
 - the real_gpu_lost drill: Xid 79 on a GPU of gpu003 at step 120, the time from the fault to training
   resumed (the rank's next NVML check, then the job requeued on gpu001-gpu002 from its checkpoint).
 
@@ -54,12 +56,13 @@ def measure() -> dict:
                 twin.network().switch_up("ib-leaf01")
             drill = real_drill.run(DRILLS / "real_node_cut.yaml", out / "drill", twin.run.path, log=lambda _m: None)
             lost = real_drill.run(DRILLS / "real_gpu_lost.yaml", out / "lost", twin.run.path, log=lambda _m: None)
+            mid = real_drill.run(DRILLS / "real_leaf_lost.yaml", out / "mid", twin.run.path, log=lambda _m: None)
             load1 = os.getloadavg()[0]
-    return {"plain": plain, "leaf": leaf, "drill": drill, "lost": lost, "load": (load0, load1)}
+    return {"plain": plain, "leaf": leaf, "drill": drill, "lost": lost, "mid": mid, "load": (load0, load1)}
 
 
 def rows(r: dict) -> list[tuple[str, str, str, bool]]:
-    p, d, g = r["plain"], r["drill"]["result"], r["lost"]["result"]
+    p, d, g, m = r["plain"], r["drill"]["result"], r["lost"]["result"], r["mid"]["result"]
     ar = p.get("allreduce") or {}
     ratio = ar.get("measured_over_predicted")
     lar = r["leaf"].get("allreduce") or {}
@@ -80,6 +83,9 @@ def rows(r: dict) -> list[tuple[str, str, str, bool]]:
         ("gpu003 Xid 79: NVML GPU_IS_LOST, fault to training resumed", f"{g.get('fault_to_resumed_s') or 0:.1f} s "
          f"(ranks {g['ranks_started']}, requeued from step {g.get('resumed_from_step')})", "resumes",
          r["lost"]["passed"]),
+        ("ib-leaf01 off mid-job: fault to training resumed", f"{m.get('fault_to_resumed_s') or 0:.1f} s (requeued on "
+         f"rails {(m.get('allreduce_last') or {}).get('channels')}, from step {m.get('resumed_from_step')})",
+         "resumes", r["mid"]["passed"]),
     ]
 
 
