@@ -51,6 +51,16 @@ def held(rack: Twin) -> list[str]:
     return [f"{s} {x.id} {x.job_id}" for s in sorted(rack.gpu_nodes) for x in rack.gpu_node(s).leases()]
 
 
+def drill(rack: Twin, path: Path, out: Path) -> dict:
+    """`twin drill run` of a real drill on the rack: it passes every expectation; its result."""
+    r = subprocess.run([TWIN, "drill", "run", str(path), "--out", str(out), "--run-dir", str(rack.run.path)],
+                       capture_output=True, text=True, timeout=900)
+    report = json.loads((out / "report.json").read_text())
+    failed = [x for x in report["expectations"] if not x["passed"]]
+    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    return report["result"]
+
+
 def test_bad_input_is_refused_and_changes_nothing(rack: Twin, tmp_path: Path) -> None:
     r = twin(rack, "train", "--real", "--gpus", "5", "--gpus-per-server", "2")
     assert r.returncode == 2 and "not a whole number of servers" in r.stderr
@@ -67,15 +77,16 @@ def test_bad_input_is_refused_and_changes_nothing(rack: Twin, tmp_path: Path) ->
     assert r.returncode == 2 and "--resume" in r.stderr
     assert held(rack) == []
     assert sorted(p.name for p in ck.iterdir()) == ["step-00000050.pt"]
+    bad = tmp_path / "bad.yaml"   # a drill whose switch is not one of the twin's: refused before anything starts
+    bad.write_text((DRILLS / "real_leaf_lost.yaml").read_text().replace("switch: ib-leaf01", "switch: ib-leaf09"))
+    r = twin(rack, "drill", "run", str(bad), "--out", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "no switch 'ib-leaf09' in this twin" in r.stderr, r.stderr[-2000:]
+    assert held(rack) == [] and not (tmp_path / "bad" / "report.json").exists()
+    assert rack.network().faults() == []
 
 
 def test_node_cut_drill_restarts_the_group_from_the_last_checkpoint(rack: Twin, tmp_path: Path) -> None:
-    r = subprocess.run([TWIN, "drill", "run", str(DRILL), "--out", str(tmp_path),
-                        "--run-dir", str(rack.run.path)], capture_output=True, text=True, timeout=900)
-    report = json.loads((tmp_path / "report.json").read_text())
-    res = report["result"]
-    failed = [x for x in report["expectations"] if not x["passed"]]
-    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    res = drill(rack, DRILL, tmp_path)
     assert res["ranks_started"] == [6, 4] and res["servers"] == ["gpu001", "gpu002", "gpu003"]
     assert res["master_addr"].startswith("10.100.")  # a compute rail
     assert res["fault"]["kind"] == "node-cut" and res["fault"]["target"] == "gpu003"
@@ -100,12 +111,7 @@ def test_gpu_lost_drill_stops_the_rank_and_requeues_without_its_server(rack: Twi
     from inside gpu003's namespace) answers GPU_IS_LOST, the rank stops, and the job is requeued on
     gpu001-gpu002 from the last checkpoint; the drill reboots gpu003 afterwards, which brings the GPU
     back."""
-    r = subprocess.run([TWIN, "drill", "run", str(DRILLS / "real_gpu_lost.yaml"), "--out", str(tmp_path),
-                        "--run-dir", str(rack.run.path)], capture_output=True, text=True, timeout=900)
-    report = json.loads((tmp_path / "report.json").read_text())
-    res = report["result"]
-    failed = [x for x in report["expectations"] if not x["passed"]]
-    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    res = drill(rack, DRILLS / "real_gpu_lost.yaml", tmp_path)
     assert res["nvml"] == "on" and res["ranks_started"] == [6, 4]
     (lost,) = {(e["rank"], e["server"], e["local_rank"], e["error"]) for e in res["gpu_lost"]}
     gpu = rack.gpu_node("gpu003").gpus()[int(res["fault"]["target"].split()[-1])]
@@ -170,12 +176,7 @@ def test_leaf_lost_drill_requeues_the_job_on_the_rails_left(rack: Twin, tmp_path
     """ib-leaf01 powered off at step 100 of a running job: the group fails (gloo times out, torchrun's
     store is on rail 0), the job is requeued on the same servers from its checkpoint, on rail 4, and
     completes; the switch is powered on afterwards."""
-    r = subprocess.run([TWIN, "drill", "run", str(DRILLS / "real_leaf_lost.yaml"), "--out", str(tmp_path),
-                        "--run-dir", str(rack.run.path)], capture_output=True, text=True, timeout=900)
-    report = json.loads((tmp_path / "report.json").read_text())
-    res = report["result"]
-    failed = [x for x in report["expectations"] if not x["passed"]]
-    assert r.returncode == 0 and not failed, (r.stdout[-3000:], r.stderr[-3000:], failed)
+    res = drill(rack, DRILLS / "real_leaf_lost.yaml", tmp_path)
     assert res["fault"]["kind"] == "switch-down" and res["fault"]["target"] == "ib-leaf01"
     assert [(q["servers"], q["rails_up"]) for q in res["requeued"]] == [(["gpu001", "gpu002", "gpu003"], [4, 5, 6, 7])]
     assert res["allreduce"]["channels"] == [0, 1] and res["allreduce_last"]["channels"] == [4]

@@ -44,7 +44,7 @@ def channels(up: Sequence[int], per_server: int, rails: int) -> list[int]:
     `rails`)."""
     if not up:
         raise NoRail(f"no compute rail is up on every server of the job (of {rails})")
-    if not 1 <= per_server:
+    if per_server < 1:
         raise ValueError(f"per_server must be at least 1, not {per_server}")
     own = sorted({i % rails for i in range(per_server)})
     count = max(1, -(-min(per_server, rails) * len(up) // rails))  # rounded up

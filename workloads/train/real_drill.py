@@ -222,9 +222,26 @@ def _stage(twin: Any, name: str, ds: dict[str, Any], mount: Path, log: Any) -> d
     return json.loads(p.stdout.splitlines()[-1])
 
 
+def check_target(twin: Any, fault: dict[str, Any] | None) -> None:
+    """The fault's server or switch is one of this twin's: refused before anything starts."""
+    from emulator.network import Network
+
+    if fault is None:
+        return
+    if fault["fault"] == "switch-down":
+        switches = Network.attach(twin.run.path / "network").switches
+        if fault["switch"] not in switches:
+            raise BadInput(f"schedule: no switch {fault['switch']!r} in this twin (switches are e.g. "
+                           f"{', '.join(switches[:4])})")
+    elif fault["host"] not in twin.gpu_nodes:
+        raise BadInput(f"schedule: no GPU server {fault['host']!r} in this twin ({', '.join(sorted(twin.gpu_nodes))})")
+
+
 def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned: bool, log: Any) -> dict[str, Any]:
     from workloads.train.real_cli import lustre_mount
 
+    fault = (doc.get("schedule") or [None])[0]
+    check_target(twin, fault)
     if owned and twin.manifest.section("lustre") is not None and lustre_mount(twin) is None:
         from services.lustre.client.mount import mount_background
 
@@ -235,7 +252,6 @@ def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned:
         if mount is None:
             raise BadInput("the drill stages its dataset into the Lustre mount: `twin lustre mount DIR` first")
         stage = _stage(twin, doc["name"], doc["storage"]["dataset"], Path(mount), log)
-    fault = (doc.get("schedule") or [None])[0]
     inj = Injector(twin, fault, log)
     per = int(wl.get("gpus_per_server", 2))
     opts = RealOptions(steps=int(wl.get("steps", 300)), per_server=per, nodes=int(wl.get("gpus", 6)) // per,

@@ -109,19 +109,20 @@ class RealJob:
                                  f"({', '.join(whole) or 'none'})")
         return whole[:self.opts.nodes]
 
-    def common_rails(self, servers: list[str]) -> list[int]:
-        """The compute rails up on every one of `servers` now (the network's state)."""
+    def network(self) -> Any:
         from emulator.network import Network
 
-        net = Network.attach(self.twin.run.path / "network")
+        return Network.attach(self.twin.run.path / "network")
+
+    @staticmethod
+    def common_rails(net: Any, servers: list[str]) -> list[int]:
+        """The compute rails up on every one of `servers` now (the network's state)."""
         return sorted(set.intersection(*(set(net.rails_up(s)) for s in servers)))
 
     def acquire(self, servers: list[str]) -> list[Node]:
-        from emulator.network import Network
-
-        net = Network.attach(self.twin.run.path / "network")
+        net = self.network()
         self.bandwidth_scale = net.bandwidth_scale
-        up = self.common_rails(servers)
+        up = self.common_rails(net, servers)
         if not up:
             raise RealTrainError(f"no compute rail is up on every server of the job ({', '.join(servers)}): "
                                  f"rails up {', '.join(f'{s} {net.rails_up(s)}' for s in servers)}")
@@ -258,7 +259,8 @@ class RealJob:
                     break
                 requeued.append({"t": time.time(), "servers": left, "drained": sorted(drained)})
                 self.log(f"{outcome}: requeued on {', '.join(left)} (drained: {', '.join(sorted(drained))})")
-            elif outcome.startswith("failed") and (now := self.common_rails(left)) and now != self.rails_up:
+            elif outcome.startswith("failed") and (now := self.common_rails(self.network(), left)) \
+                    and now != self.rails_up:
                 requeued.append({"t": time.time(), "servers": left, "drained": [], "rails_up": now})
                 self.log(f"{outcome}: the compute rails up on every server went from {self.rails_up} to {now}: "
                          f"requeued on {', '.join(left)}")
