@@ -4,8 +4,12 @@ threads), which calls the path-based operations here.
 
 Data: reads and writes are split by the file's RAID0 layout and go to the OSTs' objects, the
 pieces of one request in flight together. Size: as on Lustre the size a writer makes is known to
-it first; the client keeps it per open file and sends it to the MDS on flush, fsync and close (and
-stat from the same mount sees it at once). Attributes listed by readdir are kept for a second, so
+it first; the client keeps it per open file and sends it to the MDS on fsync and close (and stat from
+the same mount sees it at once). A file created here is under this client's write lock
+(mds/ldlm.py): its close sends nothing, and its last writes and size stay here until the MDS calls
+the lock back (another client reads or changes it), an fsync, an unmount, or the kernel's dirty
+expiry; a Lustre close sends no data either (ll_flush only reports earlier write errors).
+Attributes listed by readdir are kept for a second, so
 `ls -l` of a large directory costs one MDS call, not one per entry.
 
 Extended attributes: `lustre.lov` is the file's layout in the binary `struct lov_user_md_v1` that
@@ -33,6 +37,7 @@ import os
 import stat
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,7 @@ log = logging.getLogger("lustre.client")
 ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts and the client's own: long enough for `ls -l` of 10,000 files
 READDIR_CACHE_S = 5.0   # attributes listed by readdir serve the lstat that follows (ls -l)
 MiB = 1024 * 1024
+KEPT_MAX = 1024         # files whose last writes the client keeps after close (the oldest go first past it)
 LOV = "lustre.lov"
 SELINUX_LABEL = "security.selinux"
 
@@ -71,6 +77,7 @@ class OpenFile:
     refs: int = 0
     dirty: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    sending: threading.Lock = field(default_factory=threading.Lock)   # held while what was kept is written back
     ra: ReadAhead | None = None
     wb: WriteBack | None = None   # its dirty data (client/writeback.py)
     written: bool = False         # written since the last close: the MDS gets its size and mtime
@@ -104,6 +111,15 @@ def groups_of(pid: int) -> list[int]:
     except OSError:
         pass
     return []
+
+
+def dirty_expire_s() -> float:
+    """The kernel's vm.dirty_expire_centisecs: how long written pages may stay dirty before its flusher
+    writes them back (a Lustre client's pages are page cache pages), 30 s by default."""
+    try:
+        return int(Path("/proc/sys/vm/dirty_expire_centisecs").read_text()) / 100
+    except (OSError, ValueError):
+        return 30.0
 
 
 def selinux_enabled() -> bool:
@@ -140,6 +156,12 @@ class LustreFuse:
         self.names: dict[str, set[str]] = {}
         self.callbacks = 0
         self._statfs: tuple[float, dict[str, int]] | None = None
+        # files created here whose write lock the MDS gave this client (mds/ldlm.py), and of those the ones
+        # closed with their last writes and size still here (path -> when), written back later
+        self.wlocks: set[str] = set()
+        self.kept: dict[str, float] = {}
+        self._wb_wake = threading.Event()
+        self.expire_s = dirty_expire_s()
 
     # ---- helpers -----------------------------------------------------------------------------
     def cred(self) -> pb.LustreCred:
@@ -172,6 +194,12 @@ class LustreFuse:
 
     def _drop_paths(self, paths: set[str]) -> None:
         self.callbacks += 1
+        for p in paths:
+            if p in self.wlocks:   # another client wants it: what was kept goes to the servers first
+                try:
+                    self.give_up_write(p)
+                except OSError as e:
+                    log.warning("writing back %s for a callback: %s", p, e)
         for p in paths:
             cached = self.attrs.pop(p, None)
             self.names.pop(p, None)
@@ -214,7 +242,8 @@ class LustreFuse:
                 of.size = max(of.size, a.size) if of.dirty else a.size
 
     def _drop_all(self) -> None:
-        self._drop_paths({*list(self.known), *list(self.attrs), *list(self.files), *list(self.names)})
+        self._drop_paths({*list(self.known), *list(self.attrs), *list(self.files), *list(self.names),
+                          *list(self.wlocks)})
 
     def _forget(self, *paths: str) -> None:
         for p in paths:
@@ -442,13 +471,15 @@ class LustreFuse:
             return 0
         hit = self.attrs.get(path)
         fid = self.linked.pop(path, None) or (hit[1].fid if hit is not None and hit[1].nlink > 1 else None)
+        self.give_up_write(path, discard=fid is None)
         parent, _, name = path.rpartition("/")
         names = self.names.get(parent or "/")
         self._forget(path)
         callbacks = self.callbacks
         self.c.unlink(path, self.cred())
-        if names is not None:
-            self._listed(parent or "/", names - {name}, callbacks)
+        if names is not None:   # changed in place: a copy per unlink costs as much as the directory is big
+            names.discard(name)
+            self._listed(parent or "/", names, callbacks)
         if fid is not None:   # a hard-linked file: its other names' link count fell
             self._other_names(fid, path)
         with self._mu:
@@ -476,6 +507,8 @@ class LustreFuse:
         return 0
 
     def rename(self, old: str, new: str) -> int:
+        self.give_up_writes(old)
+        self.give_up_writes(new)
         of = self.files.get(old)
         if of is not None and new.rsplit("/", 1)[-1].startswith(HIDDEN) and self._attr(old, fresh=True).nlink == 1:
             return self._orphan(old, new, of)
@@ -505,6 +538,7 @@ class LustreFuse:
 
     def link(self, target: str, source: str) -> int:
         """`ln source target`: a second name on the MDS, which counts the file's links."""
+        self.give_up_write(source)
         of = self.files.get(source)
         if of is not None:   # the size its writer made, to the MDS first (the new name's stat shows it)
             self._flush_data(of)
@@ -544,10 +578,13 @@ class LustreFuse:
         r = self.c.mdcall("Create", pb.LustreMdsCreateRequest(path=path, mode=mode & 0o7777, cred=self.cred()))
         expiry = time.monotonic() + ATTR_CACHE_S
         self.attrs[path] = (expiry, r.attr)   # libfuse's getattr after create
+        if self.callbacks == callbacks and self.locks is not None and self.locks.held:   # the MDS gave it
+            self.wlocks.add(path)
         if self.callbacks == callbacks:   # the directory as the create left it (the kernel asks for it next)
             self.attrs[parent] = (expiry, r.parent)
-            if names is not None:
-                self._listed(parent, names | {name}, callbacks)
+            if names is not None:   # in place: concurrent creates here each add theirs to the same set
+                names.add(name)
+                self._listed(parent, names, callbacks)
         return self._open_state(path, r.attr, flags)
 
     def open(self, path: str, flags: int) -> int:
@@ -641,12 +678,16 @@ class LustreFuse:
 
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)
-        if of is not None:   # close: the data to the OSTs and the size to the MDS at once, both awaited
-            sent = of.wb.send_all() if of.wb is not None else []
+        if of is not None and not self._may_keep(of):
+            # close: the data to the OSTs and the size to the MDS at once, both awaited
+            wb = of.wb
+            sent = wb.send_all() if wb is not None else []
             try:
                 self._push_size(of)
             finally:
-                WriteBack._wait(sent)
+                if wb is not None:
+                    wb.wait(sent)
+        if of is not None:
             if of.partial:   # pages read and then not written: a user's read after all
                 of.partial.clear()
                 of.read = True
@@ -689,6 +730,17 @@ class LustreFuse:
             self.appends.discard(fh)
         if of is None:
             return 0
+        with self._mu:
+            keep = self._may_keep(of) and of.path in self.wlocks
+            if keep:
+                of.refs -= 1
+                if of.refs <= 0:
+                    self.kept.pop(of.path, None)
+                    self.kept[of.path] = time.monotonic()
+        if keep:
+            if len(self.kept) > KEPT_MAX:
+                self._wb_wake.set()
+            return 0
         try:
             self._flush_data(of)
             self._push_size(of)
@@ -698,6 +750,89 @@ class LustreFuse:
                 if of.refs <= 0 and self.files.get(of.path) is of:
                     del self.files[of.path]
         return 0
+
+    # ---- what is kept after close, under the write lock ---------------------------------------
+    def _may_keep(self, of: OpenFile) -> bool:
+        """Whether `of`'s last writes and size may stay here after close: a file this client created holds
+        its write lock (the MDS calls it back before anyone else sees the file), and what it holds is less
+        than one write RPC (a partial RPC, which Lustre's OSC keeps until writeback, fsync or a lock
+        conflict). Off with max_dirty_mb=0, or when the lock stream is down."""
+        if of.path not in self.wlocks or self.t.max_dirty_mb == 0 or self.locks is None or not self.locks.held:
+            return False
+        if of.wb is not None and of.wb.buffered >= self.t.rpc_bytes:
+            return False
+        return of.written or of.dirty or (of.wb is not None and of.wb.dirty())
+
+    def write_back(self, path: str) -> None:
+        """What a closed file kept here: its data to the OSTs and its size to the MDS (the write lock
+        stays: later writes here may be kept again)."""
+        with self._mu:
+            if self.kept.pop(path, None) is None:
+                return
+            of = self.files.get(path)
+            if of is None or of.refs > 0:   # open again: its next close keeps or sends it
+                return
+        with of.sending:
+            try:
+                self._flush_data(of)
+                self._push_size(of)
+            finally:
+                with self._mu:
+                    if of.refs <= 0 and path not in self.kept and self.files.get(path) is of:
+                        del self.files[path]
+
+    def give_up_write(self, path: str, discard: bool = False) -> None:
+        """The write lock on `path` ends (called back, or the path is removed or moved here): what was
+        kept written back first, or with `discard` (an unlink) dropped, as Lustre drops the dirty pages
+        of a destroyed object."""
+        with self._mu:
+            if path not in self.wlocks:
+                return
+            self.wlocks.discard(path)
+            self.kept.pop(path, None)
+            of = self.files.get(path)
+        if of is None:
+            return
+        with of.sending:   # a write-back of it already running ends first
+            if discard:
+                if of.wb is not None:
+                    of.wb.discard()
+                of.dirty = of.written = False
+            else:
+                self._flush_data(of)
+                self._push_size(of)
+            with self._mu:
+                if of.refs <= 0 and self.files.get(path) is of:
+                    del self.files[path]
+
+    def give_up_writes(self, under: str | None = None) -> None:
+        """Every write lock (or those on `under` and below it) given up: written back, several at once
+        (an unmount has its grace period to do it in)."""
+        prefix = under.rstrip("/") + "/" if under is not None else "/"
+        paths = [p for p in list(self.wlocks) if p == under or p.startswith(prefix)]
+        if len(paths) <= 1:
+            for p in paths:
+                self.give_up_write(p)
+            return
+        with ThreadPoolExecutor(self.t.mdc_max_rpcs_in_flight, thread_name_prefix="lustre-giveup") as pool:
+            for f in [pool.submit(self.give_up_write, p) for p in paths]:
+                f.result()
+
+    def _write_behind(self) -> None:
+        """Kept files written back once they are older than the kernel's dirty_expire_centisecs (as the
+        kernel's flusher writes back a Lustre client's dirty pages), or when more than KEPT_MAX are kept."""
+        while True:
+            self._wb_wake.wait(1.0)
+            self._wb_wake.clear()
+            now = time.monotonic()
+            with self._mu:
+                over = len(self.kept) - KEPT_MAX
+                due = [p for i, (p, t) in enumerate(self.kept.items()) if i < over or now - t >= self.expire_s]
+            for p in due:
+                try:
+                    self.write_back(p)
+                except OSError as e:   # the file went meanwhile, or its servers: the next access says so
+                    log.warning("writing back %s: %s", p, e)
 
     # ---- extended attributes -----------------------------------------------------------------
     def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
@@ -769,6 +904,7 @@ class LustreFuse:
         self.kernel.attach(session)
         if self.locks is not None:
             self.locks.start()
+            threading.Thread(target=self._write_behind, name="lustre-writebehind", daemon=True).start()
 
     def killpriv(self, path: str, suidgid: bool, caps: bool) -> None:
         """What the kernel leaves to the mount under FUSE_HANDLE_KILLPRIV_V2: a write by someone without
@@ -822,6 +958,10 @@ def mount(client: LustreClient, mountpoint: str, control: Path | None = None) ->
     try:
         session.serve()
     finally:
+        try:
+            fs.give_up_writes()   # unmounted or stopped: what was kept after close goes to the servers
+        except Exception:  # noqa: BLE001 - the unmount goes on; what could not be sent is in the log
+            log.exception("writing back at unmount")
         if fs.locks is not None:
             fs.locks.stop()
         k.unmount(mountpoint)

@@ -1,7 +1,8 @@
 """The client's side of LDLM (services/lustre/mds/ldlm.py): the callback stream to the MDS, kept open
 (across an MDS failover: it follows the client's MDS target), and what a blocking callback drops: the
 mount's cached attributes and listings, the kernel's attributes and pages of the path (libfuse's
-fuse_invalidate_path: FUSE's notify_inval_inode), and the size an open file took at open.
+fuse_invalidate_path: FUSE's notify_inval_inode), the size an open file took at open, and a write
+lock's kept data (written back first: client/fuse.py).
 
 Each callback is answered (cancel=seq) once the caches are dropped: the MDS completes the change that
 caused it only then. While the stream is down the client holds no locks, so it trusts no cache of its
@@ -15,6 +16,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
@@ -22,6 +24,7 @@ from clustertwin.v1 import lustre_pb2 as pb
 from services.lustre.client.core import LustreClient
 
 log = logging.getLogger("lustre.client")
+CALLBACK_THREADS = 8   # callbacks answered at once (as many as the MDC's RPCs in flight)
 
 
 class Locks:
@@ -35,6 +38,7 @@ class Locks:
         self.callbacks = 0
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="lustre-ldlm", daemon=True)
+        self.pool = ThreadPoolExecutor(CALLBACK_THREADS, thread_name_prefix="lustre-ldlm-cb")
 
     def start(self) -> None:
         self.thread.start()
@@ -52,10 +56,7 @@ class Locks:
                         self.held = True
                         continue
                     self.callbacks += 1
-                    try:
-                        self.drop(cb.path, cb.subtree)
-                    finally:
-                        answers.put(pb.LustreMdsLdlmRequest(cancel=cb.seq))   # the lock cancelled
+                    self.pool.submit(self._answer, cb, answers)
             except grpc.RpcError as e:
                 if e.code() != grpc.StatusCode.CANCELLED:
                     log.info("ldlm stream to %s: %s", target.addresses[i], e.code())
@@ -64,6 +65,17 @@ class Locks:
             if len(target.stubs) > 1 and target.current == i:
                 target.current = (i + 1) % len(target.stubs)
             self._stop.wait(0.1)
+
+    def _answer(self, cb: pb.LustreMdsLdlmResponse, answers: queue.SimpleQueue) -> None:
+        """One callback: the caches dropped (and a write lock's data written back), then the lock
+        cancelled. Callbacks run side by side: a listing by another client calls back every file this one
+        keeps in the directory at once, and their write-backs overlap."""
+        try:
+            self.drop(cb.path, cb.subtree)
+        except Exception:
+            log.exception("lock callback for %s", cb.path)
+        finally:
+            answers.put(pb.LustreMdsLdlmRequest(cancel=cb.seq))
 
     def stop(self) -> None:
         self._stop.set()

@@ -2,16 +2,20 @@
 cache, which sends it here in pieces of up to 1 MiB at writeback, fsync and close; client/fuse.py) and
 returns; the dirty data goes to the OSTs in RPC-sized pieces (`max_pages_per_rpc`
 pages of one object), up to `max_rpcs_in_flight` RPCs in flight per OST, as soon as a stripe row's
-worth has gathered, and all of it on fsync and close, which return once every RPC is acknowledged.
+worth has gathered, and all of it on fsync, which returns once every RPC is acknowledged. Close sends
+the rest too, except for a file this client created and holds the write lock of: what is left of it
+(less than one RPC) stays here until another client wants the file, an fsync, an unmount or the
+kernel's dirty expiry (client/fuse.py: `write_back`), as Lustre's close (ll_flush) sends no data.
 A writer whose client holds more than `max_dirty_mb` per OST waits until its data has gone out.
 `max_dirty_mb=0` turns it off: each write() is sent before it returns.
 
-Loss window (as Lustre's): data written but not yet sent (at most a stripe row per open file, or
-what the RPC limits hold back) is lost if the client dies before fsync or close; once an RPC is
-acknowledged the data is on the OST (the OSS wrote it to the target, which the failover partner
-serves), so an OSS failover loses nothing acknowledged. Real Lustre also keeps acknowledged but
-uncommitted pages for replay after a failover; the twin's OSS has written them to the shared
-target before it answers, so there is nothing to replay.
+Loss window (as Lustre's): data written but not yet sent is lost if the client dies before it is
+sent: before fsync; for a file created here, up to vm.dirty_expire_centisecs (30 s by default) after
+close; otherwise before close. An OSS failover loses none of it: what the client holds it sends to
+the partner, and once an RPC is acknowledged the data is on the OST (the OSS wrote it to the
+target, which the partner serves). Real Lustre also keeps acknowledged but uncommitted pages for
+replay after a failover; the twin's OSS has written them to the shared target before it answers, so
+there is nothing to replay.
 
 An RPC that fails (ENOSPC, EIO after the failover timeout) is reported by the next write, fsync or
 close of the file, as Lustre reports asynchronous write errors."""
@@ -82,7 +86,8 @@ class WriteBack:
         self.starts: list[int] = []
         self.runs: list[bytearray] = []
         self.buffered = 0   # bytes in runs (overwrites counted again: an upper bound)
-        self.pending: list[tuple[int, int, list[Future]]] = []   # (from, to, RPCs) sent, not yet waited for
+        self.pending: list[tuple[int, int, list[Future]]] = []   # (from, to, RPCs) sent, not yet answered
+        self.failed: list[Future] = []   # RPCs that failed, not yet reported
 
     @property
     def row(self) -> int:
@@ -131,7 +136,7 @@ class WriteBack:
                 self.buffered = max(0, self.buffered - whole)
                 if not buf:
                     del self.starts[i], self.runs[i]
-                self.pending = [p for p in self.pending if not all(f.done() for f in p[2])]
+                self._prune()
                 self.pending.append((sent_from, sent_from + whole, futs))
             scattered = self.buffered > limit
         if scattered:   # many small scattered writes: past max_dirty_mb held here, send them
@@ -185,20 +190,41 @@ class WriteBack:
     def flush(self) -> None:
         """Send every dirty byte and wait until all of it is acknowledged; raises the first error of
         any RPC of this file since the last flush."""
-        self._wait(self.send_all())
+        self.wait(self.send_all())
+
+    def wait(self, futs: list[Future]) -> None:
+        """Wait for what `send_all` returned; the RPCs answered leave `pending` (their errors raised here,
+        once)."""
+        try:
+            self._wait(futs)
+        finally:
+            with self.mu:
+                self.pending = [p for p in self.pending if not all(f.done() for f in p[2])]
 
     def send_all(self) -> list[Future]:
-        """Send every dirty byte; the RPCs not yet waited for (the caller waits: `_wait`)."""
+        """Send every dirty byte; the RPCs not yet waited for (the caller waits: `wait`)."""
         with self.mu:
-            futs = [f for _lo, _hi, fs in self.pending for f in fs]
-            self.pending = []
+            # the RPCs stay pending until they are answered: a reader on another thread that finds them
+            # in flight waits for them too (dirty())
+            self._prune()
             for start, buf in zip(self.starts, self.runs, strict=True):
-                futs += self._send(start, bytes(buf))
+                self.pending.append((start, start + len(buf), self._send(start, bytes(buf))))
             self.starts, self.runs, self.buffered = [], [], 0
-        return futs
+            failed, self.failed = self.failed, []
+            return failed + [f for _lo, _hi, fs in self.pending for f in fs]
+
+    def _prune(self) -> None:
+        """Answered RPCs out of `pending`; the failed ones kept for the next flush to report."""
+        keep = []
+        for p in self.pending:
+            if all(f.done() for f in p[2]):
+                self.failed += [f for f in p[2] if f.exception() is not None]
+            else:
+                keep.append(p)
+        self.pending = keep
 
     def dirty(self) -> bool:
-        return bool(self.runs) or any(not f.done() for _lo, _hi, fs in self.pending for f in fs)
+        return bool(self.runs) or bool(self.failed) or any(not f.done() for _lo, _hi, fs in self.pending for f in fs)
 
     def discard(self) -> None:
         """Drop unsent data (the file was removed: Lustre discards the pages of a destroyed object)."""

@@ -15,6 +15,14 @@ holds locks; a client without one (lfs, the SDK) caches nothing and its changes 
 others'. Locks live in the active MDS's memory: after a failover the clients reconnect their streams and
 drop everything they cached (Lustre's clients replay their locks instead).
 
+Write locks: a client that creates a file with its callback stream open holds the file's write lock (as
+a Lustre writer holds its PW extent lock): it may keep what it wrote, and the size, in its own memory
+after close and write them back later (client/fuse.py). Any other client's read or change of that path
+(or a listing of its directory, or a change of a directory above it) first sends the holder a blocking
+callback, which it answers once the data is on the OSTs and the size on the MDS; then the call runs. The
+holder keeps its write lock through its own changes (a Lustre client caches its locks until they
+conflict), except those that remove, move or link the path (unlink, rename, link: it wrote back or dropped first).
+
     attach(MdsServicer(daemon), LockManager())   # wraps the servicer's methods; adds Ldlm
 """
 
@@ -46,6 +54,7 @@ class LockManager:
     def __init__(self, timeout: float = LOCK_TIMEOUT_S) -> None:
         self.timeout = timeout
         self.holders: dict[str, set[str]] = {}
+        self.writers: dict[str, str] = {}   # path -> the client holding its write lock
         self.streams: dict[str, asyncio.Queue] = {}
         self.unanswered: dict[int, asyncio.Future] = {}
         self.seq = 0
@@ -55,6 +64,36 @@ class LockManager:
         if client and client in self.streams:
             for p in paths:
                 self.holders.setdefault(p, set()).add(client)
+
+    def grant_write(self, client: str | None, path: str) -> None:
+        if client and client in self.streams:
+            self.writers[path] = client
+
+    async def recall(self, by: str | None, paths: list[str], subtree: list[str] = (), listed: str | None = None,
+                     ends: bool = False) -> None:
+        """Write locks of other clients than `by` on `paths`, on files under `subtree` or in directory
+        `listed` called back (each holder writes back, then answers); with `ends`, `by`'s own there end
+        too (the path is removed or moved)."""
+        if not self.writers:
+            return
+        hit = [p for p in [*paths, *subtree] if p in self.writers]
+        prefixes = tuple(root.rstrip("/") + "/" for root in subtree)
+        if prefixes or listed is not None:
+            hit += [p for p in self.writers if p.startswith(prefixes) or (listed is not None and parent(p) == listed)]
+        waits: dict[asyncio.Future, str] = {}
+        for p in hit:
+            holder = self.writers.get(p)
+            if holder is None or holder == by and not ends:
+                continue
+            del self.writers[p]
+            if holder == by:
+                continue
+            if holder in self.streams:
+                waits[self._send(holder, p, False)] = holder
+        if waits:
+            _done, late = await asyncio.wait(waits, timeout=self.timeout)
+            for f in late:
+                self.evict(waits[f])
 
     async def revoke(self, by: str | None, paths: list[str], subtree: list[str] = ()) -> None:
         """Blocking callbacks to every holder but `by` of `paths` and of every path under `subtree`;
@@ -125,6 +164,8 @@ class LockManager:
                 self._drop(client)
 
     def _drop(self, client: str) -> None:
+        for p in [p for p, who in self.writers.items() if who == client]:
+            del self.writers[p]
         for p in [p for p, who in self.holders.items() if client in who]:
             self.holders[p].discard(client)
             if not self.holders[p]:
@@ -140,6 +181,7 @@ def _client(context: Any) -> str | None:
 
 READS: dict[str, Callable[[Any], list[str]]] = {
     "Getattr": lambda r: [r.path],
+    "Getstripe": lambda r: [r.path],
     "Readdir": lambda r: [r.path],
     "Getxattr": lambda r: [r.path],
     "Listxattr": lambda r: [r.path],
@@ -169,12 +211,18 @@ GRANTS: dict[str, Callable[[Any], list[str]]] = {
 }
 
 
+# the holder's write lock on the path ends when the path goes, moves or gains a name (its writes would
+# not call back through the other name)
+ENDS_WRITE = {"Unlink", "Rename", "Rmdir", "Link"}
+
+
 def attach(servicer: Any, mgr: LockManager) -> Any:
     """`servicer` with its reads granting locks and its changes revoking them, and the Ldlm stream."""
     for name, paths in READS.items():
         setattr(servicer, name, _read(getattr(servicer, name), mgr, paths, name == "Readdir"))
+    servicer.Find = _find(servicer.Find, mgr)
     for name, paths in CHANGES.items():
-        setattr(servicer, name, _change(getattr(servicer, name), mgr, paths, GRANTS.get(name)))
+        setattr(servicer, name, _change(getattr(servicer, name), mgr, name, paths, GRANTS.get(name)))
 
     async def Ldlm(requests, context):  # noqa: N802, ANN001, ANN202
         try:
@@ -195,6 +243,7 @@ def _read(fn: Callable, mgr: LockManager, paths: Callable[[Any], list[str]], lis
     @functools.wraps(fn)
     async def call(request, context):  # noqa: ANN001, ANN202
         client = _client(context)
+        await mgr.recall(client, paths(request), listed=request.path.rstrip("/") or "/" if listing else None)
         mgr.grant(client, paths(request))
         reply = await fn(request, context)
         if listing and client:   # the entries listed come with their attributes: the client caches them
@@ -204,16 +253,28 @@ def _read(fn: Callable, mgr: LockManager, paths: Callable[[Any], list[str]], lis
     return call
 
 
-def _change(fn: Callable, mgr: LockManager, paths: Callable[[Any], tuple[list[str], list[str]]],
+def _change(fn: Callable, mgr: LockManager, name: str, paths: Callable[[Any], tuple[list[str], list[str]]],
             grants: Callable[[Any], list[str]] | None) -> Callable:
     @functools.wraps(fn)
     async def call(request, context):  # noqa: ANN001, ANN202
         client = _client(context)
+        plain, subtrees = paths(request)
+        await mgr.recall(client, plain, subtrees, ends=name in ENDS_WRITE)
         if grants is not None:
             mgr.grant(client, grants(request))
         reply = await fn(request, context)
-        plain, subtrees = paths(request)
+        if name == "Create":
+            mgr.grant_write(client, request.path)
         plain += getattr(reply, "linked", [])   # a hard-linked file's other names: their link count changed
         await mgr.revoke(client, plain, subtrees)
         return reply
+    return call
+
+
+def _find(fn: Callable, mgr: LockManager) -> Callable:
+    """`lfs find` matches sizes: the files under its start written back first."""
+    @functools.wraps(fn)
+    async def call(request, context):  # noqa: ANN001, ANN202
+        await mgr.recall(_client(context), [request.start], [request.start])
+        return await fn(request, context)
     return call
