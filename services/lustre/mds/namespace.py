@@ -24,10 +24,17 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from emulator.store import Base, Writer, create_tables, make_engine, upserts
 from services.lustre import xattrs
 from services.lustre.errors import LustreError
-from services.lustre.fid import Fid
+from services.lustre.fid import SEQ_WIDTH, Fid
 from services.lustre.layout import Layout, StripeObject, StripeSpec
 from services.lustre.namespace import FID_DIR, Cred, Inode, Namespace, R, split
 from services.lustre.ost import MdtState, OstState
+
+RESERVE = 1024   # FIDs, inode numbers and OST object ids stored ahead of use (DurableNamespace._meta)
+
+
+def reserve(counter: int) -> int:
+    """`counter` (the next value to hand out) rounded up to a multiple of RESERVE."""
+    return -(-counter // RESERVE) * RESERVE
 
 
 class InodeRow(Base):
@@ -131,15 +138,25 @@ class DurableNamespace:
         self._typed: set[int] = set()    # inodes with a NodeTypeRow stored
         self.xattrs: dict[int, dict[str, bytes]] = {}
         self._saved_meta: dict[str, Any] | None = None
+        self._saved_key: tuple | None = None   # the reserved counters stored (_meta)
         self.versions: dict[int, int] = {}   # ino -> changes saved (a directory's: its entries changed)
         if not self._load():
             self._save([self.ns.root], [])
 
     # ---- persistence -------------------------------------------------------------------------
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self) -> dict[str, Any] | None:
+        """The counters as stored: each reserved up to the next multiple of RESERVE, as Lustre's MDT takes
+        FIDs and precreated OST objects in ranges. None while every counter is inside what is stored (most
+        creates then write no counters); a restart or failover goes on from the reservations, leaving a
+        gap, and takes the round-robin allocator's position as it was last stored."""
         ns = self.ns
-        return {"fid_seq": ns.fids.seq, "fid_next": ns.fids.next_oid, "next_ino": ns._next_ino,
-                "next_objid": {str(k): v for k, v in ns.next_objid.items()},
+        fid_next = min(reserve(ns.fids.next_oid), SEQ_WIDTH + 1)
+        key = (ns.fids.seq, fid_next, reserve(ns._next_ino), *(reserve(v) for v in ns.next_objid.values()))
+        if key == self._saved_key:
+            return None
+        self._saved_key = key
+        return {"fid_seq": ns.fids.seq, "fid_next": fid_next, "next_ino": reserve(ns._next_ino),
+                "next_objid": {str(k): reserve(v) for k, v in ns.next_objid.items()},
                 "rr_cursor": ns.allocator.rr_cursor, "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
 
     def _row(self, n: Inode) -> dict[str, Any]:
@@ -178,7 +195,7 @@ class DurableNamespace:
                               (sql.insert_type, typed)):
                 if new:
                     conn.execute(stmt, new)
-            if meta != self._saved_meta:
+            if meta is not None:
                 if self._saved_meta is None:
                     conn.execute(sql.delete_meta, {"fs": fs})
                     conn.execute(sql.insert_meta, [{"fsname": fs, "doc": meta}])
