@@ -18,10 +18,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, bindparam, delete, insert, select, update
+from sqlalchemy import JSON, BigInteger, Boolean, Engine, Integer, String, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from emulator.store import Base, Writer, create_tables, make_engine, upserts
+from emulator.store import Base, Prepared, Writer, create_tables, make_engine, upserts
 from services.lustre import xattrs
 from services.lustre.errors import LustreError
 from services.lustre.fid import SEQ_WIDTH, Fid
@@ -89,12 +89,14 @@ class Statements:
     """The store's writes, built once for the store's dialect: a statement's construction and cache-key
     walk cost more than running it (DurableNamespace._save)."""
 
-    def __init__(self, dialect: str) -> None:
-        def by_ino(table: Any) -> Any:
-            return delete(table).where(table.c.fsname == bindparam("fs"), table.c.ino == bindparam("i"))
+    def __init__(self, engine: Engine) -> None:
+        def by_ino(table: Any) -> Prepared:
+            return Prepared(engine, delete(table).where(table.c.fsname == bindparam("fs"),
+                                                        table.c.ino == bindparam("i")))
         it, lt, tt, mt = InodeRow.__table__, LinkRow.__table__, NodeTypeRow.__table__, MetaRow.__table__
         self.delete_inode, self.delete_links, self.delete_type = by_ino(it), by_ino(lt), by_ino(tt)
-        self.upsert_inode = upserts(dialect, [InodeRow])[InodeRow]   # a changed inode's row in one statement
+        # a changed inode's row in one statement
+        self.upsert_inode = Prepared(engine, upserts(engine.dialect.name, [InodeRow])[InodeRow])
         self.insert_link, self.insert_type, self.insert_meta = insert(lt), insert(tt), insert(mt)
         self.delete_meta = delete(mt).where(mt.c.fsname == bindparam("fs"))
         self.update_meta = update(mt).where(mt.c.fsname == bindparam("fs")).values(doc=bindparam("d"))
@@ -128,7 +130,7 @@ class DurableNamespace:
     def __init__(self, url: str, fsname: str, osts: list[OstState], mdt: MdtState, now: int) -> None:
         self.engine = make_engine(url)
         create_tables(self.engine, [InodeRow, LinkRow, NodeTypeRow, MetaRow])
-        self.sql = Statements(self.engine.dialect.name)
+        self.sql = Statements(self.engine)
         self.writer = Writer(self.engine)
         self.fsname = fsname
         self.lock = threading.RLock()
@@ -188,11 +190,12 @@ class DurableNamespace:
                  if not n.is_dir and n.kind != st.S_IFREG and n.ino not in self._typed]
         sql = self.sql
         with self.writer.transaction() as conn:
-            for stmt, inos in ((sql.delete_inode, gone), (sql.delete_links, relink), (sql.delete_type, untyped)):
+            for prepared, inos in ((sql.delete_inode, gone), (sql.delete_links, relink), (sql.delete_type, untyped)):
                 if inos:
-                    conn.execute(stmt, [{"fs": fs, "i": i} for i in inos])
-            for stmt, new in ((sql.upsert_inode, list(rows.values())), (sql.insert_link, links),
-                              (sql.insert_type, typed)):
+                    prepared.execute(conn, [{"fs": fs, "i": i} for i in inos])
+            if rows:
+                sql.upsert_inode.execute(conn, list(rows.values()))
+            for stmt, new in ((sql.insert_link, links), (sql.insert_type, typed)):
                 if new:
                     conn.execute(stmt, new)
             if meta is not None:
