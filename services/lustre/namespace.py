@@ -141,6 +141,14 @@ class Namespace:
     # ---- lookup -----------------------------------------------------------------------------
 
     def lookup(self, path: str, cred: Cred = ROOT) -> Inode:
+        found = self.find(path, cred)
+        if isinstance(found, str):
+            raise LustreError("ENOENT", f"{found}: no such file or directory")
+        return found
+
+    def find(self, path: str, cred: Cred = ROOT) -> Inode | str:
+        """`lookup`, with a missing name answered by the path up to it instead of ENOENT: a create asks
+        this of every new name, and an exception per create cost more than the walk."""
         if path.startswith(FID_DIR):
             node = self._by_fid_path(path)
             if node.ino not in self.orphans and cred.uid != 0:   # no path walk: root only, as open-by-handle
@@ -155,7 +163,7 @@ class Namespace:
             walked += "/" + name
             child = node.children.get(name)
             if child is None:
-                raise LustreError("ENOENT", f"{walked}: no such file or directory")
+                return walked
             node = child
         return node
 

@@ -306,11 +306,12 @@ class DurableNamespace:
                delay_layout: bool = False, exclusive: bool = False) -> Inode:
         with self.lock:
             try:
-                existing = self.ns.lookup(path, cred)
-            except LustreError as e:
+                existing = self.ns.find(path, cred)
+            except LustreError as e:   # a FID path that names nothing
                 if e.name != "ENOENT":
                     raise
-            else:
+                existing = path
+            if not isinstance(existing, str):
                 if exclusive:
                     raise LustreError("EEXIST", f"{path} already exists")
                 if existing.is_dir:
