@@ -125,17 +125,15 @@ class Prepared:
             compiled = stmt.compile(dialect=dialect)
             if compiled.positiontup is not None:
                 self.sql = compiled.string
-                self.names = list(compiled.positiontup)
-                self.procs = [_none_once(compiled.binds[n].type.dialect_impl(dialect).bind_processor(dialect))
-                              for n in self.names]
+                self.params = [(n, _none_once(compiled.binds[n].type.dialect_impl(dialect).bind_processor(dialect)))
+                               for n in compiled.positiontup]
 
     def execute(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """The statement once per row of `rows`, in `conn`'s transaction."""
         if self.sql is None:
             conn.execute(self.stmt, rows)
             return
-        pairs = list(zip(self.names, self.procs, strict=True))
-        params = [[r[n] if p is None else p(r[n]) for n, p in pairs] for r in rows]
+        params = [[r[n] if p is None else p(r[n]) for n, p in self.params] for r in rows]
         cur = conn.connection.dbapi_connection.cursor()
         try:
             cur.executemany(self.sql, params)

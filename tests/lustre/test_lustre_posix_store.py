@@ -4,6 +4,8 @@ store is opened again (what the standby MDS does at failover), on a real SQLite 
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import stat
 
 import pytest
@@ -305,6 +307,13 @@ def test_a_file_unlinked_while_open_is_an_orphan_until_its_fid_path_goes(tmp_pat
     ns.close()
 
 
+def stored_counters(tmp_path) -> dict:
+    """The counters row as the MDT's SQLite file holds it now."""
+    with sqlite3.connect(tmp_path / "mdt.db") as db:
+        (doc,) = db.execute("SELECT doc FROM lustre_meta WHERE fsname = 'testfs'").fetchone()
+    return json.loads(doc)
+
+
 def test_counters_are_stored_ahead_and_never_handed_out_twice_after_a_restart(tmp_path):
     """FIDs, inode numbers and OST object ids are stored RESERVE ahead (as Lustre's MDT takes FID and
     precreated-object ranges), so most creates write no counters, and the store opened again (a restart,
@@ -312,9 +321,10 @@ def test_counters_are_stored_ahead_and_never_handed_out_twice_after_a_restart(tm
     ns = open_ns(tmp_path)
     c = Cred()
     made = [ns.create(f"/f{i}", 2.0, 0o644, c, None) for i in range(RESERVE + 5)]
-    saved = ns._saved_meta
+    saved = stored_counters(tmp_path)
+    assert saved["next_ino"] == reserve(made[-1].ino + 1) and saved["next_ino"] % RESERVE == 0
     ns.create("/one-more", 3.0, 0o644, c, None)
-    assert ns._saved_meta is saved   # inside the reservation: the counters were not written again
+    assert stored_counters(tmp_path) == saved   # inside the reservation: the counters were not written again
     ns.close()
     again = open_ns(tmp_path)
     new = again.create("/after-restart", 4.0, 0o644, c, None)

@@ -92,7 +92,7 @@ def test_a_change_by_the_other_client_follows_the_kept_writes(two):
     assert (a / "renamed").read_bytes() == b"moved"
 
 
-def test_fsync_sends_a_kept_file_and_unlink_drops_one(two):
+def test_fsync_sends_a_kept_file_and_an_unlinked_one_is_gone_on_both_mounts(two):
     m, a, b, client = two
     data = pattern(5000, 2)
     with open(a / "synced.bin", "wb") as f:

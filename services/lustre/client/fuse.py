@@ -196,10 +196,7 @@ class LustreFuse:
         self.callbacks += 1
         for p in paths:
             if p in self.wlocks:   # another client wants it: what was kept goes to the servers first
-                try:
-                    self.give_up_write(p)
-                except OSError as e:
-                    log.warning("writing back %s for a callback: %s", p, e)
+                self._give_up_logged(p)
         for p in paths:
             cached = self.attrs.pop(p, None)
             self.names.pop(p, None)
@@ -242,8 +239,11 @@ class LustreFuse:
                 of.size = max(of.size, a.size) if of.dirty else a.size
 
     def _drop_all(self) -> None:
-        self._drop_paths({*list(self.known), *list(self.attrs), *list(self.files), *list(self.names),
-                          *list(self.wlocks)})
+        try:   # the MDS that held the write locks is gone (or forgot them): written back first
+            self.give_up_writes()
+        except OSError as e:
+            log.warning("writing back after the lock stream came back: %s", e)
+        self._drop_paths({*list(self.known), *list(self.attrs), *list(self.files), *list(self.names)})
 
     def _forget(self, *paths: str) -> None:
         for p in paths:
@@ -731,7 +731,7 @@ class LustreFuse:
         if of is None:
             return 0
         with self._mu:
-            keep = self._may_keep(of) and of.path in self.wlocks
+            keep = self._may_keep(of)
             if keep:
                 of.refs -= 1
                 if of.refs <= 0:
@@ -747,9 +747,13 @@ class LustreFuse:
         finally:
             with self._mu:
                 of.refs -= 1
-                if of.refs <= 0 and self.files.get(of.path) is of:
-                    del self.files[of.path]
+                self._drop_closed(of)
         return 0
+
+    def _drop_closed(self, of: OpenFile) -> None:
+        """`of` out of the files this mount holds once nothing has it open or kept (under self._mu)."""
+        if of.refs <= 0 and of.path not in self.kept and self.files.get(of.path) is of:
+            del self.files[of.path]
 
     # ---- what is kept after close, under the write lock ---------------------------------------
     def _may_keep(self, of: OpenFile) -> bool:
@@ -778,8 +782,7 @@ class LustreFuse:
                 self._push_size(of)
             finally:
                 with self._mu:
-                    if of.refs <= 0 and path not in self.kept and self.files.get(path) is of:
-                        del self.files[path]
+                    self._drop_closed(of)
 
     def give_up_write(self, path: str, discard: bool = False) -> None:
         """The write lock on `path` ends (called back, or the path is removed or moved here): what was
@@ -802,12 +805,11 @@ class LustreFuse:
                 self._flush_data(of)
                 self._push_size(of)
             with self._mu:
-                if of.refs <= 0 and self.files.get(path) is of:
-                    del self.files[path]
+                self._drop_closed(of)
 
     def give_up_writes(self, under: str | None = None) -> None:
         """Every write lock (or those on `under` and below it) given up: written back, several at once
-        (an unmount has its grace period to do it in)."""
+        (an unmount has its grace period to do it in); the first failure is raised once all were tried."""
         prefix = under.rstrip("/") + "/" if under is not None else "/"
         paths = [p for p in list(self.wlocks) if p == under or p.startswith(prefix)]
         if len(paths) <= 1:
@@ -815,8 +817,14 @@ class LustreFuse:
                 self.give_up_write(p)
             return
         with ThreadPoolExecutor(self.t.mdc_max_rpcs_in_flight, thread_name_prefix="lustre-giveup") as pool:
-            for f in [pool.submit(self.give_up_write, p) for p in paths]:
-                f.result()
+            list(pool.map(self.give_up_write, paths))   # every one tried; the first failure raised
+
+    def _give_up_logged(self, path: str) -> None:
+        """give_up_write, a failure logged: the caller (a callback, an unmount) goes on with the others."""
+        try:
+            self.give_up_write(path)
+        except OSError as e:
+            log.warning("writing back %s: %s", path, e)
 
     def _write_behind(self) -> None:
         """Kept files written back once they are older than the kernel's dirty_expire_centisecs (as the

@@ -139,27 +139,24 @@ class DurableNamespace:
         self._linked: set[int] = set()   # inodes with LinkRows stored
         self._typed: set[int] = set()    # inodes with a NodeTypeRow stored
         self.xattrs: dict[int, dict[str, bytes]] = {}
-        self._saved_meta: dict[str, Any] | None = None
-        self._saved_key: tuple | None = None   # the reserved counters stored (_meta)
+        self._saved_key: tuple | None = None   # the reserved counters in the stored row (None: no row yet)
         self.versions: dict[int, int] = {}   # ino -> changes saved (a directory's: its entries changed)
         if not self._load():
             self._save([self.ns.root], [])
 
     # ---- persistence -------------------------------------------------------------------------
-    def _meta(self) -> dict[str, Any] | None:
-        """The counters as stored: each reserved up to the next multiple of RESERVE, as Lustre's MDT takes
-        FIDs and precreated OST objects in ranges. None while every counter is inside what is stored (most
-        creates then write no counters); a restart or failover goes on from the reservations, leaving a
+    def _meta(self) -> tuple[tuple, dict[str, Any]]:
+        """The counters as stored, and their key: each reserved up to the next multiple of RESERVE, as
+        Lustre's MDT takes FIDs and precreated OST objects in ranges, so the key moves (and the row is
+        written) once per RESERVE creates. A restart or failover goes on from the reservations, leaving a
         gap, and takes the round-robin allocator's position as it was last stored."""
         ns = self.ns
-        fid_next = min(reserve(ns.fids.next_oid), SEQ_WIDTH + 1)
-        key = (ns.fids.seq, fid_next, reserve(ns._next_ino), *(reserve(v) for v in ns.next_objid.values()))
-        if key == self._saved_key:
-            return None
-        self._saved_key = key
-        return {"fid_seq": ns.fids.seq, "fid_next": fid_next, "next_ino": reserve(ns._next_ino),
-                "next_objid": {str(k): reserve(v) for k, v in ns.next_objid.items()},
-                "rr_cursor": ns.allocator.rr_cursor, "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
+        fid_next, next_ino = min(reserve(ns.fids.next_oid), SEQ_WIDTH + 1), reserve(ns._next_ino)
+        objids = {str(k): reserve(v) for k, v in ns.next_objid.items()}
+        key = (ns.fids.seq, fid_next, next_ino, *objids.values())
+        return key, {"fid_seq": ns.fids.seq, "fid_next": fid_next, "next_ino": next_ino, "next_objid": objids,
+                     "rr_cursor": ns.allocator.rr_cursor,
+                     "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
 
     def _row(self, n: Inode) -> dict[str, Any]:
         e = self.where[n.ino][0]
@@ -180,7 +177,7 @@ class DurableNamespace:
         rows = {n.ino: self._row(n) for n in upsert if n.ino in self.where}   # not orphans: they have no row
         for ino in rows:
             self.versions[ino] = self.versions.get(ino, 0) + 1
-        meta = self._meta()
+        key, meta = self._meta()
         gone = set(removed) - set(rows)
         relink = {i for i in gone | set(rows) if i in self._linked or len(self.where.get(i, ())) > 1}
         links = [dict(fsname=fs, ino=i, parent=e.parent, name=e.name)
@@ -198,13 +195,13 @@ class DurableNamespace:
             for stmt, new in ((sql.insert_link, links), (sql.insert_type, typed)):
                 if new:
                     conn.execute(stmt, new)
-            if meta is not None:
-                if self._saved_meta is None:
+            if key != self._saved_key:
+                if self._saved_key is None:
                     conn.execute(sql.delete_meta, {"fs": fs})
                     conn.execute(sql.insert_meta, [{"fsname": fs, "doc": meta}])
                 else:
                     conn.execute(sql.update_meta, {"fs": fs, "d": meta})
-                self._saved_meta = meta
+        self._saved_key = key
         self._linked = (self._linked - relink) | {r["ino"] for r in links}
         self._typed = (self._typed - untyped) | {r["ino"] for r in typed}
 
@@ -218,13 +215,13 @@ class DurableNamespace:
             types = s.scalars(select(NodeTypeRow).where(NodeTypeRow.fsname == self.fsname)).all()
         ns = self.ns
         m = meta.doc
-        self._saved_meta = m
         ns.fids.seq, ns.fids.next_oid, ns._next_ino = m["fid_seq"], m["fid_next"], m["next_ino"]
         for k, v in m["next_objid"].items():
             if int(k) in ns.next_objid:
                 ns.next_objid[int(k)] = v
         ns.allocator.rr_cursor = m["rr_cursor"]
         ns.allocator.credits = {int(k): v for k, v in m["credits"].items()}
+        self._saved_key = self._meta()[0]   # the row's reservations (a row of exact counters: written again once)
         nodes: dict[int, Inode] = {}
         for r in rows:
             node = ns.root if r.ino == 1 else Inode(Fid.parse(r.fid), r.ino, r.is_dir, r.mode, r.uid, r.gid,
