@@ -49,6 +49,13 @@ def test_clean_after_a_crash_removes_only_its_own(tmp_path: Path) -> None:
             f"net = build_network('mini', prefix={prefix!r}, state_dir={str(tmp_path)!r})\n"
             "p = subprocess.Popen(['ip', 'netns', 'exec', net.netns('gpu001'), 'sleep', '600'],\n"
             "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)\n"
+            # the daemon is inside the namespace before the supervisor dies (`ip` enters it, then execs)
+            "import time\n"
+            "deadline = time.monotonic() + 10\n"
+            "while subprocess.run(['ip', 'netns', 'identify', str(p.pid)], capture_output=True, text=True)"
+            ".stdout.strip() != net.netns('gpu001'):\n"
+            "    assert time.monotonic() < deadline, 'the daemon never entered its namespace'\n"
+            "    time.sleep(0.01)\n"
             "print(p.pid, flush=True)\n"
             "os._exit(0)\n")
         out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
