@@ -5,7 +5,12 @@ changes, the other sees at once, well inside the 5 s its kernel and its client k
 from __future__ import annotations
 
 import errno
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -125,6 +130,42 @@ def test_a_name_another_client_created_is_found_where_this_one_knew_none(two):
     os.unlink(b / "neg" / "late")
     with pytest.raises(FileNotFoundError):
         os.stat(a / "neg" / "late")
+
+
+
+def test_a_listing_kept_under_its_lock_needs_no_mds_until_another_client_changes_it(two):
+    """A directory's entries and their attributes stay where they were read while the reader holds the
+    directory's lock, as llite keeps directory pages: in the kernel (FOPEN_CACHE_DIR) and in the client,
+    which keeps them in step with its own creates. With both MDSs stopped, this mount still lists the
+    directory, after its own create in it too; once another client creates a name there, the listing
+    shows it."""
+    m, a, b = two
+    d = a / "kept"
+    d.mkdir()
+    (d / "one").write_bytes(b"1")
+    assert os.listdir(d) == ["one"]
+    # atime after mtime (an hour ahead): under relatime a listing then changes nothing on the MDS
+    os.utime(d, ns=(time.time_ns() + 3600 * 10**9, os.stat(d).st_mtime_ns))
+    (d / "two").write_bytes(b"22")   # this mount's own create: the kernel's copy of the listing is reset
+
+    def listed() -> str:
+        code = (f"import os; p = {str(d)!r}; "
+                "print(sorted((n, os.stat(os.path.join(p, n)).st_size) for n in os.listdir(p)))")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+
+    daemons = json.loads((m.run / "daemons.json").read_text())["daemons"]
+    mds = [daemons[name]["pid"] for name in ("mds01", "mds02")]
+    for pid in mds:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        first, second = listed(), listed()   # from the client's copy, then from the kernel's
+    finally:
+        for pid in mds:
+            os.kill(pid, signal.SIGCONT)
+    assert first == second == "[('one', 1), ('two', 2)]"
+    (b / "kept" / "three").write_bytes(b"333")
+    assert listed() == "[('one', 1), ('three', 3), ('two', 2)]"
 
 
 # The kernel's page cache keeps writes (FUSE_WRITEBACK_CACHE), and with it a file's size and times as its

@@ -219,8 +219,8 @@ class LustreClient:
     def mkdir(self, path: str, mode: int = 0o755, cred: pb.LustreCred | None = None) -> pb.LustreAttr:
         return self.mdcall("Mkdir", pb.LustreMdsMkdirRequest(path=path, mode=mode, cred=cred or self.cred)).attr
 
-    def unlink(self, path: str, cred: pb.LustreCred | None = None) -> None:
-        self.mdcall("Unlink", pb.LustreMdsUnlinkRequest(path=path, cred=cred or self.cred))
+    def unlink(self, path: str, cred: pb.LustreCred | None = None) -> pb.LustreMdsUnlinkResponse:
+        return self.mdcall("Unlink", pb.LustreMdsUnlinkRequest(path=path, cred=cred or self.cred))
 
     def rmdir(self, path: str, cred: pb.LustreCred | None = None) -> None:
         self.mdcall("Rmdir", pb.LustreMdsRmdirRequest(path=path, cred=cred or self.cred))

@@ -9,8 +9,10 @@ the same mount sees it at once). A file created here is under this client's writ
 (mds/ldlm.py): its close sends nothing, and its last writes and size stay here until the MDS calls
 the lock back (another client reads or changes it), an fsync, an unmount, or the kernel's dirty
 expiry; a Lustre close sends no data either (ll_flush only reports earlier write errors).
-Attributes listed by readdir are kept for a second, so
-`ls -l` of a large directory costs one MDS call, not one per entry.
+Attributes (of getattr, readdir, and a change's reply) and a directory's listing are kept while this
+client holds their lock (client/locks.py: the MDS calls it back when another client changes them), as
+llite keeps inode attributes and directory pages under LDLM locks: a second `ls -l`, a stat, or a listing
+of a directory nobody changed costs no MDS call.
 
 Extended attributes: `lustre.lov` is the file's layout in the binary `struct lov_user_md_v1` that
 real Lustre returns (`getfattr -n lustre.lov -e hex FILE`); setting it on a file without objects
@@ -60,8 +62,9 @@ from services.lustre.xattrs import PRIVILEGED, STORED
 
 log = logging.getLogger("lustre.client")
 
-ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts and the client's own: long enough for `ls -l` of 10,000 files
-READDIR_CACHE_S = 5.0   # attributes listed by readdir serve the lstat that follows (ls -l)
+ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts, and the client's own without a lock stream
+LRU_MAX_AGE_S = 3900.0  # under a lock, attributes are kept at most this long: ldlm.namespaces.*.lru_max_age
+ATTRS_MAX = 65536       # attributes kept under locks at most; past it the oldest go (Lustre's lock LRU)
 MiB = 1024 * 1024
 KEPT_MAX = 1024         # files whose last writes the client keeps after close (the oldest go first past it)
 LOV = "lustre.lov"
@@ -177,7 +180,11 @@ class LustreFuse:
             names = self.names.get(parent or "/") if name else None
             if names is not None and name not in names:
                 raise FuseOSError(errno.ENOENT)
-        return self.c.getattr(path, self.cred())
+        callbacks = self.callbacks
+        a = self.c.getattr(path, self.cred())
+        if self.locks is not None:   # the reply came with its lock
+            self._keep(path, a, callbacks)
+        return a
 
     def _listed(self, path: str, names: set[str], callbacks: int) -> None:
         """`names` is all of directory `path` (if no callback came since `callbacks` was read)."""
@@ -370,9 +377,9 @@ class LustreFuse:
 
     def _setattr(self, path: str, **kw: Any) -> pb.LustreAttr:
         path = self._real(path)
-        self._forget(path)
+        self.attrs.pop(path, None)   # its directory is unchanged
         a = self._md_setattr(path, **kw)
-        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)   # the getattr libfuse makes next
+        self._keep(path, a)   # the getattr libfuse makes next
         return a
 
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
@@ -411,23 +418,40 @@ class LustreFuse:
         return out
 
     # ---- namespace ---------------------------------------------------------------------------
-    def _list(self, path: str) -> list[pb.LustreDirEntry]:
-        """A directory's entries from the MDS. Listing is reading the directory: its atime moves as a
-        file's does at close (relatime)."""
-        callbacks = self.callbacks
-        entries = self.c.readdir(path, self.cred())
-        self._listed(path, {e.name for e in entries}, callbacks)
+    def _list(self, path: str) -> list[tuple[str, pb.LustreAttr]]:
+        """A directory's entries and their attributes, in name order: kept here under the directory's lock
+        (every name, and each one's attributes under its own), else from the MDS, whose reply brings those
+        locks. Listing is reading the directory: its atime moves as a file's does at close (relatime)."""
+        entries = self._listed_here(path)
+        if entries is None:
+            callbacks = self.callbacks
+            entries = [(e.name, e.attr) for e in self.c.readdir(path, self.cred())]
+            self._listed(path, {name for name, _a in entries}, callbacks)
+            base = path.rstrip("/")
+            for name, a in entries:
+                self._keep(f"{base}/{name}", a, callbacks)
         self._read_atime(path)
         return entries
 
-    def readdir(self, path: str, fh: int) -> list[Any]:
-        entries = self._list(path)
-        expiry = time.monotonic() + READDIR_CACHE_S
+    def _listed_here(self, path: str) -> list[tuple[str, pb.LustreAttr]] | None:
+        """Directory `path` as this mount holds it under its locks, or None if any of it is not held."""
+        names = self.names.get(path)
+        if names is None or self.locks is None or not self.locks.held:
+            return None
         base = path.rstrip("/")
+        now = time.monotonic()
+        out = []
+        for name in sorted(names):
+            hit = self.attrs.get(f"{base}/{name}")
+            if hit is None or hit[0] <= now:
+                return None
+            out.append((name, hit[1]))
+        return out
+
+    def readdir(self, path: str, fh: int) -> list[Any]:
         out: list[Any] = [".", ".."]
-        for e in entries:
-            self.attrs[f"{base}/{e.name}"] = (expiry, e.attr)
-            out.append((e.name, {"st_mode": e.attr.mode, "st_ino": e.attr.ino}, 0))
+        for name, a in self._list(path):
+            out.append((name, {"st_mode": a.mode, "st_ino": a.ino}, 0))
         return out
 
     def listing(self, path: str, plus: bool) -> tuple[list[tuple[str, dict[str, Any] | None]], bool]:
@@ -439,17 +463,13 @@ class LustreFuse:
 
     def readdir_plus(self, path: str) -> list[tuple[str, dict[str, Any] | None]]:
         """readdir with every entry's attributes (READDIRPLUS): `ls -l` then needs no LOOKUP each."""
-        entries = self._list(path)
-        expiry = time.monotonic() + READDIR_CACHE_S
         base = path.rstrip("/")
         out: list[tuple[str, dict[str, Any] | None]] = [(".", None), ("..", None)]
-        for e in entries:
-            p = f"{base}/{e.name}"
-            self.attrs[p] = (expiry, e.attr)
+        for name, a in self._list(path):
+            p = f"{base}/{name}"
             self.known.add(p)
             of = self.files.get(p)
-            out.append((e.name, attr_dict(e.attr, of.size if of is not None and not stat.S_ISDIR(e.attr.mode)
-                                          else None)))
+            out.append((name, attr_dict(a, of.size if of is not None and not stat.S_ISDIR(a.mode) else None)))
         return out
 
     def mkdir(self, path: str, mode: int) -> int:
@@ -476,7 +496,9 @@ class LustreFuse:
         names = self.names.get(parent or "/")
         self._forget(path)
         callbacks = self.callbacks
-        self.c.unlink(path, self.cred())
+        r = self.c.unlink(path, self.cred())
+        if r.HasField("parent"):   # the directory as the unlink left it (the kernel asks for it next)
+            self._keep(parent or "/", r.parent, callbacks)
         if names is not None:   # changed in place: a copy per unlink costs as much as the directory is big
             names.discard(name)
             self._listed(parent or "/", names, callbacks)
@@ -545,7 +567,7 @@ class LustreFuse:
             self._push_size(of)
         self._forget(source, target)
         a = self.c.mdcall("Link", pb.LustreMdsLinkRequest(src=source, dst=target, cred=self.cred())).attr
-        self.attrs[target] = (time.monotonic() + ATTR_CACHE_S, a)
+        self._keep(target, a)
         self.linked[source] = self.linked[target] = a.fid
         self._other_names(a.fid, target)
         return 0
@@ -554,7 +576,7 @@ class LustreFuse:
         """`ln -s source target`: `source` is the link's body, kept as given (relative or absolute)."""
         self._forget(target)
         a = self.c.mdcall("Symlink", pb.LustreMdsSymlinkRequest(path=target, target=source, cred=self.cred())).attr
-        self.attrs[target] = (time.monotonic() + ATTR_CACHE_S, a)
+        self._keep(target, a)
         return 0
 
     def readlink(self, path: str) -> str:
@@ -565,7 +587,7 @@ class LustreFuse:
         (the kernel serves a FIFO's or socket's I/O itself)."""
         self._forget(path)
         a = self.c.mdcall("Mknod", pb.LustreMdsMknodRequest(path=path, mode=mode, rdev=dev, cred=self.cred())).attr
-        self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)
+        self._keep(path, a)
         return 0
 
     # ---- files -------------------------------------------------------------------------------
@@ -576,12 +598,11 @@ class LustreFuse:
         self._forget(path)
         callbacks = self.callbacks
         r = self.c.mdcall("Create", pb.LustreMdsCreateRequest(path=path, mode=mode & 0o7777, cred=self.cred()))
-        expiry = time.monotonic() + ATTR_CACHE_S
-        self.attrs[path] = (expiry, r.attr)   # libfuse's getattr after create
+        self._keep(path, r.attr)   # libfuse's getattr after create
         if self.callbacks == callbacks and self.locks is not None and self.locks.held:   # the MDS gave it
             self.wlocks.add(path)
         if self.callbacks == callbacks:   # the directory as the create left it (the kernel asks for it next)
-            self.attrs[parent] = (expiry, r.parent)
+            self._keep(parent, r.parent)
             if names is not None:   # in place: concurrent creates here each add theirs to the same set
                 names.add(name)
                 self._listed(parent, names, callbacks)
@@ -670,11 +691,16 @@ class LustreFuse:
             self.kernel.grow(of.path, a.size)
         return len(data)
 
-    def _keep(self, path: str, a: pb.LustreAttr, callbacks: int) -> None:
-        """A change's reply cached, unless a blocking callback came meanwhile (it may be older than another
-        client's change the callback was for)."""
-        if self.callbacks == callbacks:
-            self.attrs[path] = (time.monotonic() + ATTR_CACHE_S, a)
+    def _keep(self, path: str, a: pb.LustreAttr, callbacks: int | None = None) -> None:
+        """A reply's attributes of `path` cached: under its lock (the MDS calls it back), or for ATTR_CACHE_S
+        without a lock stream. Not if a blocking callback came since `callbacks` was read: the reply may be
+        older than another client's change the callback was for."""
+        if callbacks is not None and self.callbacks != callbacks:
+            return
+        self.attrs[path] = (time.monotonic() + (ATTR_CACHE_S if self.locks is None else LRU_MAX_AGE_S), a)
+        if len(self.attrs) > ATTRS_MAX:   # the oldest quarter goes (dicts keep insertion order)
+            for p in list(self.attrs)[:ATTRS_MAX // 4]:
+                self.attrs.pop(p, None)
 
     def flush(self, path: str, fh: int) -> int:
         of = self._of(path, fh)

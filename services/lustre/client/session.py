@@ -550,7 +550,9 @@ class Session:
         with self._mu:
             dh = self.next_dh
             self.next_dh += 1
-        self.ch.reply(unique, k.OPEN_OUT.pack(dh, 0, 0))
+        # the kernel keeps the entries it reads: a listing of a directory unchanged since (its own changes
+        # reset it, another client's come as a callback's invalidation: locks.py) sends no READDIR
+        self.ch.reply(unique, k.OPEN_OUT.pack(dh, k.FOPEN_CACHE_DIR | k.FOPEN_KEEP_CACHE, 0))
 
     def releasedir(self, unique: int, nodeid: int, body: memoryview) -> None:
         self.listings.pop(k.RELEASE_IN.unpack_from(body)[0], None)

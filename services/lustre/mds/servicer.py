@@ -142,15 +142,20 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
 
     async def Unlink(self, request, context):  # noqa: N802
         linked: list[str] = []
+        parent: list[pb.LustreAttr] = []
 
         def unlink(ns: DurableNamespace) -> list[StripeObject]:
-            with ns.lock:
-                ino = ns.lookup(request.path, cred_of(request.cred)).ino
-                freed = ns.unlink(request.path, inode_time(), cred_of(request.cred), request.open)
+            with ns.lock:   # the directory as this unlink left it
+                cred = cred_of(request.cred)
+                ino = ns.lookup(request.path, cred).ino
+                freed = ns.unlink(request.path, inode_time(), cred, request.open)
                 linked.extend(ns.paths_of(ino))
+                d = lookup_or_none(ns, posixpath.dirname(request.path.rstrip("/")) or "/", cred)
+                if d is not None and d.is_dir:   # none for an orphan's FID path
+                    parent.append(self._attr_pb(ns, d))
                 return freed
         freed = await self._removed(context, unlink)
-        return pb.LustreMdsUnlinkResponse(freed=freed, linked=linked)
+        return pb.LustreMdsUnlinkResponse(freed=freed, linked=linked, parent=parent[-1] if parent else None)
 
     async def Rmdir(self, request, context):  # noqa: N802
         return pb.LustreMdsRmdirResponse(freed=await self._removed(

@@ -242,12 +242,14 @@ class LustreMdsUnlinkRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., cred: _Optional[_Union[LustreCred, _Mapping]] = ..., open: _Optional[bool] = ...) -> None: ...
 
 class LustreMdsUnlinkResponse(_message.Message):
-    __slots__ = ("freed", "linked")
+    __slots__ = ("freed", "linked", "parent")
     FREED_FIELD_NUMBER: _ClassVar[int]
     LINKED_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     freed: _containers.RepeatedCompositeFieldContainer[LustreObject]
     linked: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ..., linked: _Optional[_Iterable[str]] = ...) -> None: ...
+    parent: LustreAttr
+    def __init__(self, freed: _Optional[_Iterable[_Union[LustreObject, _Mapping]]] = ..., linked: _Optional[_Iterable[str]] = ..., parent: _Optional[_Union[LustreAttr, _Mapping]] = ...) -> None: ...
 
 class LustreMdsRmdirRequest(_message.Message):
     __slots__ = ("path", "cred")
