@@ -1,6 +1,7 @@
 """Two mounts of one filesystem (two clients, `twin lustre mount` twice) cache attributes, dentries and
 pages under the MDS's locks (services/lustre/mds/ldlm.py) and stay coherent as Lustre's do: what one
-changes, the other sees at once, well inside the 5 s its kernel and its client keep attributes."""
+changes, the other sees at once, though its kernel and its client keep attributes for as long as they
+hold their locks."""
 
 from __future__ import annotations
 

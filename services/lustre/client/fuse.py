@@ -62,8 +62,10 @@ from services.lustre.xattrs import PRIVILEGED, STORED
 
 log = logging.getLogger("lustre.client")
 
-ATTR_CACHE_S = 5.0      # kernel attr/entry timeouts, and the client's own without a lock stream
-LRU_MAX_AGE_S = 3900.0  # under a lock, attributes are kept at most this long: ldlm.namespaces.*.lru_max_age
+ATTR_CACHE_S = 5.0      # the client's attributes without a lock stream
+# under a lock, attributes are kept at most this long, by the client and by the kernel (its entry and attr
+# timeouts): ldlm.namespaces.*.lru_max_age; a blocking callback drops them sooner (client/locks.py)
+LRU_MAX_AGE_S = 3900.0
 ATTRS_MAX = 65536       # attributes kept under locks at most; past it the oldest go (Lustre's lock LRU)
 MiB = 1024 * 1024
 KEPT_MAX = 1024         # files whose last writes the client keeps after close (the oldest go first past it)
@@ -986,7 +988,7 @@ def mount(client: LustreClient, mountpoint: str, control: Path | None = None) ->
     # holds (coherent under the MDS's locks), as llite's ll_inode_permission runs generic_permission on the
     # client; the MDS checks each change again with the caller's credentials
     fd = k.mount(mountpoint, f"{MOUNT_OPTIONS},fsname={client.fsname}")
-    session = Session(fs, k.Channel(fd), ATTR_CACHE_S, WANT)
+    session = Session(fs, k.Channel(fd), LRU_MAX_AGE_S, WANT)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: session.stop())
     try:
