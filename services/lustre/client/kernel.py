@@ -42,8 +42,6 @@ FATTR_ATIME, FATTR_MTIME, FATTR_FH = 1 << 4, 1 << 5, 1 << 6
 FATTR_ATIME_NOW, FATTR_MTIME_NOW, FATTR_KILL_SUIDGID = 1 << 7, 1 << 8, 1 << 11
 
 FOPEN_DIRECT_IO = 1 << 0
-FOPEN_KEEP_CACHE = 1 << 1  # an open keeps what the kernel cached (without it an opendir drops its entries)
-FOPEN_CACHE_DIR = 1 << 3   # the kernel keeps the directory's entries (until it or we invalidate it)
 FUSE_WRITE_KILL_SUIDGID = 1 << 2
 FUSE_OPEN_KILL_SUIDGID = 1 << 0
 FUSE_FSYNC_FDATASYNC = 1 << 0

@@ -5,14 +5,19 @@ as chmod, chown, truncate and utimens in that order, READDIRPLUS entries with th
 
 What it adds over libfuse 3.14: FUSE_HANDLE_KILLPRIV_V2, so a write() is one request (the kernel no longer
 asks for `security.capability` first; the write itself says when setuid bits and file capabilities go),
-and the kernel's cache invalidated by path from the mount's lock callbacks (`invalidate`).
+and the kernel's cache invalidated by path from the mount's lock callbacks (`invalidate`). Directories are
+opened without a request (OPENDIR answered ENOSYS once: the kernel then sends no OPENDIR or RELEASEDIR and
+keeps the entries it reads), and a listing's offsets are hashes of the names, as Lustre's readdir cookies.
 
 Worker threads read /dev/fuse, each serving its request to the end, more started while every one is
 busy (up to MAX_THREADS), as libfuse's multithreaded loop does."""
 
 from __future__ import annotations
 
+import bisect
 import errno
+import functools
+import hashlib
 import logging
 import os
 import queue
@@ -67,8 +72,8 @@ class Session:
         self.ids: dict[str, int] = {"/": k.ROOT_ID}
         self.next_id = 2
         self.hidden_seq = 0
-        self.listings: dict[int, tuple[list[tuple[str, dict | None]], bool]] = {}
-        self.next_dh = 1
+        # directory node id -> its listing as last read from offset 0: (cookies, entries, full)
+        self.listings: dict[int, tuple[list[int], list[tuple[str, dict | None]], bool]] = {}
         self.idle = 0
         self.threads = 0
         self.done = threading.Event()
@@ -83,7 +88,7 @@ class Session:
             k.RELEASE: self.release, k.FSYNC: self.fsync, k.SETXATTR: self.setxattr,
             k.GETXATTR: self.getxattr, k.LISTXATTR: self.listxattr, k.REMOVEXATTR: self.removexattr,
             k.FLUSH: self.flush, k.INIT: self.init, k.OPENDIR: self.opendir, k.READDIR: self.readdir,
-            k.READDIRPLUS: self.readdirplus, k.RELEASEDIR: self.releasedir, k.FSYNCDIR: self.fsyncdir,
+            k.READDIRPLUS: self.readdirplus, k.FSYNCDIR: self.fsyncdir,
             k.CREATE: self.create, k.DESTROY: self.destroy,
         }
 
@@ -546,17 +551,11 @@ class Session:
 
     # ---- directories -------------------------------------------------------------------------
     def opendir(self, unique: int, nodeid: int, body: memoryview) -> None:
-        self.path(nodeid)
-        with self._mu:
-            dh = self.next_dh
-            self.next_dh += 1
-        # the kernel keeps the entries it reads: a listing of a directory unchanged since (its own changes
-        # reset it, another client's come as a callback's invalidation: locks.py) sends no READDIR
-        self.ch.reply(unique, k.OPEN_OUT.pack(dh, k.FOPEN_CACHE_DIR | k.FOPEN_KEEP_CACHE, 0))
-
-    def releasedir(self, unique: int, nodeid: int, body: memoryview) -> None:
-        self.listings.pop(k.RELEASE_IN.unpack_from(body)[0], None)
-        self.ch.reply(unique)
+        """ENOSYS: from then on the kernel opens and closes directories itself (fc->no_opendir, Linux 5.1),
+        and keeps the entries it reads (FOPEN_CACHE_DIR is its default then): a listing of a directory
+        unchanged since costs no request. Its own changes there reset its copy; another client's reach it
+        as a callback's invalidation (client/locks.py). The kernel checked the permission already."""
+        self.ch.error(unique, errno.ENOSYS)
 
     def readdir(self, unique: int, nodeid: int, body: memoryview) -> None:
         self._readdir(unique, nodeid, body, plus=False)
@@ -565,29 +564,36 @@ class Session:
         self._readdir(unique, nodeid, body, plus=True)
 
     def _readdir(self, unique: int, nodeid: int, body: memoryview, plus: bool) -> None:
-        """READDIR and READDIRPLUS: the listing is taken at offset 0 and kept per handle; entries go out from
-        the offset the kernel asks for, as many as fit its buffer. With READDIRPLUS each carries its node id
-        and attributes (the kernel counts a lookup for it), so `ls -l` needs no LOOKUP per file, unless
-        llite.*.statahead_max is 0 (then the kernel looks each entry up)."""
-        fh, offset, size, _flags, _owner, _oflags, _pad = k.READ_IN.unpack_from(body)
+        """READDIR and READDIRPLUS: the listing is taken at offset 0 and kept per directory; entries go out in
+        the order of their cookies, after the offset the kernel asks for, as many as fit its buffer. A
+        cookie is a hash of the name, so a listing taken again meanwhile (by another reader) goes on after
+        the same name. With READDIRPLUS each entry carries its node id and attributes (the kernel counts a
+        lookup for it), so `ls -l` needs no LOOKUP per file, unless llite.*.statahead_max is 0 (then the
+        kernel looks each one up)."""
+        _fh, offset, size, _flags, _owner, _oflags, _pad = k.READ_IN.unpack_from(body)
         path = self.path(nodeid)
-        listing = self.listings.get(fh)
+        listing = self.listings.get(nodeid)
         if offset == 0 or listing is None:
-            listing = self.ops.listing(path, plus)
-            self.listings[fh] = listing
-        items, full = listing
-        self.ch.reply(unique, self._dirents(path, items, offset, size, plus, full))
+            items, full = self.ops.listing(path, plus)
+            items = items[:2] + sorted(items[2:], key=lambda item: cookie(item[0]))   # after "." and ".."
+            listing = [1, 2, *(cookie(name) for name, _st in items[2:])], items, full
+            self.listings[nodeid] = listing
+        cookies, items, full = listing
+        self.ch.reply(unique, self._dirents(path, cookies, items, bisect.bisect_right(cookies, offset), size, plus,
+                                            full))
 
-    def _dirents(self, path: str, items: list, offset: int, size: int, plus: bool, full: bool) -> bytes:
-        """The entries from `offset` that fit `size` bytes; `full`: the listing has every entry's attributes."""
+    def _dirents(self, path: str, cookies: list[int], items: list, start: int, size: int, plus: bool,
+                 full: bool) -> bytes:
+        """The entries from index `start` that fit `size` bytes; `full`: the listing has every entry's
+        attributes."""
         out = bytearray()
         s, ns = self.timeout
-        for i in range(offset, len(items)):
+        for i in range(start, len(items)):
             name, st = items[i]
             raw = name.encode("utf-8", "surrogateescape")
             mode = st["st_mode"] if st is not None else stat.S_IFDIR
             ino = st["st_ino"] if st is not None else UNKNOWN_INO   # readdir(3) skips an entry of ino 0
-            dirent = k.DIRENT.pack(ino, i + 1, len(raw), (mode & 0o170000) >> 12)
+            dirent = k.DIRENT.pack(ino, cookies[i], len(raw), (mode & 0o170000) >> 12)
             pad = b"\0" * (-(len(dirent) + len(raw)) % 8)
             if plus:
                 head_len = k.ENTRY.size + k.ATTR.size
@@ -602,6 +608,14 @@ class Session:
                 break
             out += dirent + raw + pad
         return bytes(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def cookie(name: str) -> int:
+    """A directory entry's offset: a hash of its name, the same in every listing (Lustre's readdir cookies
+    are name hashes too), above 2 (those are "." and "..") and below 2**63 (the kernel's loff_t)."""
+    return 3 + (int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=8).digest())
+                >> 2)
 
 
 def struct_pair(body: memoryview, at: int) -> tuple[int, int]:
