@@ -55,6 +55,7 @@ class LockManager:
         self.timeout = timeout
         self.holders: dict[str, set[str]] = {}
         self.writers: dict[str, str] = {}   # path -> the client holding its write lock
+        self.written_in: dict[str, set[str]] = {}   # directory -> its paths in `writers` (a listing recalls them)
         self.streams: dict[str, asyncio.Queue] = {}
         self.unanswered: dict[int, asyncio.Future] = {}
         self.seq = 0
@@ -68,6 +69,16 @@ class LockManager:
     def grant_write(self, client: str | None, path: str) -> None:
         if client and client in self.streams:
             self.writers[path] = client
+            self.written_in.setdefault(parent(path), set()).add(path)
+
+    def _end_write(self, path: str) -> None:
+        del self.writers[path]
+        d = parent(path)
+        paths = self.written_in.get(d)
+        if paths is not None:
+            paths.discard(path)
+            if not paths:
+                del self.written_in[d]
 
     async def recall(self, by: str | None, paths: list[str], subtree: list[str] = (), listed: str | None = None,
                      ends: bool = False) -> None:
@@ -77,15 +88,17 @@ class LockManager:
         if not self.writers:
             return
         hit = [p for p in [*paths, *subtree] if p in self.writers]
-        prefixes = tuple(root.rstrip("/") + "/" for root in subtree)
-        if prefixes or listed is not None:
-            hit += [p for p in self.writers if p.startswith(prefixes) or (listed is not None and parent(p) == listed)]
+        if listed is not None:
+            hit += list(self.written_in.get(listed, ()))
+        if subtree:
+            prefixes = tuple(root.rstrip("/") + "/" for root in subtree)
+            hit += [p for p in self.writers if p.startswith(prefixes)]
         waits: dict[asyncio.Future, str] = {}
         for p in hit:
             holder = self.writers.get(p)
             if holder is None or holder == by and not ends:
                 continue
-            del self.writers[p]
+            self._end_write(p)
             if holder == by:
                 continue
             if holder in self.streams:
@@ -165,7 +178,7 @@ class LockManager:
 
     def _drop(self, client: str) -> None:
         for p in [p for p, who in self.writers.items() if who == client]:
-            del self.writers[p]
+            self._end_write(p)
         for p in [p for p, who in self.holders.items() if client in who]:
             self.holders[p].discard(client)
             if not self.holders[p]:
