@@ -41,6 +41,7 @@ UNKNOWN_INO = 0xFFFFFFFF   # libfuse's FUSE_UNKNOWN_INO, for "." and ".."
 UTIME_NOW = (1 << 30) - 1
 UTIME_OMIT = (1 << 30) - 2
 EXPIRE_WAIT_S = 0.2
+RELEASE_WAIT_S = 0.05
 TOUCH_WINDOW_NS = 1_000_000_000
 
 _context = threading.local()
@@ -72,7 +73,8 @@ class Session:
         self.ids: dict[str, int] = {"/": k.ROOT_ID}
         self.next_id = 2
         self.hidden_seq = 0
-        # directory node id -> its listing as last read from offset 0: (cookies, entries, full)
+        # directory node id -> its listing as read from offset 0, until the kernel reads its end: (cookies,
+        # entries, full)
         self.listings: dict[int, tuple[list[int], list[tuple[str, dict | None]], bool]] = {}
         self.idle = 0
         self.threads = 0
@@ -198,6 +200,7 @@ class Session:
 
     def _drop_node(self, nid: int) -> None:
         node = self.nodes.pop(nid)
+        self.listings.pop(nid, None)
         if self.ids.get(node.path) == nid:
             del self.ids[node.path]
 
@@ -331,13 +334,25 @@ class Session:
                 times.append(UTIME_NOW if v & now else sec * 1_000_000_000 + nsec if v & bit else UTIME_OMIT)
             if self._both_now(v):   # utime(NULL), touch: "now" on this client's clock, not the kernel's tick
                 self.ops.utimens(path, (UTIME_NOW, UTIME_NOW))
-                self.retire(path)   # the kernel keeps its own, coarser mtime: a new inode at the next lookup
+                # the kernel keeps its own, coarser mtime: a new inode at the next lookup
+                if not self.retire(path) and fh_or_none is None:
+                    self._retire_after_release(path)
                 self.settle()
             else:
                 self.ops.utimens(path, tuple(times), touched=self._touched(v, times[1]))
         st = self.ops.getattr(path, fh_or_none)
         s, ns = self.timeout
         self.ch.reply(unique, k.ATTR_OUT.pack(s, ns, 0), k.pack_attr(st))
+
+    def _retire_after_release(self, path: str) -> None:
+        """`retire` once the RELEASE of a handle just closed has come: the kernel sends it after close()
+        returned, so `touch` right after a create can reach the mount first. RELEASE_WAIT_S at most: a file
+        held open elsewhere keeps the kernel's mtime."""
+        deadline = time.monotonic() + RELEASE_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(0.001)
+            if self.retire(path):
+                return
 
     def _touched(self, valid: int, mtime: int) -> bool:
         """Whether an mtime is the kernel's "now": under the writeback cache it sends the time it keeps for a
@@ -579,8 +594,10 @@ class Session:
             listing = [1, 2, *(cookie(name) for name, _st in items[2:])], items, full
             self.listings[nodeid] = listing
         cookies, items, full = listing
-        self.ch.reply(unique, self._dirents(path, cookies, items, bisect.bisect_right(cookies, offset), size, plus,
-                                            full))
+        start = bisect.bisect_right(cookies, offset)
+        if start >= len(items):   # the end: the kernel has it all (the next listing starts at 0 again)
+            self.listings.pop(nodeid, None)
+        self.ch.reply(unique, self._dirents(path, cookies, items, start, size, plus, full))
 
     def _dirents(self, path: str, cookies: list[int], items: list, start: int, size: int, plus: bool,
                  full: bool) -> bytes:
