@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from emulator.process import stop_process
-from emulator.procutil import die_with_parent, enter_netns, wait_for_port
+from emulator.procutil import dies_with_parent, wait_for_port
 
 
 class BrokerError(RuntimeError):
@@ -40,15 +40,15 @@ def start(directory: Path, host: str, port: int, log_file: Path, timeout: float 
     if not Path(exe).exists():
         raise BrokerError("mosquitto not found: run `make install` (it installs Debian's mosquitto)")
     conf = write_config(directory, host, port, log_file)
-    proc = subprocess.Popen([exe, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=open(log_file, "ab"), preexec_fn=lambda: _prepare(netns))
+    # no pre-exec hook (it made the test process's gRPC abort the forked child once): setpriv and nsenter
+    # set the death signal and enter the namespace
+    argv = [exe, "-c", str(conf)]
+    if netns:
+        argv = ["nsenter", f"--net=/run/netns/{netns}", *argv]
+    proc = subprocess.Popen(dies_with_parent(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=open(log_file, "ab"))
     if not wait_for_port(host, port, timeout):
         stop_process(proc.pid, 1.0)
         raise BrokerError(f"mosquitto did not listen on {host}:{port} within {timeout:.0f}s; see {log_file}")
     return proc
 
-
-def _prepare(netns: str | None) -> None:
-    die_with_parent()
-    if netns:
-        enter_netns(netns)
