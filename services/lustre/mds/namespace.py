@@ -29,7 +29,7 @@ from services.lustre.layout import Layout, StripeObject, StripeSpec
 from services.lustre.namespace import FID_DIR, Cred, Inode, Namespace, R, split
 from services.lustre.ost import MdtState, OstState
 
-RESERVE = 1024   # FIDs, inode numbers and OST object ids stored ahead of use (DurableNamespace._meta)
+RESERVE = 1024   # FIDs, inode numbers and OST object ids stored ahead of use (DurableNamespace._reserved)
 
 
 def reserve(counter: int) -> int:
@@ -145,18 +145,22 @@ class DurableNamespace:
             self._save([self.ns.root], [])
 
     # ---- persistence -------------------------------------------------------------------------
-    def _meta(self) -> tuple[tuple, dict[str, Any]]:
-        """The counters as stored, and their key: each reserved up to the next multiple of RESERVE, as
-        Lustre's MDT takes FIDs and precreated OST objects in ranges, so the key moves (and the row is
-        written) once per RESERVE creates. A restart or failover goes on from the reservations, leaving a
-        gap, and takes the round-robin allocator's position as it was last stored."""
+    def _reserved(self) -> tuple:
+        """The counters as stored: each reserved up to the next multiple of RESERVE, as Lustre's MDT takes
+        FIDs and precreated OST objects in ranges, so this moves (and the row is written) once per RESERVE
+        creates; the row itself (`_meta`) is built only then. A restart or failover goes on from the
+        reservations, leaving a gap, and takes the round-robin allocator's position as it was last stored."""
         ns = self.ns
-        fid_next, next_ino = min(reserve(ns.fids.next_oid), SEQ_WIDTH + 1), reserve(ns._next_ino)
-        objids = {str(k): reserve(v) for k, v in ns.next_objid.items()}
-        key = (ns.fids.seq, fid_next, next_ino, *objids.values())
-        return key, {"fid_seq": ns.fids.seq, "fid_next": fid_next, "next_ino": next_ino, "next_objid": objids,
-                     "rr_cursor": ns.allocator.rr_cursor,
-                     "credits": {str(k): v for k, v in ns.allocator.credits.items()}}
+        return (ns.fids.seq, min(reserve(ns.fids.next_oid), SEQ_WIDTH + 1), reserve(ns._next_ino),
+                tuple((k, reserve(v)) for k, v in ns.next_objid.items()))
+
+    def _meta(self, reserved: tuple) -> dict[str, Any]:
+        """The counters' row for `reserved` (`_reserved`), with the allocator's position."""
+        seq, fid_next, next_ino, objids = reserved
+        alloc = self.ns.allocator
+        return {"fid_seq": seq, "fid_next": fid_next, "next_ino": next_ino,
+                "next_objid": {str(k): v for k, v in objids}, "rr_cursor": alloc.rr_cursor,
+                "credits": {str(k): v for k, v in alloc.credits.items()}}
 
     def _row(self, n: Inode) -> dict[str, Any]:
         e = self.where[n.ino][0]
@@ -177,7 +181,7 @@ class DurableNamespace:
         rows = {n.ino: self._row(n) for n in upsert if n.ino in self.where}   # not orphans: they have no row
         for ino in rows:
             self.versions[ino] = self.versions.get(ino, 0) + 1
-        key, meta = self._meta()
+        key = self._reserved()
         gone = set(removed) - set(rows)
         relink = {i for i in gone | set(rows) if i in self._linked or len(self.where.get(i, ())) > 1}
         links = [dict(fsname=fs, ino=i, parent=e.parent, name=e.name)
@@ -198,9 +202,9 @@ class DurableNamespace:
             if key != self._saved_key:
                 if self._saved_key is None:
                     conn.execute(sql.delete_meta, {"fs": fs})
-                    conn.execute(sql.insert_meta, [{"fsname": fs, "doc": meta}])
+                    conn.execute(sql.insert_meta, [{"fsname": fs, "doc": self._meta(key)}])
                 else:
-                    conn.execute(sql.update_meta, {"fs": fs, "d": meta})
+                    conn.execute(sql.update_meta, {"fs": fs, "d": self._meta(key)})
         self._saved_key = key
         self._linked = (self._linked - relink) | {r["ino"] for r in links}
         self._typed = (self._typed - untyped) | {r["ino"] for r in typed}
@@ -221,7 +225,7 @@ class DurableNamespace:
                 ns.next_objid[int(k)] = v
         ns.allocator.rr_cursor = m["rr_cursor"]
         ns.allocator.credits = {int(k): v for k, v in m["credits"].items()}
-        self._saved_key = self._meta()[0]   # the row's reservations (a row of exact counters: written again once)
+        self._saved_key = self._reserved()   # the row's reservations (a row of exact counters: written again once)
         nodes: dict[int, Inode] = {}
         for r in rows:
             node = ns.root if r.ino == 1 else Inode(Fid.parse(r.fid), r.ino, r.is_dir, r.mode, r.uid, r.gid,
