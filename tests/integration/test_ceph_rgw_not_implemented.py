@@ -100,6 +100,10 @@ CASES: dict[str, Case] = {
     "GetBucketVersioning": Case(OK),
     "GetObject": Case(OK),
     "GetObjectAcl": Case(OK),
+    # Object Lock on a bucket created without it, as RGW answers (object_lock.py)
+    "GetObjectLegalHold": Case("InvalidRequest"),
+    "GetObjectLockConfiguration": Case("ObjectLockConfigurationNotFoundError"),
+    "GetObjectRetention": Case("InvalidRequest"),
     "GetObjectTagging": Case(OK),
     "GetPublicAccessBlock": Case(OK),  # all four false when none is set, as RGW answers
     "HeadBucket": Case(OK),
@@ -120,6 +124,9 @@ CASES: dict[str, Case] = {
     "PutBucketVersioning": Case(OK, frozenset({"versioning"})),
     "PutObject": Case(OK, WRITES_OBJECT),
     "PutObjectAcl": Case(OK, frozenset({"object-acl"})),
+    "PutObjectLegalHold": Case("InvalidRequest"),
+    "PutObjectLockConfiguration": Case("InvalidBucketState"),
+    "PutObjectRetention": Case("InvalidRequest"),
     "PutObjectTagging": Case(OK, frozenset({"object-tags"})),
     "PutPublicAccessBlock": Case(OK),
     "UploadPart": Case(OK, frozenset({"uploads"})),
@@ -129,11 +136,9 @@ CASES: dict[str, Case] = {
         "DeleteBucketEncryption", "DeleteBucketReplication", "DeleteBucketWebsite",
         "GetBucketEncryption", "GetBucketLocation", "GetBucketLogging",
         "GetBucketNotification", "GetBucketNotificationConfiguration",
-        "GetBucketReplication", "GetBucketRequestPayment", "GetBucketWebsite", "GetObjectLegalHold",
-        "GetObjectLockConfiguration", "GetObjectRetention", "GetObjectTorrent",
+        "GetBucketReplication", "GetBucketRequestPayment", "GetBucketWebsite", "GetObjectTorrent",
         "PutBucketEncryption", "PutBucketLogging", "PutBucketNotification",
         "PutBucketNotificationConfiguration", "PutBucketReplication", "PutBucketRequestPayment", "PutBucketWebsite",
-        "PutObjectLegalHold", "PutObjectLockConfiguration", "PutObjectRetention",
         "SelectObjectContent")},
     # -- no handler in RGW either -----------------------------------------------------------
     **{op: ni(RGW_LACKS) for op in (

@@ -51,6 +51,9 @@ class ObjectEntry:
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
     tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
     parts: list[int] = field(default_factory=list)  # a multipart upload's part sizes, in order; [] otherwise
+    lock_mode: str = ""  # its retention (object_lock.py): GOVERNANCE or COMPLIANCE, "" for none
+    lock_until: float | None = None  # the retention's retain-until date, epoch seconds
+    legal_hold: str = ""  # its legal hold: ON, OFF, or "" when none was ever set
 
 
 @dataclass
@@ -116,7 +119,18 @@ class Upload:
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
     checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
     tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
+    lock: dict[str, object] = field(default_factory=dict)  # object-lock fields of the initiation (object_lock.py)
     saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
+
+
+@dataclass
+class ObjectLock:
+    """A bucket's object lock (object_lock.py): enabled at creation, for good; its default retention,
+    if it has a rule: GOVERNANCE or COMPLIANCE, for `days` or `years` (the other one 0)."""
+
+    mode: str = ""  # "" for no rule
+    days: int = 0
+    years: int = 0
 
 
 @dataclass
@@ -139,6 +153,7 @@ class Bucket:
     lifecycle: list[Rule] = field(default_factory=list)  # its lifecycle rules (lifecycle.py)
     public_access: dict[str, bool] | None = None  # its PublicAccessBlock (public_access.py), None: none set
     cors: list[CorsRule] = field(default_factory=list)  # its CORS rules (cors.py)
+    object_lock: ObjectLock | None = None  # None: created without object lock (object_lock.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

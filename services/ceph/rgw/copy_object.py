@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from services.ceph.rgw import acl, authz, conditional, public_access, s3_xml, tagging
+from services.ceph.rgw import acl, authz, conditional, object_lock, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -97,11 +97,14 @@ def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
     grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
     public_access.check_acl(dst, grants)
+    lock = object_lock.from_headers(dst, headers, store.wall())  # the copy's own; the source's stays with it
     data = store.read_data(e.pieces, 0, e.size)
     tag = store.new_tag()
     pieces = store.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
     entry = ObjectEntry(key, e.size, e.etag, store.wall(), user.id, pieces, attrs, acl=grants,
                         checksums=dict(e.checksums), tags=tags)  # same bytes, same checksums
+    for k, v in object_lock.with_default(dst, lock, entry.mtime).items():
+        setattr(entry, k, v)
     vh = store.commit(dst, entry)  # on failure it frees the copy unless its entry may have landed
     hdrs = [("Content-Type", "application/xml"), *vh]
     if dst.versioning or e.version_id != "null":

@@ -38,7 +38,7 @@ def delete_objects(store: Store, user: User, name: str, headers: dict[str, str],
         vid = o.findtext("VersionId")
         try:
             authz.authorize(store, user, "s3:DeleteObjectVersion" if vid else "s3:DeleteObject", name, key, vid)
-            resp = objects.delete_object(store, user, name, key, vid)
+            resp = objects.delete_object(store, user, name, key, vid, headers)
         except S3Error as e:
             out.append(f"<Error>{el('Key', key)}{el('VersionId', vid) if vid else ''}{el('Code', e.code)}"
                        f"{el('Message', e.message)}</Error>")

@@ -4,7 +4,7 @@ Three layers, each importing only the ones below it:
 - `store` holds the bucket index and does every RADOS read and write (head and tail stripes in the
   EC data pool, index entries and bucket attributes in the index pool), with RGW's blocking semantics.
 - the operations take a `Store`: `buckets`, `objects`, `multipart`, `copy_object`, `delete_multi`,
-  `versioning`, `tagging`, `lifecycle`, and `authz` (who may do what: bucket policies from `policy`,
+  `versioning`, `tagging`, `lifecycle`, `object_lock`, and `authz` (who may do what: bucket policies from `policy`,
   canned and granted ACLs from `acl`).
 - this module authenticates a request (`auth`: SigV4/SigV2, header and presigned, aws-chunked bodies),
   asks `routes` whether it is served at all (from the whole query string: a sub-resource the gateway
@@ -34,6 +34,7 @@ from services.ceph.rgw import (
     delete_multi,
     lifecycle,
     multipart,
+    object_lock,
     objects,
     policy,
     public_access,
@@ -154,6 +155,10 @@ class Gateway:
             return authz.object_acl(store, req, store.bucket(user, name), key, vid)
         if sub == "tagging":
             return tagging.object_tagging(store, req, store.bucket(user, name), key, vid)
+        if sub == "retention":
+            return object_lock.object_retention(store, req, user, store.bucket(user, name), key, vid)
+        if sub == "legal-hold":
+            return object_lock.object_legal_hold(store, req, store.bucket(user, name), key, vid)
         if sub in ("uploadId", "uploads"):
             return self.multipart.dispatch(req, user, name, key, query)
         if vid == "":
@@ -165,7 +170,7 @@ class Gateway:
         if m in ("GET", "HEAD"):
             return objects.get_object(store, user, name, key, req.headers, head=m == "HEAD", version_id=vid,
                                       part_number=query.get("partNumber"))
-        return objects.delete_object(store, user, name, key, vid)  # routes has left DELETE alone
+        return objects.delete_object(store, user, name, key, vid, req.headers)  # routes has left DELETE alone
 
     def _bucket_op(self, req: Request, user: User, name: str, sub: str, query: dict[str, str]) -> Response:
         m, store = req.method, self.store
@@ -193,4 +198,5 @@ _BUCKET_CONFIG: dict[str, Callable[[Store, Request, Bucket], Response]] = {
     "policy": authz.bucket_policy, "acl": authz.bucket_acl, "tagging": tagging.bucket_tagging,
     "lifecycle": lifecycle.bucket_lifecycle, "versioning": versioning.bucket_versioning, "cors": cors.bucket_cors,
     "publicAccessBlock": public_access.bucket_public_access, "policyStatus": public_access.policy_status,
+    "object-lock": object_lock.bucket_object_lock,
 }

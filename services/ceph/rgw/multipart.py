@@ -21,7 +21,7 @@ import hashlib
 import json
 import secrets
 
-from services.ceph.rgw import acl, checksums, copy_object, public_access, s3_xml, tagging
+from services.ceph.rgw import acl, checksums, copy_object, object_lock, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -120,10 +120,11 @@ class Multipart:
         algorithm = _checksum_algorithm(headers)
         grants = acl.from_headers(headers, b.owner.id) or []
         public_access.check_acl(b, grants)
+        lock = object_lock.from_headers(b, headers, self.store.wall())  # the object's, once completed
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
                     acl=grants, checksum_algorithm=algorithm,
-                    tags=tagging.from_header(headers.get("x-amz-tagging", "")))
+                    tags=tagging.from_header(headers.get("x-amz-tagging", "")), lock=lock)
         self._save(b, up)
         with self.store.lock:
             self._of(b)[upload_id] = up
@@ -139,7 +140,7 @@ class Multipart:
             with self.store.lock:
                 record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
                           "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
-                          "tags": up.tags,
+                          "tags": up.tags, "lock": up.lock,
                           "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
             self.store.put(self.store.index_pool, _meta_name(b, up), json.dumps(record).encode())
 
@@ -152,7 +153,7 @@ class Multipart:
             self.store.remove_later([(self.store.index_pool, name)])
             return False
         up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
-                    record["acl"], record["checksum_algorithm"], record["tags"])
+                    record["acl"], record["checksum_algorithm"], record["tags"], record.get("lock", {}))
         with self.store.lock:
             self._of(b)[up.upload_id] = up
         return True
@@ -225,6 +226,9 @@ class Multipart:
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
                                 parts=[p.size for p in parts])
+            # RGWCompleteMultipart: the bucket's default retention runs from the initiation
+            for k, v in object_lock.with_default(b, up.lock, up.initiated).items():
+                setattr(entry, k, v)
             vh = self.store.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:
             with self.store.lock:

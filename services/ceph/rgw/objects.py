@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import chain
 
-from services.ceph.rgw import acl, conditional, multipart, public_access, s3_xml, tagging
+from services.ceph.rgw import acl, conditional, multipart, object_lock, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -27,10 +27,13 @@ def put_object(store: Store, user: User, name: str, key: str, headers: dict[str,
     grants = acl.from_headers(headers, b.owner.id) or []
     public_access.check_acl(b, grants)
     tags = tagging.from_header(headers.get("x-amz-tagging", ""))
+    lock = object_lock.from_headers(b, headers, store.wall())
     tag = store.new_tag()
     etag, pieces = store.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
     entry = ObjectEntry(key, len(body), etag, store.wall(), user.id, pieces, attrs, acl=grants,
                         checksums=dict(checksums or {}), tags=tags)
+    for k, v in object_lock.with_default(b, lock, entry.mtime).items():
+        setattr(entry, k, v)
     vh = store.commit(b, entry)  # on failure it frees the data unless the entry may have landed
     return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
@@ -49,7 +52,7 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         conditional.check(headers, e.etag, e.mtime)
     except conditional.NotModified:
         raise _NotModified(hdrs) from None
-    hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
+    hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags) + object_lock.response_headers(e)
     first, last = 0, e.size - 1
     status = 200
     r = parse_range(headers.get("range", ""), e.size) if part_number is None else _part_range(e, part_number)
@@ -73,9 +76,11 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         return Response(status, hdrs, length=length, parts=[] if head_part is None else [head_part])
     return Response(status, hdrs, length=length, parts=chain([head_part], parts))
 
-def delete_object(store: Store, user: User, name: str, key: str, version_id: str | None = None) -> Response:
-    """S3 DELETE: a named version is removed for good; otherwise an unversioned bucket drops the
-    object, a versioned one gains a delete marker (the "null" one when versioning is suspended)."""
+def delete_object(store: Store, user: User, name: str, key: str, version_id: str | None = None,
+                  headers: dict[str, str] | None = None) -> Response:
+    """S3 DELETE: a named version is removed for good (unless its object lock refuses); otherwise an
+    unversioned bucket drops the object, a versioned one gains a delete marker (the "null" one when
+    versioning is suspended)."""
     b = store.bucket(user, name)
     hdrs = []
     if version_id is not None:
@@ -85,6 +90,7 @@ def delete_object(store: Store, user: User, name: str, key: str, version_id: str
                 raise S3Error("InvalidArgument", "invalid version id specified", ArgumentName="versionId",
                               ArgumentValue=version_id)
             return Response(204, [("x-amz-version-id", version_id)])
+        object_lock.check_delete(store, user, b, e, headers or {})
         store.drop_version(b, e)
         hdrs.append(("x-amz-version-id", e.version_id))
         if e.delete_marker:

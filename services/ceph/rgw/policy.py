@@ -454,6 +454,8 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
             return "s3:GetBucketPublicAccessBlock" if m == "GET" else "s3:PutBucketPublicAccessBlock"
         if "policyStatus" in query:
             return "s3:GetBucketPolicyStatus"
+        if "object-lock" in query:
+            return "s3:PutBucketObjectLockConfiguration" if m == "PUT" else "s3:GetBucketObjectLockConfiguration"
         if "versions" in query:
             return "s3:ListBucketVersions"
         if "uploads" in query:
@@ -468,6 +470,10 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
     if "tagging" in query:
         verb = {"PUT": "Put", "DELETE": "Delete"}.get(m, "Get")
         return f"s3:{verb}Object{'Version' if versioned else ''}Tagging"
+    if "retention" in query:
+        return "s3:PutObjectRetention" if m == "PUT" else "s3:GetObjectRetention"
+    if "legal-hold" in query:
+        return "s3:PutObjectLegalHold" if m == "PUT" else "s3:GetObjectLegalHold"
     if "uploadId" in query:
         return {"GET": "s3:ListMultipartUploadParts", "DELETE": "s3:AbortMultipartUpload"}.get(m, "s3:PutObject")
     if m in ("PUT", "POST"):

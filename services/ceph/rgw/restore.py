@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from services.ceph.rgw import cors, lifecycle, multipart, policy
+from services.ceph.rgw import cors, lifecycle, multipart, object_lock, policy
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.store import Store
 from services.ceph.rgw.users import User
@@ -56,6 +56,7 @@ def restore(store: Store, cluster: IndexReader, users: _Owners) -> tuple[int, in
         b.lifecycle = lifecycle.parse(have["lifecycle"]) if "lifecycle" in have else []
         b.cors = cors.from_json(have["cors"]) if "cors" in have else []
         b.public_access = json.loads(have["public_access"]) if "public_access" in have else None
+        b.object_lock = object_lock.from_json(have["object_lock"]) if "object_lock" in have else None
         entries = []
         for row in cluster.list_objects(pool, f".dir.{b.marker}."):
             d = json.loads(cluster.get(pool, row.name))

@@ -20,9 +20,9 @@ has no handler for (`?analytics`, `?inventory`, `?metrics`, `?intelligent-tierin
 twin refuses those with 501 instead (issue 13): a request never changes what it does not name.
 
 Where RGW (Squid, 19.2) has a handler and the twin does not (`?website`, `?location`,
-`?logging`, `?notification`, `?requestPayment`, `?object-lock`, `?retention`, `?legal-hold`,
-`?replication`, `?encryption`, `?torrent`, `?select`, RGW's own `?append`), the twin's 501
-differs from RGW's answer until it implements them (issue 15).
+`?logging`, `?notification`, `?requestPayment`, `?replication`, `?encryption`, `?torrent`,
+`?select`, RGW's own `?append`), the twin's 501 differs from RGW's answer until it implements them
+(issue 15). Object Lock (`?object-lock`, `?retention`, `?legal-hold`) is served (object_lock.py).
 GetObjectAttributes (`?attributes`) has a handler from Tentacle (20.2) on; Squid serves it as a
 GetObject. tests/integration/test_ceph_rgw_not_implemented.py keeps the table, operation by operation.
 """
@@ -49,11 +49,14 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {
         "cors": frozenset({"GET", "PUT", "DELETE"}),
         "publicAccessBlock": frozenset({"GET", "PUT", "DELETE"}),
         "policyStatus": frozenset({"GET"}),
+        "object-lock": frozenset({"GET", "PUT"}),
     },
     "object": {
         "": frozenset({"GET", "HEAD", "PUT", "DELETE"}),  # GetObject, HeadObject, PutObject/CopyObject, DeleteObject
         "acl": frozenset({"GET", "PUT"}),
         "tagging": frozenset({"GET", "PUT", "DELETE"}),
+        "retention": frozenset({"GET", "PUT"}),
+        "legal-hold": frozenset({"GET", "PUT"}),
         "uploads": frozenset({"POST"}),  # CreateMultipartUpload
         "uploadId": frozenset({"GET", "PUT", "POST", "DELETE"}),  # ListParts, UploadPart(Copy), Complete, Abort
     },

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 
-from services.ceph.rgw import s3_xml
+from services.ceph.rgw import object_lock, s3_xml
 from services.ceph.rgw.bucket_index import Bucket
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
@@ -39,6 +39,7 @@ def bucket_versioning(store: Store, req: Request, b: Bucket) -> Response:
     """`?versioning` on a bucket: PUT sets its status, GET returns it."""
     if req.method == "PUT":
         status = parse_config(req.body)
+        object_lock.check_versioning(b, status)
         store.configure(b, "versioning", status, status.encode())
         return Response(200)
     if req.method == "GET":
