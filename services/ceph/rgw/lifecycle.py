@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
-from services.ceph.rgw import multipart, objects, s3_xml
+from services.ceph.rgw import multipart, object_lock, objects, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, Rule
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.s3_xml import element as el
@@ -207,7 +207,8 @@ def run_bucket(store: Store, b: Bucket, now: float, day: float = DAY) -> PassRes
         for newer, old in zip(history, history[1:], strict=False):
             for r in rules:
                 if (r.noncurrent_days is not None and r.matches_version(old)
-                        and _reached(newer.mtime, r.noncurrent_days, now, day)):
+                        and _reached(newer.mtime, r.noncurrent_days, now, day)
+                        and not object_lock.locked(b, old, now)):  # a locked version stays
                     objects.delete_object(store, b.owner, b.name, key, old.version_id)
                     done.noncurrent.append((key, old.version_id))
                     break

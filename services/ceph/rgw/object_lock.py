@@ -205,15 +205,26 @@ def with_default(b: Bucket, lock: dict[str, object], since: float) -> dict[str, 
     return {**lock, "lock_mode": rule.mode, "lock_until": since + period}
 
 
-def response_headers(e: ObjectEntry) -> list[tuple[str, str]]:
-    """What GET and HEAD say of a version's lock."""
+def response_headers(store: Store, user: User, b: Bucket, e: ObjectEntry) -> list[tuple[str, str]]:
+    """What GET and HEAD say of a version's lock: to a requester who may read its retention and its
+    legal hold (RGWGetObj::verify_permission looks, in a bucket with object lock)."""
+    if b.object_lock is None:
+        return []
     hdrs = []
-    if e.lock_mode and e.lock_until is not None:
+    if e.lock_mode and e.lock_until is not None and _may(store, user, b, e, "s3:GetObjectRetention"):
         hdrs += [("x-amz-object-lock-mode", e.lock_mode),
                  ("x-amz-object-lock-retain-until-date", format_date(e.lock_until))]
-    if e.legal_hold:
+    if e.legal_hold and _may(store, user, b, e, "s3:GetObjectLegalHold"):
         hdrs.append(("x-amz-object-lock-legal-hold", e.legal_hold))
     return hdrs
+
+
+def _may(store: Store, user: User, b: Bucket, e: ObjectEntry, action: str) -> bool:
+    try:
+        authz.authorize(store, user, action, b.name, e.key, e.version_id)
+    except S3Error:
+        return False
+    return True
 
 
 # -- retention and legal hold of a version ---------------------------------------------------
@@ -224,11 +235,8 @@ def _bypass(store: Store, user: User, b: Bucket, key: str, vid: str | None, head
     policy's Allow, or the bucket owner)."""
     if headers.get("x-amz-bypass-governance-retention", "").strip().lower() not in _TRUE:
         return False
-    try:
-        authz.authorize(store, user, "s3:BypassGovernanceRetention", b.name, key, vid)
-    except S3Error:
-        return False
-    return True
+    e = store.lookup(b, key, vid)
+    return _may(store, user, b, e, "s3:BypassGovernanceRetention")
 
 
 def _not_configured(what: str) -> S3Error:
@@ -311,11 +319,21 @@ def _no_lock(b: Bucket, key: str) -> S3Error:
                    "object", f"/{b.name}/{key}")
 
 
+def retained(e: ObjectEntry, now: float) -> bool:
+    return bool(e.lock_mode) and e.lock_until is not None and int(e.lock_until) > int(now)
+
+
+def locked(b: Bucket, e: ObjectEntry, now: float) -> bool:
+    """Whether the version may not go at all: retained or held (rgw_lc.cc's pass_object_lock_check,
+    which keeps such versions from the lifecycle's expiration)."""
+    return b.object_lock is not None and (retained(e, now) or e.legal_hold == "ON")
+
+
 def check_delete(store: Store, user: User, b: Bucket, e: ObjectEntry, headers: dict[str, str]) -> None:
     """verify_object_lock: may this version be deleted for good? (A delete naming its versionId.)"""
     if b.object_lock is None:
         return
-    if e.lock_mode and e.lock_until is not None and int(e.lock_until) > int(store.wall()):
+    if retained(e, store.wall()):
         if e.lock_mode != "GOVERNANCE" or not _bypass(store, user, b, e.key, e.version_id, headers):
             raise S3Error("AccessDenied", "Access Denied: the object version is locked", f"/{b.name}/{e.key}")
     if e.legal_hold == "ON":

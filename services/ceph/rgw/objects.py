@@ -52,7 +52,8 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         conditional.check(headers, e.etag, e.mtime)
     except conditional.NotModified:
         raise _NotModified(hdrs) from None
-    hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags) + object_lock.response_headers(e)
+    hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
+    hdrs += object_lock.response_headers(store, user, b, e)
     first, last = 0, e.size - 1
     status = 200
     r = parse_range(headers.get("range", ""), e.size) if part_number is None else _part_range(e, part_number)

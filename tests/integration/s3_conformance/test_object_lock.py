@@ -18,6 +18,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from services.ceph.cluster import Cluster
+from services.ceph.rgw import lifecycle
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer, start_in_thread
@@ -239,6 +240,30 @@ def test_another_user_needs_the_bypass_permission(twin: S3Twin, s3: BaseClient) 
     assert "Versions" not in s3.list_object_versions(Bucket=b)
 
 
+def test_get_and_head_show_the_lock_to_who_may_read_it(twin: S3Twin, s3: BaseClient) -> None:
+    b = locked_bucket(s3, "lock-read")
+    s3.put_object(Bucket=b, Key="k", Body=b"x", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=Y2030,
+                  ObjectLockLegalHoldStatus="ON")
+    bob = twin.client(BOB)
+    lock_headers = ("x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold")
+
+    def allow(*actions: str) -> dict[str, str]:
+        s3.put_bucket_policy(Bucket=b, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/bob"]}, "Action": list(actions),
+            "Resource": [f"arn:aws:s3:::{b}/*"]}]}))
+        h = headers(bob.head_object(Bucket=b, Key="k"))
+        return {k: h[k] for k in lock_headers if k in h}
+
+    assert allow("s3:GetObject") == {}
+    assert allow("s3:GetObject", "s3:GetObjectLegalHold") == {"x-amz-object-lock-legal-hold": "ON"}
+    assert allow("s3:GetObject", "s3:GetObjectRetention", "s3:GetObjectLegalHold") == {
+        "x-amz-object-lock-mode": "GOVERNANCE", "x-amz-object-lock-retain-until-date": "2030-01-01T00:00:00.000000000Z",
+        "x-amz-object-lock-legal-hold": "ON"}
+    assert bob.get_object_retention(Bucket=b, Key="k")["Retention"]["Mode"] == "GOVERNANCE"
+    h = s3.get_object(Bucket=b, Key="k")  # the owner sees it all
+    assert (h["ObjectLockMode"], h["ObjectLockLegalHoldStatus"]) == ("GOVERNANCE", "ON")
+
+
 def test_the_default_retention_applies_to_new_versions(s3: BaseClient) -> None:
     b = locked_bucket(s3, "lock-default")
     s3.put_object_lock_configuration(Bucket=b, ObjectLockConfiguration=GOV_1D)
@@ -306,6 +331,28 @@ def _client(gw: Gateway) -> tuple[BaseClient, RunningServer]:
                       aws_access_key_id=ALICE.access_key, aws_secret_access_key=ALICE.secret_key,
                       config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 0}))
     return s3, server
+
+
+def test_the_lifecycle_expires_no_locked_version() -> None:
+    gw = Gateway(rgw_cluster(12), Users([ALICE]), DATA_POOL, INDEX_POOL, op_timeout=0.5)
+    s3, server = _client(gw)
+    try:
+        b = locked_bucket(s3, "lock-lc")
+        old = {"kept": s3.put_object(Bucket=b, Key="kept", Body=b"1", ObjectLockMode="COMPLIANCE",
+                                     ObjectLockRetainUntilDate=Y2030)["VersionId"],
+               "held": s3.put_object(Bucket=b, Key="held", Body=b"1", ObjectLockLegalHoldStatus="ON")["VersionId"],
+               "free": s3.put_object(Bucket=b, Key="free", Body=b"1")["VersionId"]}
+        for key in old:
+            s3.put_object(Bucket=b, Key=key, Body=b"2")  # the first versions become noncurrent
+        s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [{
+            "ID": "nc", "Status": "Enabled", "Filter": {"Prefix": ""}, "NoncurrentVersionExpiration": {
+                "NoncurrentDays": 1}}]})
+        done = lifecycle.run(gw.store, datetime.now(UTC).timestamp() + 3 * 86400)
+        assert done[b].noncurrent == [("free", old["free"])]
+        left = {(v["Key"], v["VersionId"]) for v in s3.list_object_versions(Bucket=b)["Versions"]}
+        assert {("kept", old["kept"]), ("held", old["held"])} <= left and ("free", old["free"]) not in left
+    finally:
+        server.stop()
 
 
 def test_a_restarted_gateway_keeps_every_lock() -> None:
