@@ -226,8 +226,7 @@ class Multipart:
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
                                 parts=[p.size for p in parts])
-            # RGWCompleteMultipart: the bucket's default retention runs from the initiation
-            for k, v in object_lock.with_default(b, up.lock, up.initiated).items():
+            for k, v in object_lock.with_default(b, up.lock, entry.mtime).items():
                 setattr(entry, k, v)
             vh = self.store.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
         except S3Error:

@@ -25,8 +25,9 @@ Where RGW does it (src/rgw/):
 - rgw_rest_s3.cc, RGWPutObj_ObjStore_S3::get_params (and the multipart initiation's): mode and
   retain-until date come together, the date in the future, the legal hold ON or OFF (400
   InvalidArgument otherwise); on a bucket without object lock, 400 InvalidRequest. A version written
-  without a retention gets the bucket's default one (RGWPutObj::execute; a multipart object's runs
-  from its initiation, RGWCompleteMultipart::execute). RGWGetObj_ObjStore_S3 sends them back.
+  without a retention gets the bucket's default one, from the time it is written (rgw_rados.cc,
+  RGWRados::Object::Write::_do_write_meta: a multipart object's from its completion).
+  RGWGetObj_ObjStore_S3 sends them back.
 - rgw_op.cc, verify_object_lock (RGWDeleteObj, RGWDeleteMultiObj): deleting a version (a versionId
   named) that is retained until a later date, or under a legal hold ON, is 403 AccessDenied; a
   GOVERNANCE retention gives way to the bypass header with the permission, a legal hold never.
