@@ -10,7 +10,7 @@ from pathlib import Path
 RGW = Path(__file__).resolve().parents[2] / "services" / "ceph" / "rgw"
 PACKAGE = "services.ceph.rgw"
 OPERATIONS = {"buckets", "objects", "multipart", "copy_object", "delete_multi", "versioning", "tagging",
-              "lifecycle", "authz"}
+              "lifecycle", "authz", "object_lock"}
 
 
 def imports() -> dict[str, set[str]]:
