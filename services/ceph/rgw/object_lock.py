@@ -334,8 +334,9 @@ def check_delete(store: Store, user: User, b: Bucket, e: ObjectEntry, headers: d
     """verify_object_lock: may this version be deleted for good? (A delete naming its versionId.)"""
     if b.object_lock is None:
         return
+    refused = S3Error("AccessDenied", "forbidden by object lock", f"/{b.name}/{e.key}")  # RGWDeleteObj's message
     if retained(e, store.wall()):
         if e.lock_mode != "GOVERNANCE" or not _bypass(store, user, b, e.key, e.version_id, headers):
-            raise S3Error("AccessDenied", "Access Denied: the object version is locked", f"/{b.name}/{e.key}")
+            raise refused
     if e.legal_hold == "ON":
-        raise S3Error("AccessDenied", "Access Denied: the object version is under a legal hold", f"/{b.name}/{e.key}")
+        raise refused
