@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from services.ceph.rgw import authz, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, ObjectLock
@@ -51,7 +51,8 @@ from services.ceph.rgw.wire import Request, Response
 MODES = ("GOVERNANCE", "COMPLIANCE")
 DAY = 86400.0
 YEAR = 365.2425 * DAY  # std::chrono::years, what RGW adds for a rule's Years
-_ISO_RE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z?")
+_ISO_RE = re.compile(r"(?P<y>\d{4})(?:-(?P<mo>\d\d)(?:-(?P<d>\d\d)(?:T(?P<h>\d\d)(?::(?P<mi>\d\d)(?::(?P<s>\d\d)"
+                     r"(?:\.(?P<n>\d{1,9}))?)?)?Z)?)?)?")
 _TRUE = ("true", "1", "yes", "on")  # RGW's get_bool for x-amz-bypass-governance-retention
 
 
@@ -61,15 +62,18 @@ def _malformed(why: str) -> S3Error:
 
 
 def parse_date(text: str) -> float | None:
-    """ceph::from_iso_8601: `2030-01-01T00:00:00[.fraction][Z]`, UTC; None when it is not one."""
-    m = _ISO_RE.fullmatch(text.strip())
-    if m is None:
+    """ceph::from_iso_8601 (src/common/iso_8601.cc), UTC epoch seconds; None when it is not one. A date
+    may stop after the year, month or day (whitespace ends it too); a time ends in Z after the hour,
+    minute, second or 1 to 9 digits of a fraction; no year before 1970. Out-of-range fields roll
+    over as timegm rolls them (February 30 is March 2)."""
+    m = _ISO_RE.fullmatch(re.split(r"\s", text, maxsplit=1)[0])
+    if m is None or int(m["y"]) < 1970:
         return None
-    try:
-        when = datetime(*(int(g) for g in m.groups()[:6]), tzinfo=UTC)
-    except ValueError:
-        return None
-    return when.timestamp() + int((m[7] or "0").ljust(9, "0")) / 1e9
+    month = int(m["mo"] or 1) - 1
+    year, month = int(m["y"]) + month // 12, month % 12
+    days = (date(year, month + 1, 1) - date(1970, 1, 1)).days + int(m["d"] or 1) - 1
+    seconds = ((days * 24 + int(m["h"] or 0)) * 60 + int(m["mi"] or 0)) * 60 + int(m["s"] or 0)
+    return seconds + int((m["n"] or "0").ljust(9, "0")) / 1e9
 
 
 def format_date(ts: float) -> str:

@@ -51,9 +51,15 @@ def test_configurations() -> None:
 def test_dates() -> None:
     assert object_lock.parse_date("2030-01-01T00:00:00Z") == Y2030
     assert object_lock.parse_date("2030-01-01T00:00:00.5Z") == Y2030 + 0.5
-    assert object_lock.parse_date("2030-01-01T00:00:00") == Y2030
-    assert object_lock.parse_date("2030-02-30T00:00:00Z") is None
-    assert object_lock.parse_date("tomorrow") is None
+    assert object_lock.parse_date("2030-01-01T00:00:00.123456789Z") == Y2030 + 0.123456789
+    for partial in ("2030", "2030-01", "2030-01-01", "2030-01-01T00Z", "2030-01-01T00:00Z", "2030-01-01 junk"):
+        assert object_lock.parse_date(partial) == Y2030, partial
+    for bad in ("2030-01-01T00:00:00", "2030-01-01T00:00:00+00:00", "1969-12-31", " 2030", "tomorrow", "",
+                "2030-01-01T00:00:00.1234567890Z"):
+        assert object_lock.parse_date(bad) is None, bad
+    march2 = datetime(2030, 3, 2, tzinfo=UTC).timestamp()
+    assert object_lock.parse_date("2030-02-30T00:00:00Z") == march2  # timegm rolls it over
+    assert object_lock.parse_date("2029-13-01") == Y2030
     assert object_lock.format_date(Y2030 + 0.25) == "2030-01-01T00:00:00.250000000Z"
 
 
