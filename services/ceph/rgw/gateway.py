@@ -3,9 +3,9 @@
 Three layers, each importing only the ones below it:
 - `store` holds the bucket index and does every RADOS read and write (head and tail stripes in the
   EC data pool, index entries and bucket attributes in the index pool), with RGW's blocking semantics.
-- the operations take a `Store`: `buckets`, `objects`, `object_attributes`, `multipart`, `copy_object`, `delete_multi`,
-  `versioning`, `tagging`, `lifecycle`, and `authz` (who may do what: bucket policies from `policy`,
-  canned and granted ACLs from `acl`).
+- the operations take a `Store`: `buckets`, `objects`, `object_attributes`, `multipart`, `copy_object`,
+  `delete_multi`, `versioning`, `tagging`, `lifecycle`, and `authz` (who may do what: bucket policies
+  from `policy`, canned and granted ACLs from `acl`).
 - this module authenticates a request (`auth`: SigV4/SigV2, header and presigned, aws-chunked bodies),
   asks `routes` whether it is served at all (from the whole query string: a sub-resource the gateway
   does not serve answers 501 NotImplemented, never the plain operation), authorizes it, hands it to

@@ -3,21 +3,26 @@ attribute alone and all together (ceph/s3-tests test_get_object_attributes*), th
 from an upload with ChecksumAlgorithm, a multipart object's parts paged by x-amz-max-parts and
 x-amz-part-number-marker, a version named by versionId, a delete marker, a missing key, what boto3
 does not show (the document itself, a request without x-amz-object-attributes, a bad header), and
-who may ask (s3:GetObject, or failing it s3:GetObjectAttributes)."""
+who may ask (s3:GetObject, or failing it s3:GetObjectAttributes), and the AWS CLI's
+`s3api get-object-attributes`."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 import zlib
+from pathlib import Path
 
 import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from tests.integration.s3_conformance.s3_twin import BOB, S3Twin, error
+from tests.integration.s3_conformance.s3_twin import ALICE, BOB, S3Twin, error
 
 MiB = 1 << 20
 B, V = "attrs-b", "attrs-v"
@@ -186,3 +191,22 @@ def test_who_may_ask(twin: S3Twin, s3: BaseClient) -> None:
     with pytest.raises(ClientError) as err:  # the attributes, not the data
         bob.get_object(Bucket=bucket, Key="k")
     assert error(err) == (403, "AccessDenied")
+
+
+AWS = Path(sys.executable).parent / "aws"
+
+
+@pytest.mark.skipif(not AWS.exists(), reason=f"{AWS} missing (`make install` installs awscli)")
+def test_the_aws_cli_reads_the_attributes(twin: S3Twin, tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("[default]\nregion = us-east-1\noutput = json\ns3 =\n  addressing_style = path\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(config),
+           "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"), "AWS_ACCESS_KEY_ID": ALICE["access_key"],
+           "AWS_SECRET_ACCESS_KEY": ALICE["secret_key"], "AWS_MAX_ATTEMPTS": "1", "AWS_PAGER": ""}
+    r = subprocess.run([str(AWS), "--endpoint-url", twin.endpoint, "s3api", "get-object-attributes", "--bucket", B,
+                        "--key", "small", "--object-attributes", "ETag", "ObjectSize", "Checksum"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["ETag"], out["ObjectSize"], out["Checksum"]) == (
+        hashlib.md5(BODY).hexdigest(), len(BODY), {"ChecksumCRC32": crc32(BODY)})
