@@ -45,16 +45,16 @@ def precondition(headers: Mapping[str, str], bucket: str, key: str) -> Check | N
 
     def check(latest: ObjectEntry | None) -> None:
         current = None if latest is None or latest.delete_marker else latest
-        if if_none is not None:
-            want = _unquote(if_none)
-            if current is not None and (want == "*" or want == current.etag):
-                raise _failed("If-None-Match")
-        if if_match is not None:
+        if if_match is not None:  # first, as RGW tests them
             if current is None:  # RGW's -ENOENT, as AWS answers it: the key has no object to match
                 raise S3Error("NoSuchKey", "the specified key does not exist", f"/{bucket}/{key}", Key=key)
             want = _unquote(if_match)
             if want != "*" and want != current.etag:
                 raise _failed("If-Match")
+        if if_none is not None:
+            want = _unquote(if_none)
+            if current is not None and (want == "*" or want == current.etag):
+                raise _failed("If-None-Match")
 
     return check
 
