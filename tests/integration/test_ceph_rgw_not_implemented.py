@@ -100,6 +100,7 @@ CASES: dict[str, Case] = {
     "GetBucketVersioning": Case(OK),
     "GetObject": Case(OK),
     "GetObjectAcl": Case(OK),
+    "GetObjectAttributes": Case(OK),  # as RGW serves it from Tentacle (20.2); Squid answers a GetObject
     "GetObjectTagging": Case(OK),
     "GetPublicAccessBlock": Case(OK),  # all four false when none is set, as RGW answers
     "HeadBucket": Case(OK),
@@ -144,7 +145,6 @@ CASES: dict[str, Case] = {
         "GetBucketAnalyticsConfiguration", "GetBucketIntelligentTieringConfiguration",
         "GetBucketInventoryConfiguration", "GetBucketMetadataConfiguration", "GetBucketMetadataTableConfiguration",
         "GetBucketMetricsConfiguration", "GetBucketOwnershipControls", "GetObjectAnnotation",
-        "GetObjectAttributes",  # in RGW from Tentacle (20.2); Squid serves it as a GetObject
         "ListBucketAnalyticsConfigurations", "ListBucketIntelligentTieringConfigurations",
         "ListBucketInventoryConfigurations", "ListBucketMetricsConfigurations", "ListObjectAnnotations",
         "PutBucketAbac", "PutBucketAccelerateConfiguration", "PutBucketAnalyticsConfiguration",

@@ -41,6 +41,7 @@ OBJECT_PERMISSION = {
     "s3:GetObject": "READ", "s3:GetObjectVersion": "READ", "s3:GetObjectAcl": "READ_ACP",
     "s3:GetObjectVersionAcl": "READ_ACP", "s3:PutObjectAcl": "WRITE_ACP", "s3:PutObjectVersionAcl": "WRITE_ACP",
     "s3:GetObjectTagging": "READ", "s3:GetObjectVersionTagging": "READ",
+    "s3:GetObjectAttributes": "READ", "s3:GetObjectVersionAttributes": "READ",
 }
 _LIST_ACTIONS = ("s3:ListBucket", "s3:ListBucketVersions")
 # Actions on an existing object version: a missing one is a 404 or a 403 as the bucket's listing

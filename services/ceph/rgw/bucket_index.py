@@ -51,6 +51,7 @@ class ObjectEntry:
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
     tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
     parts: list[int] = field(default_factory=list)  # a multipart upload's part sizes, in order; [] otherwise
+    part_checksums: list[str] = field(default_factory=list)  # the parts' checksums (base64; "" for none), in order
 
 
 @dataclass

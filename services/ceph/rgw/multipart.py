@@ -11,7 +11,11 @@ the MD5 of the parts' binary MD5s, then `-N`. Parts uploaded but not named are f
 Additional checksums (boto3's default since 1.36): an upload initiated with `x-amz-checksum-algorithm`
 keeps each part's checksum of that algorithm (the client's, verified, or the gateway's own), the
 completion must name every part's, and the object gets S3's COMPOSITE checksum: the algorithm over
-the parts' binary checksums, then `-N`.
+the parts' binary checksums, then `-N`. The object keeps each part's size and checksum
+(GetObjectAttributes' ObjectParts, object_attributes.py).
+
+A completion may be conditional (If-Match / If-None-Match, conditional_write.py), checked against
+the key's current object as a PutObject is.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import hashlib
 import json
 import secrets
 
-from services.ceph.rgw import acl, checksums, copy_object, public_access, s3_xml, tagging
+from services.ceph.rgw import acl, checksums, conditional_write, copy_object, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -108,7 +112,7 @@ class Multipart:
             computed = [(name, part.checksum)] if part.checksum and name not in req.checksums else []
             return _resp(200, b"", [("ETag", f'"{part.etag}"'), *computed])
         if m == "POST":
-            return self.complete(b, key, upload_id, req.body)
+            return self.complete(b, key, upload_id, req.body, req.headers)
         if m == "GET":
             return self.list_parts(b, key, upload_id, q)
         if m == "DELETE":
@@ -178,8 +182,12 @@ class Multipart:
             self.store.free([_as_entry(old)])
         return part
 
-    def complete(self, b: Bucket, key: str, upload_id: str, body: bytes) -> Response:
+    def complete(self, b: Bucket, key: str, upload_id: str, body: bytes,
+                 headers: dict[str, str] | None = None) -> Response:
+        """`headers`' If-Match / If-None-Match make it conditional (conditional_write.py): refused, the
+        upload stays as it was, to be completed or aborted later."""
         up = self._upload(b, key, upload_id)
+        check = conditional_write.precondition(headers or {}, b.name, key)
         doc = s3_xml.parse(body, "CompleteMultipartUpload")
         wanted: list[tuple[int, str, str | None]] = []  # number, ETag, checksum of the upload's algorithm
         algorithm = up.checksum_algorithm
@@ -214,6 +222,8 @@ class Multipart:
                     raise S3Error("EntityTooSmall", "your proposed upload is smaller than the minimum allowed "
                                   "object size", UploadId=upload_id, PartNumber=str(part.number),
                                   ProposedSize=str(part.size), MinSizeAllowed=str(MIN_PART))
+            if check is not None:  # refused before the manifest head is written; again atomically at commit
+                check(b.latest(key))
             del self._of(b)[upload_id]  # from here on, no second completion or abort can race this one
         digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts)).hexdigest()
         etag = f"{digest}-{len(parts)}"
@@ -224,11 +234,14 @@ class Multipart:
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
             entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
-                                parts=[p.size for p in parts])
-            vh = self.store.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
-        except S3Error:
+                                parts=[p.size for p in parts], part_checksums=[p.checksum for p in parts])
+            # the parts stay the upload's until it commits
+            vh = self.store.commit(b, entry, owns_data=False, check=check)
+        except S3Error as e:
             with self.store.lock:
                 self._of(b)[upload_id] = up  # still complete-able or abortable
+            if e.code in ("PreconditionFailed", "NoSuchKey"):  # refused before the index write: the head goes
+                self.store.remove_later([(self.store.data_pool, head)])
             raise
         named = {p.number for p in parts}
         self.store.free([_as_entry(p) for n, p in up.parts.items() if n not in named])

@@ -1,11 +1,12 @@
-"""Objects: PutObject, GetObject/HeadObject (whole, a Range, or one part of a multipart upload) and
-DeleteObject, over the store's striped data and versioned index (store.py)."""
+"""Objects: PutObject (If-Match / If-None-Match: conditional_write.py), GetObject/HeadObject (whole, a
+Range, or one part of a multipart upload) and DeleteObject, over the store's striped data and versioned
+index (store.py)."""
 
 from __future__ import annotations
 
 from itertools import chain
 
-from services.ceph.rgw import acl, conditional, multipart, public_access, s3_xml, tagging
+from services.ceph.rgw import acl, conditional, conditional_write, multipart, public_access, s3_xml, tagging
 from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -27,11 +28,15 @@ def put_object(store: Store, user: User, name: str, key: str, headers: dict[str,
     grants = acl.from_headers(headers, b.owner.id) or []
     public_access.check_acl(b, grants)
     tags = tagging.from_header(headers.get("x-amz-tagging", ""))
+    check = conditional_write.precondition(headers, name, key)
+    if check is not None:  # refused before any stripe is written; checked again atomically at commit
+        with store.lock:
+            check(b.latest(key))
     tag = store.new_tag()
     etag, pieces = store.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
     entry = ObjectEntry(key, len(body), etag, store.wall(), user.id, pieces, attrs, acl=grants,
                         checksums=dict(checksums or {}), tags=tags)
-    vh = store.commit(b, entry)  # on failure it frees the data unless the entry may have landed
+    vh = store.commit(b, entry, check=check)  # on failure it frees the data unless the entry may have landed
     return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
 def get_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], head: bool,

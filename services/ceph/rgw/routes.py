@@ -8,7 +8,7 @@ signature, ...) are `MODIFIERS`. Every other query parameter is taken as a sub-r
 not. A request is served when its scope (service, bucket or object), its one sub-resource (or
 none) and its method are in `SERVED`; any other request answers 501 NotImplemented before anything
 is read or written. So `DELETE /bucket?publicAccessBlock` is never a DeleteBucket, `PUT
-/bucket?encryption` never a CreateBucket, `GET /bucket/key?attributes` never a GetObject. OPTIONS
+/bucket?encryption` never a CreateBucket, `HEAD /bucket/key?attributes` never a HeadObject. OPTIONS
 (the CORS preflight, cors.py) is answered before routing, unauthenticated.
 
 Real RGW decides the other way round: `RGWHandler_REST_Bucket_S3::op_get/op_put/op_delete/op_post`
@@ -23,8 +23,10 @@ Where RGW (Squid, 19.2) has a handler and the twin does not (`?website`, `?locat
 `?logging`, `?notification`, `?requestPayment`, `?object-lock`, `?retention`, `?legal-hold`,
 `?replication`, `?encryption`, `?torrent`, `?select`, RGW's own `?append`), the twin's 501
 differs from RGW's answer until it implements them (issue 15).
-GetObjectAttributes (`?attributes`) has a handler from Tentacle (20.2) on; Squid serves it as a
-GetObject. tests/integration/test_ceph_rgw_not_implemented.py keeps the table, operation by operation.
+GetObjectAttributes (`GET ?attributes`, object_attributes.py) is served as RGW serves it from
+Tentacle (20.2) on (Squid answers it as a GetObject); a HEAD with `?attributes`, which RGW takes for a
+HeadObject, answers 501 here. tests/integration/test_ceph_rgw_not_implemented.py keeps the table,
+operation by operation.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {
         "": frozenset({"GET", "HEAD", "PUT", "DELETE"}),  # GetObject, HeadObject, PutObject/CopyObject, DeleteObject
         "acl": frozenset({"GET", "PUT"}),
         "tagging": frozenset({"GET", "PUT", "DELETE"}),
+        "attributes": frozenset({"GET"}),  # GetObjectAttributes (object_attributes.py)
         "uploads": frozenset({"POST"}),  # CreateMultipartUpload
         "uploadId": frozenset({"GET", "PUT", "POST", "DELETE"}),  # ListParts, UploadPart(Copy), Complete, Abort
     },
