@@ -66,6 +66,7 @@ def test_put_get_delete_ownership_controls(s3: BaseClient) -> None:
     assert controls(s3, "own-crud") == "BucketOwnerPreferred"  # a refused PUT changes nothing
     assert s3.delete_bucket_ownership_controls(Bucket="own-crud")["ResponseMetadata"]["HTTPStatusCode"] == 204
     assert refused(s3.get_bucket_ownership_controls, Bucket="own-crud") == (404, "OwnershipControlsNotFoundError")
+    assert s3.delete_bucket_ownership_controls(Bucket="own-crud")["ResponseMetadata"]["HTTPStatusCode"] == 204
     for mode in ("ObjectWriter", "BucketOwnerEnforced"):
         s3.create_bucket(Bucket=f"own-crud-{mode.lower()}", ObjectOwnership=mode)
         assert controls(s3, f"own-crud-{mode.lower()}") == mode
