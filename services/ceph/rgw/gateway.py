@@ -167,7 +167,6 @@ class Gateway:
         if m == "PUT":
             return objects.put_object(store, user, name, key, req.headers, req.body, req.checksums, req.secure)
         if m in ("GET", "HEAD"):
-            encryption.check_read(req.headers)
             return objects.get_object(store, user, name, key, req.headers, head=m == "HEAD", version_id=vid,
                                       part_number=query.get("partNumber"))
         return objects.delete_object(store, user, name, key, vid)  # routes has left DELETE alone

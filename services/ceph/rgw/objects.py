@@ -52,6 +52,7 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         conditional.check(headers, e.etag, e.mtime)
     except conditional.NotModified:
         raise _NotModified(hdrs) from None
+    encryption.check_read(headers)  # RGW's prepare_decrypt, once the object and its conditions are read
     hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
     first, last = 0, e.size - 1
     status = 200

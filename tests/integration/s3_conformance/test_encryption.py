@@ -110,3 +110,6 @@ def test_a_read_may_not_ask_for_encryption(twin: S3Twin, s3: BaseClient) -> None
     assert ET.fromstring(twin.signed("GET", "/enc-read/k", headers={"x-amz-server-side-encryption": "AES256"})
                          .content).findtext("Code") == "InvalidRequest"
     assert twin.signed("GET", "/enc-read/k").content == b"k"
+    # the object is looked up first, as RGW decides on decryption once it has read the object
+    sse = {"x-amz-server-side-encryption": "AES256"}
+    assert twin.signed("GET", "/enc-read/missing", headers=sse).status_code == 404
