@@ -117,6 +117,7 @@ class Upload:
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
     checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
     tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
+    object_owner: str = ""  # who will own the object (ownership.py), decided at initiation; "" for the initiator
     saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
 
@@ -140,6 +141,8 @@ class Bucket:
     lifecycle: list[Rule] = field(default_factory=list)  # its lifecycle rules (lifecycle.py)
     public_access: dict[str, bool] | None = None  # its PublicAccessBlock (public_access.py), None: none set
     cors: list[CorsRule] = field(default_factory=list)  # its CORS rules (cors.py)
+    ownership: str = ""  # its ObjectOwnership (ownership.py), "" when it has no ownership controls
+    encryption: dict[str, object] | None = None  # its default encryption (encryption.py), None: none set
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`
     versions: dict[str, list[ObjectEntry]] = field(default_factory=dict)  # newest first

@@ -2,7 +2,7 @@
 
 A bucket is a record in the index pool (`.bucket.meta.<tenant>:<name>`) and one attribute object
 beside it for each configuration it has (`#versioning`, `#acl`, `#policy`, `#tagging`, `#lifecycle`,
-`#cors`, `#public_access`);
+`#cors`, `#public_access`, `#ownership`, `#encryption`);
 listings are served from the in-memory index (bucket_index.py), a page at a time.
 """
 
@@ -13,7 +13,7 @@ import bisect
 import json
 import re
 
-from services.ceph.rgw import acl, s3_xml
+from services.ceph.rgw import acl, ownership, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, meta_name
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
@@ -21,7 +21,8 @@ from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Response
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle", "cors", "public_access")  # a bucket's attribute objects
+ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle", "cors", "public_access", "ownership",
+         "encryption")  # a bucket's attribute objects
 
 
 def owner(u: User) -> s3_xml.Owner:
@@ -38,6 +39,7 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
     if not _BUCKET_RE.match(name) or ".." in name:
         raise S3Error("InvalidBucketName", f"{name!r} is not a valid bucket name", f"/{name}", BucketName=name)
     grants = acl.from_headers(headers or {}, for_object=False) or []
+    mode = ownership.from_create(headers or {}, grants)  # x-amz-object-ownership, from Tentacle's RGW on
     existing = store.buckets.get((user.tenant, name))
     if existing is not None:
         # RGWCreateBucket::execute: the same owner re-creating a bucket succeeds and changes nothing
@@ -52,6 +54,8 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
     store.put(store.index_pool, meta_name(user.tenant, name), record)
     if grants:
         store.configure(b, "acl", grants, json.dumps(grants).encode())
+    if mode:
+        store.configure(b, "ownership", mode, mode.encode())
     with store.lock:
         store.buckets[(user.tenant, name)] = b
     return Response(200, [("Location", f"/{name}")])

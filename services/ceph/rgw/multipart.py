@@ -25,7 +25,17 @@ import hashlib
 import json
 import secrets
 
-from services.ceph.rgw import acl, checksums, conditional_write, copy_object, public_access, s3_xml, tagging
+from services.ceph.rgw import (
+    acl,
+    checksums,
+    conditional_write,
+    copy_object,
+    encryption,
+    ownership,
+    public_access,
+    s3_xml,
+    tagging,
+)
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -95,7 +105,7 @@ class Multipart:
         b = self.store.bucket(user, name)
         m = req.method
         if m == "POST" and "uploads" in q:
-            return self.create(b, user, key, req.headers)
+            return self.create(b, user, key, req.headers, req.secure)
         upload_id = q.get("uploadId", "")
         if m == "PUT" and "partNumber" in q:
             n = part_number(q["partNumber"])
@@ -119,15 +129,18 @@ class Multipart:
             return self.abort(b, key, upload_id)
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on a multipart upload")
 
-    def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
+    def create(self, b: Bucket, user: User, key: str, headers: dict[str, str], secure: bool = False) -> Response:
         check_key(key)
         algorithm = _checksum_algorithm(headers)
-        grants = acl.from_headers(headers, b.owner.id) or []
+        ownership.check_upload_acl(b, headers)
+        grants = ownership.upload_grants(b, acl.from_headers(headers, b.owner.id) or [])
         public_access.check_acl(b, grants)
+        encryption.check_write(b, headers, secure)  # RGW prepares the upload's encryption at initiation
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
                     acl=grants, checksum_algorithm=algorithm,
-                    tags=tagging.from_header(headers.get("x-amz-tagging", "")))
+                    tags=tagging.from_header(headers.get("x-amz-tagging", "")),
+                    object_owner=ownership.object_owner(b, user, headers))
         self._save(b, up)
         with self.store.lock:
             self._of(b)[upload_id] = up
@@ -143,7 +156,7 @@ class Multipart:
             with self.store.lock:
                 record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
                           "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
-                          "tags": up.tags,
+                          "tags": up.tags, "object_owner": up.object_owner,
                           "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
             self.store.put(self.store.index_pool, _meta_name(b, up), json.dumps(record).encode())
 
@@ -156,7 +169,7 @@ class Multipart:
             self.store.remove_later([(self.store.index_pool, name)])
             return False
         up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
-                    record["acl"], record["checksum_algorithm"], record["tags"])
+                    record["acl"], record["checksum_algorithm"], record["tags"], record.get("object_owner", ""))
         with self.store.lock:
             self._of(b)[up.upload_id] = up
         return True
@@ -232,7 +245,8 @@ class Multipart:
         try:
             self.store.put(self.store.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
-            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
+            owner = up.object_owner or up.owner.id  # ownership.py decided it at initiation
+            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), owner, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
                                 parts=[p.size for p in parts], part_checksums=[p.checksum for p in parts])
             # the parts stay the upload's until it commits
