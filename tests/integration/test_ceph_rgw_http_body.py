@@ -123,7 +123,7 @@ def test_body_cut_short_stops_its_digest_threads(echo: tuple[RunningServer, list
     assert not {t for t in threading.enumerate() if t.name.startswith("rgw-md5")} - before
 
 
-# -- a big GET sent from its parts' buffers (http._send_gathered) ------------------------------------
+# -- a big GET sent from its parts' buffers (http._send_parts) ------------------------------------
 
 class _Parts:
     """A GET body as the store yields it (wire.Part): gathered lists of views and plain buffers; `closed`
@@ -160,7 +160,7 @@ def streamer() -> Iterator[tuple[RunningServer, list[_Parts]]]:
     gw.handle = handle  # type: ignore[method-assign]
     server = start_in_thread(gw)
     yield server, made
-    if not server.loop.is_closed():   # (a test stops it itself)
+    if not server.stopped:   # (a test stops it itself)
         server.stop()
 
 

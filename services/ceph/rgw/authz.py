@@ -21,7 +21,7 @@ import json
 import threading
 from datetime import UTC, datetime
 
-from services.ceph.rgw import acl, policy, public_access, s3_xml
+from services.ceph.rgw import acl, ownership, policy, public_access, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
@@ -41,6 +41,7 @@ OBJECT_PERMISSION = {
     "s3:GetObject": "READ", "s3:GetObjectVersion": "READ", "s3:GetObjectAcl": "READ_ACP",
     "s3:GetObjectVersionAcl": "READ_ACP", "s3:PutObjectAcl": "WRITE_ACP", "s3:PutObjectVersionAcl": "WRITE_ACP",
     "s3:GetObjectTagging": "READ", "s3:GetObjectVersionTagging": "READ",
+    "s3:GetObjectAttributes": "READ", "s3:GetObjectVersionAttributes": "READ",
     "s3:GetObjectRetention": "READ", "s3:GetObjectLegalHold": "READ",  # RGW's op_to_perm
 }
 _LIST_ACTIONS = ("s3:ListBucket", "s3:ListBucketVersions")
@@ -131,6 +132,8 @@ def _acl_allows(store: Store, user: User, b: Bucket, action: str, key: str | Non
         with store.lock:
             e = b.latest(key) if version_id is None else b.version(key, version_id)
         if e is not None and not e.delete_marker:
+            if ownership.enforced(b):  # ACLs disabled: the bucket owner owns it, and no grant counts
+                return acl.allows(b.owner.id, [], requester, not anonymous, perm)
             return acl.allows(e.owner, public_access.effective_grants(b, e.acl), requester, not anonymous, perm)
         return False  # gone since authorize looked: refused, as a policy would not have said otherwise
     perm = BUCKET_PERMISSION.get(action)
@@ -216,6 +219,7 @@ def _display(store: Store, ids: list[str]) -> dict[str, str]:
 
 def bucket_acl(store: Store, req: Request, b: Bucket) -> Response:
     if req.method == "PUT":
+        ownership.check_put_acl(b, req.headers, req.body)
         grants = acl.from_request(req.headers, req.body, b.owner.id, b.owner.id, for_object=False)
         public_access.check_acl(b, grants)
         store.configure(b, "acl", grants, json.dumps(grants).encode())
@@ -231,7 +235,9 @@ def object_acl(store: Store, req: Request, b: Bucket, key: str, version_id: str 
     e: ObjectEntry = store.lookup(b, key, version_id)
     vh = [("x-amz-version-id", e.version_id)] if b.versioning else []
     if req.method == "PUT":
-        grants = acl.from_request(req.headers, req.body, e.owner, b.owner.id, for_object=True)
+        ownership.check_put_acl(b, req.headers, req.body)
+        grants = ownership.upload_grants(b, acl.from_request(req.headers, req.body, e.owner, b.owner.id,
+                                                             for_object=True))
         public_access.check_acl(b, grants)
         store.update(b, e, acl=grants)  # the index entry first: a refused write changes nothing
         return Response(200, vh)

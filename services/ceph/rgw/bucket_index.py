@@ -51,6 +51,7 @@ class ObjectEntry:
     checksums: dict[str, str] = field(default_factory=dict)  # x-amz-checksum-* verified at upload
     tags: dict[str, str] = field(default_factory=dict)  # the version's tag set (tagging.py)
     parts: list[int] = field(default_factory=list)  # a multipart upload's part sizes, in order; [] otherwise
+    part_checksums: list[str] = field(default_factory=list)  # the parts' checksums (base64; "" for none), in order
     lock_mode: str = ""  # its retention (object_lock.py): GOVERNANCE or COMPLIANCE, "" for none
     lock_until: float | None = None  # the retention's retain-until date, epoch seconds
     legal_hold: str = ""  # its legal hold: ON, OFF, or "" when none was ever set
@@ -119,6 +120,7 @@ class Upload:
     acl: list[list[str]] = field(default_factory=list)  # x-amz-acl of the initiation, the object's ACL
     checksum_algorithm: str = ""  # lower-case x-amz-checksum-algorithm of the initiation, "" for none
     tags: dict[str, str] = field(default_factory=dict)  # x-amz-tagging of the initiation, the object's
+    object_owner: str = ""  # who will own the object (ownership.py), decided at initiation; "" for the initiator
     lock: dict[str, object] = field(default_factory=dict)  # object-lock fields of the initiation (object_lock.py)
     saving: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one .meta write at a time
 
@@ -153,6 +155,8 @@ class Bucket:
     lifecycle: list[Rule] = field(default_factory=list)  # its lifecycle rules (lifecycle.py)
     public_access: dict[str, bool] | None = None  # its PublicAccessBlock (public_access.py), None: none set
     cors: list[CorsRule] = field(default_factory=list)  # its CORS rules (cors.py)
+    ownership: str = ""  # its ObjectOwnership (ownership.py), "" when it has no ownership controls
+    encryption: dict[str, object] | None = None  # its default encryption (encryption.py), None: none set
     object_lock: ObjectLock | None = None  # None: created without object lock (object_lock.py)
     objects: dict[str, ObjectEntry] = field(default_factory=dict)  # key → current version, no delete markers
     keys: list[str] = field(default_factory=list)  # sorted keys of `objects`

@@ -2,7 +2,7 @@
 
 A bucket is a record in the index pool (`.bucket.meta.<tenant>:<name>`) and one attribute object
 beside it for each configuration it has (`#versioning`, `#acl`, `#policy`, `#tagging`, `#lifecycle`,
-`#cors`, `#public_access`, `#object_lock`);
+`#cors`, `#public_access`, `#ownership`, `#encryption`, `#object_lock`);
 listings are served from the in-memory index (bucket_index.py), a page at a time.
 """
 
@@ -13,7 +13,7 @@ import bisect
 import json
 import re
 
-from services.ceph.rgw import acl, object_lock, s3_xml
+from services.ceph.rgw import acl, object_lock, ownership, s3_xml
 from services.ceph.rgw.bucket_index import Bucket, ObjectLock, meta_name
 from services.ceph.rgw.s3_errors import S3Error
 from services.ceph.rgw.store import Store
@@ -21,8 +21,8 @@ from services.ceph.rgw.users import User
 from services.ceph.rgw.wire import Response
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-# a bucket's attribute objects
-ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle", "cors", "public_access", "object_lock")
+ATTRS = ("versioning", "policy", "acl", "tagging", "lifecycle", "cors", "public_access", "ownership",
+         "encryption", "object_lock")  # a bucket's attribute objects
 
 
 def owner(u: User) -> s3_xml.Owner:
@@ -39,6 +39,7 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
     if not _BUCKET_RE.match(name) or ".." in name:
         raise S3Error("InvalidBucketName", f"{name!r} is not a valid bucket name", f"/{name}", BucketName=name)
     grants = acl.from_headers(headers or {}, for_object=False) or []
+    mode = ownership.from_create(headers or {}, grants)  # x-amz-object-ownership, from Tentacle's RGW on
     locked = object_lock.enabled_at_creation(headers or {})
     existing = store.buckets.get((user.tenant, name))
     if existing is not None:
@@ -54,6 +55,8 @@ def create_bucket(store: Store, user: User, name: str, headers: dict[str, str] |
     store.put(store.index_pool, meta_name(user.tenant, name), record)
     if grants:
         store.configure(b, "acl", grants, json.dumps(grants).encode())
+    if mode:
+        store.configure(b, "ownership", mode, mode.encode())
     if locked:  # RGWCreateBucket: object lock comes with versioning, both for good
         store.configure(b, "versioning", "Enabled", b"Enabled")
         store.configure(b, "object_lock", ObjectLock(), object_lock.to_json(ObjectLock()))

@@ -15,7 +15,17 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from services.ceph.rgw import acl, authz, conditional, object_lock, public_access, s3_xml, tagging
+from services.ceph.rgw import (
+    acl,
+    authz,
+    conditional,
+    encryption,
+    object_lock,
+    ownership,
+    public_access,
+    s3_xml,
+    tagging,
+)
 from services.ceph.rgw.bucket_index import ObjectEntry
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -46,7 +56,9 @@ def parse_source(value: str) -> tuple[str, str, str | None]:
 def _source(store: Store, user: User, headers: dict[str, str]) -> tuple[str, str, ObjectEntry]:
     bucket, key, vid = parse_source(headers["x-amz-copy-source"])
     authz.authorize(store, user, "s3:GetObjectVersion" if vid else "s3:GetObject", bucket, key, vid)
-    e = store.lookup(store.bucket(user, bucket), key, vid)
+    src = store.bucket(user, bucket)
+    ownership.check_expected(src, headers, "x-amz-source-expected-bucket-owner")
+    e = store.lookup(src, key, vid)
     conditional.check(headers, e.etag, e.mtime, prefix="x-amz-copy-source-")
     return bucket, key, e
 
@@ -79,7 +91,8 @@ def _directive(headers: dict[str, str], name: str) -> str:
     return directive
 
 
-def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str, str]) -> Response:
+def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str, str],
+                secure: bool = False) -> Response:
     check_key(key)
     dst = store.bucket(user, name)
     src_bucket, src_key, e = _source(store, user, headers)
@@ -95,13 +108,17 @@ def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str
                       "itself without changing the object's metadata, storage class, website redirect location or "
                       "encryption attributes.")
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
+    ownership.check_upload_acl(dst, headers)
     grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
+    grants = ownership.upload_grants(dst, grants)
     public_access.check_acl(dst, grants)
+    encryption.check_write(dst, headers, secure)  # the destination's encryption, before a byte is copied
     lock = object_lock.from_headers(dst, headers, store.wall())  # the copy's own; the source's stays with it
     data = store.read_data(e.pieces, 0, e.size)
     tag = store.new_tag()
     pieces = store.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)
-    entry = ObjectEntry(key, e.size, e.etag, store.wall(), user.id, pieces, attrs, acl=grants,
+    entry = ObjectEntry(key, e.size, e.etag, store.wall(), ownership.object_owner(dst, user, headers), pieces, attrs,
+                        acl=grants,
                         checksums=dict(e.checksums), tags=tags)  # same bytes, same checksums
     for k, v in object_lock.with_default(dst, lock, entry.mtime).items():
         setattr(entry, k, v)

@@ -37,15 +37,15 @@ DaemonConfig fields read: name, grpc (gRPC health only), clock_epoch/clock_scale
 
 Concurrency: the daemon's gateway makes its RADOS calls without the store's lock (the lock guards the
 pure Cluster model, which this daemon does not have; the monitor orders concurrent object I/O
-itself), and requests run on a 32-thread pool instead of asyncio's default (cpu + 4).
+itself), and each S3 connection is served on a thread of its own (http.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from emulator.daemon import main, stop_event
 from emulator.daemon_config import DaemonConfig, split_hostport
@@ -56,12 +56,11 @@ from services.ceph.memtune import tune_malloc
 from services.ceph.rgw import lifecycle
 from services.ceph.rgw.direct_io import DirectIo
 from services.ceph.rgw.gateway import Gateway
-from services.ceph.rgw.http import serve
+from services.ceph.rgw.http import HttpServer
 from services.ceph.rgw.mon_client import MonCluster, MonUsers, seed_users
 from services.ceph.rgw.restore import restore
 
 log = logging.getLogger("ceph_rgw")
-HTTP_THREADS = 32
 # RGW sends an overwritten object's tails to its gc thread rather than removing them in the request:
 # after `rgw_gc_obj_min_wait` (2 h), in passes every `rgw_gc_processor_period` (1 h). The twin names a
 # head per upload, so its old head goes the same way; deletes still remove in the request. Its gc runs
@@ -77,7 +76,6 @@ INDEX_POOL = "default.rgw.buckets.index"
 async def _serve(cfg: DaemonConfig) -> None:
     stop = stop_event()
     x = RgwSpec.of(cfg)
-    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(HTTP_THREADS, thread_name_prefix="rgw"))
     direct = DirectIo(x.osds, x.ec.k, x.ec.m) if x.osds else None
     cluster = MonCluster(x.mon, direct=direct, direct_pool=DATA_POOL)
     while True:   # the monitor may still be starting
@@ -99,7 +97,8 @@ async def _serve(cfg: DaemonConfig) -> None:
             except TimeoutError:
                 continue
     host, port = split_hostport(x.s3)
-    http = await serve(gw, host, port)
+    http = HttpServer(gw, host, port)
+    threading.Thread(target=http.serve_forever, name="rgw-http", daemon=True).start()
     server, health = await start_server(cfg.grpc, [])
     log.info("%s: S3 on http://%s, %d buckets, %d object versions and %d multipart uploads restored from the "
              "index pool", cfg.name, x.s3, len(gw.buckets), restored, uploads)
@@ -113,7 +112,7 @@ async def _serve(cfg: DaemonConfig) -> None:
     await gc
     await health.enter_graceful_shutdown()
     await server.stop(grace=1.0)
-    http.close()
+    await asyncio.to_thread(http.close)
     cluster.close()
     if direct is not None:
         direct.close()

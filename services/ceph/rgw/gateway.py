@@ -3,9 +3,9 @@
 Three layers, each importing only the ones below it:
 - `store` holds the bucket index and does every RADOS read and write (head and tail stripes in the
   EC data pool, index entries and bucket attributes in the index pool), with RGW's blocking semantics.
-- the operations take a `Store`: `buckets`, `objects`, `multipart`, `copy_object`, `delete_multi`,
-  `versioning`, `tagging`, `lifecycle`, `object_lock`, and `authz` (who may do what: bucket policies from `policy`,
-  canned and granted ACLs from `acl`).
+- the operations take a `Store`: `buckets`, `objects`, `object_attributes`, `multipart`, `copy_object`,
+  `delete_multi`, `versioning`, `tagging`, `lifecycle`, `object_lock`, and `authz` (who may do what:
+  bucket policies from `policy`, canned and granted ACLs from `acl`).
 - this module authenticates a request (`auth`: SigV4/SigV2, header and presigned, aws-chunked bodies),
   asks `routes` whether it is served at all (from the whole query string: a sub-resource the gateway
   does not serve answers 501 NotImplemented, never the plain operation), authorizes it, hands it to
@@ -32,10 +32,13 @@ from services.ceph.rgw import (
     copy_object,
     cors,
     delete_multi,
+    encryption,
     lifecycle,
     multipart,
+    object_attributes,
     object_lock,
     objects,
+    ownership,
     policy,
     public_access,
     routes,
@@ -147,7 +150,11 @@ class Gateway:
             authz.authorize(store, user, "s3:ListAllMyBuckets", "")
             return buckets.list_buckets(store, user)
         vid = query.get("versionId")
-        if not (sub == "delete" and not key):  # DeleteObjects: each key on its own
+        if "x-amz-expected-bucket-owner" in req.headers and not (m == "PUT" and not key and not sub):
+            self._check_expected_owner(user, name, req.headers)
+        if sub == "attributes":  # s3:GetObject(Version), or failing it s3:GetObject(Version)Attributes
+            self._authorize_attributes(user, name, key, vid)
+        elif not (sub == "delete" and not key):  # DeleteObjects: each key on its own
             authz.authorize(store, user, policy.action(m, name, key, query), name, key or None, vid)
         if not key:
             return self._bucket_op(req, user, name, sub, query)
@@ -163,14 +170,37 @@ class Gateway:
             return self.multipart.dispatch(req, user, name, key, query)
         if vid == "":
             raise S3Error("InvalidArgument", "version id must not be empty", ArgumentName="versionId")
+        if sub == "attributes":
+            return object_attributes.get_object_attributes(store, user, name, key, req.headers, vid)
         if m == "PUT" and "x-amz-copy-source" in req.headers:
-            return copy_object.copy_object(store, user, name, key, req.headers)
+            return copy_object.copy_object(store, user, name, key, req.headers, req.secure)
         if m == "PUT":
-            return objects.put_object(store, user, name, key, req.headers, req.body, req.checksums)
+            return objects.put_object(store, user, name, key, req.headers, req.body, req.checksums, req.secure)
         if m in ("GET", "HEAD"):
             return objects.get_object(store, user, name, key, req.headers, head=m == "HEAD", version_id=vid,
                                       part_number=query.get("partNumber"))
         return objects.delete_object(store, user, name, key, vid, req.headers)  # routes has left DELETE alone
+
+    def _authorize_attributes(self, user: User, name: str, key: str, vid: str | None) -> None:
+        """RGWGetObjAttrs::verify_permission: GetObject's action first; only its access denial makes
+        the attributes action the one that decides."""
+        try:
+            authz.authorize(self.store, user, "s3:GetObjectVersion" if vid is not None else "s3:GetObject",
+                            name, key, vid)
+        except S3Error as e:
+            if e.code != "AccessDenied":
+                raise
+            authz.authorize(self.store, user, "s3:GetObjectVersionAttributes" if vid is not None
+                            else "s3:GetObjectAttributes", name, key, vid)
+
+    def _check_expected_owner(self, user: User, name: str, headers: dict[str, str]) -> None:
+        """x-amz-expected-bucket-owner, before anything else is decided (CreateBucket has none to check);
+        a bucket that does not exist is left to `authz.authorize`, which answers anonymous callers 403."""
+        try:
+            b = self.store.bucket(user, name)
+        except S3Error:
+            return
+        ownership.check_expected(b, headers)
 
     def _bucket_op(self, req: Request, user: User, name: str, sub: str, query: dict[str, str]) -> Response:
         m, store = req.method, self.store
@@ -198,5 +228,6 @@ _BUCKET_CONFIG: dict[str, Callable[[Store, Request, Bucket], Response]] = {
     "policy": authz.bucket_policy, "acl": authz.bucket_acl, "tagging": tagging.bucket_tagging,
     "lifecycle": lifecycle.bucket_lifecycle, "versioning": versioning.bucket_versioning, "cors": cors.bucket_cors,
     "publicAccessBlock": public_access.bucket_public_access, "policyStatus": public_access.policy_status,
+    "ownershipControls": ownership.bucket_ownership, "encryption": encryption.bucket_encryption,
     "object-lock": object_lock.bucket_object_lock,
 }

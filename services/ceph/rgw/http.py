@@ -1,5 +1,12 @@
-"""The RGW HTTP front end: an asyncio HTTP/1.1 server (keep-alive, Content-Length and chunked
-bodies, `Expect: 100-continue`) handing each request to the pure `Gateway`.
+"""The RGW HTTP front end: an HTTP/1.1 server (keep-alive, Content-Length and chunked bodies,
+`Expect: 100-continue`) handing each request to the pure `Gateway`, one thread per connection.
+
+A connection's thread reads a request, calls the gateway and writes the answer, all in blocking calls,
+as RGW's beast front end gives each request a coroutine of its own. The gateway's work blocks (chunk
+I/O to the OSDs, commits to the monitor), so it needs a thread anyway; an event loop in front only
+added a hand-off per request (to a pool thread and back), which cost a third of the gateway's CPU on a
+4 KiB PUT. Big bodies are received straight into their buffer, hashed as they arrive (received.py),
+and big answers leave in `sendmsg` calls from the RADOS objects' own buffers.
 
 Run stand-alone over an in-process cluster (port 7480 is RGW's default):
     python -m services.ceph.rgw.http --port 7480 --users users.json
@@ -11,16 +18,14 @@ SDKs change behaviour over TLS (boto3 then streams bodies `aws-chunked` with tra
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import io
 import logging
-import os
 import socket
 import ssl
-import struct
 import threading
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 
@@ -36,92 +41,90 @@ from services.ceph.rgw.wire import Part, Request, Response, part_len
 log = logging.getLogger("rgw.http")
 MAX_HEADER = 64 << 10
 IDLE_TIMEOUT = 60.0
-WRITE_CHUNK = 1 << 20  # larger response bodies are written a MiB at a time
+WRITE_CHUNK = 1 << 20  # larger response bodies are sent part by part, from their own buffers
 DIRECT_BODY = 1 << 20  # larger request bodies are received straight into their buffer
+RECV_STEP = 1 << 20    # ... a MiB at a time, so their digests follow the arrival
 
 
 class _BadRequest(Exception):
     pass
 
 
-class _BodyReceiver(asyncio.BufferedProtocol):
-    """Stands in for the connection's StreamReaderProtocol while a big body arrives: the socket is
-    read (recv_into) straight into the body's buffer, never more than the body, instead of through
-    the StreamReader's buffer and its copies (4-5x faster for a 64 MiB PUT), and the body's digests
-    are told how far it has come. The stream protocol is put back the moment the body is complete
-    or the connection ends."""
-
-    def __init__(self, transport: asyncio.Transport, body: ReceivedBody, got: int) -> None:
-        self.transport, self.body, self.view, self.got = transport, body, memoryview(body), got
-        self.stream = transport.get_protocol()
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        transport.set_protocol(self)
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self.view[self.got:]
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.got += nbytes
-        self.body.arrived(self.got)
-        if self.got == len(self.view):
-            self._finish(None)
-
-    def eof_received(self) -> bool | None:
-        self._finish(asyncio.IncompleteReadError(b"", len(self.view)))
-        return self.stream.eof_received()  # type: ignore[attr-defined, no-any-return]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._finish(asyncio.IncompleteReadError(b"", len(self.view)))
-        self.stream.connection_lost(exc)
-
-    def _finish(self, error: Exception | None) -> None:
-        if self.done.done():
-            return
-        self.transport.set_protocol(self.stream)
-        if error is None:
-            self.done.set_result(None)
-        else:
-            self.done.set_exception(error)
+class _Closed(Exception):
+    """The peer went away (or sent nothing more) before the request was whole."""
 
 
-async def _read_direct(reader: asyncio.StreamReader, transport: asyncio.Transport, n: int,
-                       digests: tuple[str, ...]) -> ReceivedBody:
+def _read_head(rfile: io.BufferedReader) -> bytes | None:
+    """The request line and headers, up to the blank line; None when the connection ends between requests."""
+    lines: list[bytes] = []
+    size = 0
+    while True:
+        line = rfile.readline(MAX_HEADER + 1)
+        if not line:
+            if lines:
+                raise _Closed
+            return None
+        size += len(line)
+        if size > MAX_HEADER:
+            raise _Closed   # (asyncio's StreamReader limit did the same: the connection closed)
+        if line in (b"\r\n", b"\n"):
+            if lines:
+                return b"".join(lines)
+            continue   # a stray CRLF between requests (RFC 9112 2.2)
+        lines.append(line)
+
+
+def _read_exactly(rfile: io.BufferedReader, n: int) -> bytes:
+    data = rfile.read(n)
+    if len(data) < n:
+        raise _Closed
+    return data
+
+
+def _read_direct(rfile: io.BufferedReader, n: int, digests: tuple[str, ...]) -> ReceivedBody:
+    """A big body read into its buffer, the digests told how far it has come."""
     body = ReceivedBody(n, digests)
+    view = memoryview(body)
+    got = 0
     try:
-        first = await reader.read(n)  # what came with the headers (or the first recv), through the StreamReader
-        if not first:
-            raise asyncio.IncompleteReadError(b"", n)
-        body[: len(first)] = first
-        body.arrived(len(first))
-        if len(first) < n:
-            await _BodyReceiver(transport, body, len(first)).done
+        while got < n:
+            k = rfile.readinto(view[got: got + RECV_STEP])
+            if not k:
+                raise _Closed
+            got += k
+            body.arrived(got)
     except BaseException:
         body.abandon()  # its digest threads stop waiting for bytes that will not come
         raise
+    finally:
+        view.release()
     return body
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str],
-                     transport: asyncio.Transport | None = None, digests: tuple[str, ...] = ()) -> bytes:
-    """The body; with `transport` (plain TCP), one of `DIRECT_BODY` bytes or more is received
-    straight into its buffer (a bytearray, which the gateway reads as it reads bytes), `digests`
-    computed as it arrives."""
+def _read_body(rfile: io.BufferedReader, headers: dict[str, str], direct: bool,
+               digests: tuple[str, ...] = ()) -> bytes:
+    """The body; with `direct`, one of `DIRECT_BODY` bytes or more is received straight into its
+    buffer (a bytearray, which the gateway reads as it reads bytes), `digests` computed as it arrives."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         out = bytearray()
         while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip() or b"0", 16)
+            line = rfile.readline(MAX_HEADER)
+            if not line.endswith(b"\n"):
+                raise _Closed
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
             if size == 0:
-                while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                    pass
+                while (trailer := rfile.readline(MAX_HEADER)) not in (b"\r\n", b"\n"):
+                    if not trailer:
+                        raise _Closed
                 return bytes(out)
-            out += await reader.readexactly(size)
-            await reader.readexactly(2)
+            out += _read_exactly(rfile, size)
+            _read_exactly(rfile, 2)
     n = headers.get("content-length", "0")
     if not n.isdigit():
         raise _BadRequest(f"bad Content-Length {n!r}")
-    if transport is not None and int(n) >= DIRECT_BODY:
-        return await _read_direct(reader, transport, int(n), digests)
-    return await reader.readexactly(int(n))
+    if direct and int(n) >= DIRECT_BODY:
+        return _read_direct(rfile, int(n), digests)
+    return _read_exactly(rfile, int(n))
 
 
 def _head(resp: Response, keep_alive: bool) -> bytes:
@@ -134,121 +137,31 @@ def _head(resp: Response, keep_alive: bool) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
-async def _serve_one(gw: Gateway, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-    """Serve one request; returns whether the connection stays open."""
-    try:
-        async with asyncio.timeout(IDLE_TIMEOUT):  # not wait_for: that wraps every request's read in a new task
-            raw = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, TimeoutError):
-        return False
-    lines = raw.decode("latin-1").split("\r\n")
-    try:
-        method, target, version = lines[0].split(" ")
-    except ValueError:
-        return False
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, _, value = line.partition(":")
-        k = name.strip().lower()
-        headers[k] = f"{headers[k]},{value.strip()}" if k in headers else value.strip()
-    keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    try:
-        # Big bodies straight from the socket, except over TLS and for aws-chunked bodies, which
-        # chunked.py decodes (and which SDKs only send over TLS).
-        plain = writer.get_extra_info("sslcontext") is None and isinstance(writer.transport, asyncio.Transport)
-        streaming = headers.get("x-amz-content-sha256", "").startswith("STREAMING-")
-        body = await _read_body(reader, headers, writer.transport if plain and not streaming else None,
-                                received.wanted(method, headers))
-    except (_BadRequest, ValueError):
-        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        return False
-    path, _, query = target.partition("?")
-    peer = writer.get_extra_info("peername")
-    req = Request(method, path, query, headers, body, peer[0] if peer else "",
-                  secure=writer.get_extra_info("sslcontext") is not None)
-    resp = await asyncio.to_thread(gw.handle, req)
-    if resp.parts is None or method == "HEAD":
-        writer.write(_head(resp, keep) + (b"" if method == "HEAD" else resp.body))
-    elif isinstance(resp.parts, list) and sum(part_len(p) for p in resp.parts) <= WRITE_CHUNK:
-        writer.write(b"".join([_head(resp, keep), *(_joined(p) for p in resp.parts)]))
-    elif plain and writer.transport.get_write_buffer_size() == 0:
-        if not await _send_gathered(writer.transport, _head(resp, keep), resp.parts):   # type: ignore[arg-type]
-            return False
-    else:
-        writer.write(_head(resp, keep))
-        if not await _send_parts(writer, resp.parts):
-            return False
-    await writer.drain()
-    return keep
-
-
 def _joined(part: Part) -> bytes | memoryview:
     return b"".join(part) if isinstance(part, list) else part
 
 
-async def _send_parts(writer: asyncio.StreamWriter, parts: Iterable[Part]) -> bool:
-    """Send a body part by part, reading the next part (a RADOS object: chunks fetched, checked,
-    decoded) on a worker thread while this one is written; the transport never buffers more than
-    `WRITE_CHUNK` of it. False when a part could not be read: the response is cut short."""
-    it = iter(parts)
-    pending = asyncio.ensure_future(asyncio.to_thread(next, it, None))
-    try:
-        while (part := await pending) is not None:
-            pending = asyncio.ensure_future(asyncio.to_thread(next, it, None))
-            view = memoryview(_joined(part))
-            for off in range(0, len(view), WRITE_CHUNK):
-                writer.write(view[off: off + WRITE_CHUNK])
-                await writer.drain()
-    except Exception as e:  # noqa: BLE001 - after the status line the only way to fail is to stop
-        if not isinstance(e, ConnectionError):
-            log.warning("response cut short: reading the body failed: %s", e)
-        with contextlib.suppress(Exception):
-            await pending  # a part being read finishes before the connection goes
-        return False
-    return True
+def _send(sock: socket.socket, bufs: list[Data]) -> None:
+    """Buffers sent as they are: one `sendmsg` over plain TCP; TLS (no sendmsg) takes them in turn."""
+    if isinstance(sock, ssl.SSLSocket):
+        for b in bufs:
+            sock.sendall(b)
+    else:
+        sendmsg_all(sock, bufs)
 
 
-async def _send_gathered(transport: asyncio.Transport, head: bytes, parts: Iterable[Part]) -> bool:
-    """Send the status, headers and body on a worker thread: each part (a RADOS object, its pieces
-    gathered) in blocking `sendmsg` calls, the GIL let go while the kernel copies, the next part read
-    meanwhile (Store.iter_parts reads ahead). Through the transport each part would be joined (one
-    more copy of the object) and written a MiB at a time on the event loop. The thread sends on its
-    own descriptor of the socket, which the loop, its reading paused meanwhile, does not touch: the
-    socket is blocking (with `IDLE_TIMEOUT` as its send timeout) only while the thread has it.
-    False when the client went away or a part could not be read: the response is cut short."""
-    sock = socket.socket(fileno=os.dup(transport.get_extra_info("socket").fileno()))
-    transport.pause_reading()
-    sock.settimeout(None)
-    secs = int(IDLE_TIMEOUT)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", secs, 0))
-    sending = asyncio.ensure_future(asyncio.to_thread(_send_all, sock, head, parts))
-    try:
-        return await asyncio.shield(sending)
-    except asyncio.CancelledError:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)   # the server stopping: the thread's send fails at once
-        await asyncio.wait([sending])
-        raise
-    finally:
-        sock.setblocking(False)   # (the descriptors share the socket's file status flags)
-        sock.close()
-        if not transport.is_closing():
-            transport.resume_reading()
-
-
-def _send_all(sock: socket.socket, head: bytes, parts: Iterable[Part]) -> bool:
+def _send_parts(sock: socket.socket, head: bytes, parts: Iterable[Part]) -> bool:
+    """Send the status, headers and body part by part (each a RADOS object, its pieces gathered; the
+    next one read meanwhile: Store.iter_parts reads ahead). False when the client went away or a part
+    could not be read: the response is cut short."""
     it = iter(parts)
     try:
         bufs: list[Data] = [head]
         for part in it:
             bufs += part if isinstance(part, list) else [part]
-            sendmsg_all(sock, bufs)
+            _send(sock, bufs)
             bufs = []
-        sendmsg_all(sock, bufs)
+        _send(sock, bufs)
     except Exception as e:  # noqa: BLE001 - after the status line the only way to fail is to stop
         if not isinstance(e, OSError):
             log.warning("response cut short: reading the body failed: %s", e)
@@ -260,43 +173,133 @@ def _send_all(sock: socket.socket, head: bytes, parts: Iterable[Part]) -> bool:
     return True
 
 
-async def serve(gw: Gateway, host: str, port: int, tls: ssl.SSLContext | None = None) -> asyncio.Server:
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+class HttpServer:
+    """The listening socket and the threads of its connections. `serve_forever()` accepts until `close()`."""
+
+    def __init__(self, gw: Gateway, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+        self.gw, self.tls = gw, tls
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.listener = socket.create_server((host, port), family=family, backlog=1024)
+        self.port: int = self.listener.getsockname()[1]
+        self._lock = threading.Lock()
+        self._open: dict[threading.Thread, socket.socket] = {}
+        self.closed = threading.Event()
+
+    def serve_forever(self) -> None:
+        while not self.closed.is_set():
+            try:
+                sock, peer = self.listener.accept()
+            except OSError:
+                if self.closed.is_set():
+                    return
+                self.closed.wait(0.05)   # out of descriptors, say: try again shortly
+                continue
+            t = threading.Thread(target=self._connection, args=(sock, peer), name="rgw-conn", daemon=True)
+            with self._lock:
+                if self.closed.is_set():
+                    sock.close()
+                    return
+                self._open[t] = sock
+            t.start()
+
+    def close(self, grace: float = 1.0, timeout: float = 5.0) -> None:
+        """Stop accepting and end every open connection: an idle one at once, one sending an answer
+        after `grace` seconds at most (a client that stopped reading does not hold the server)."""
+        self.closed.set()
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)   # wakes the accept
+        self.listener.close()
+        for how, wait in ((socket.SHUT_RD, grace), (socket.SHUT_RDWR, timeout)):
+            with self._lock:
+                conns = dict(self._open)
+            for sock in conns.values():
+                with contextlib.suppress(OSError):
+                    # the plain socket's shutdown: an SSLSocket's own drops its TLS state under the thread
+                    socket.socket.shutdown(sock, how)
+            deadline = time.monotonic() + wait
+            for t in conns:
+                t.join(max(0.0, deadline - time.monotonic()))
+
+    def _connection(self, sock: socket.socket, peer: tuple[str, int]) -> None:
+        me = threading.current_thread()
+        rfile: io.BufferedReader | None = None
         try:
-            while await _serve_one(gw, reader, writer):
+            sock.settimeout(IDLE_TIMEOUT)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tls is not None:
+                sock = self.tls.wrap_socket(sock, server_side=True)
+                with self._lock:
+                    self._open[me] = sock
+            rfile = sock.makefile("rb", buffering=MAX_HEADER)
+            while not self.closed.is_set() and self._serve_one(sock, rfile, peer[0]):
                 pass
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ssl.SSLError):
-            pass
-        except asyncio.CancelledError:
-            pass  # the server stopping with this keep-alive connection open: asyncio would log it as an error
+        except (_Closed, OSError, ValueError):
+            pass   # the peer went, timed out, or sent garbage: the connection ends
+        except Exception:
+            log.exception("connection from %s failed", peer[0])
         finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError, TimeoutError, ssl.SSLError):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)  # a TLS peer may never answer close_notify
+            with self._lock:
+                self._open.pop(me, None)
+            with contextlib.suppress(OSError):
+                if rfile is not None:
+                    rfile.close()   # (the descriptor stays open while its file object does)
+                sock.close()
 
-    return await asyncio.start_server(handle, host, port, reuse_address=True, limit=MAX_HEADER, ssl=tls)
+    def _serve_one(self, sock: socket.socket, rfile: io.BufferedReader, peer: str) -> bool:
+        """Serve one request; returns whether the connection stays open."""
+        raw = _read_head(rfile)
+        if raw is None:
+            return False
+        lines = raw.decode("latin-1").split("\r\n")
+        try:
+            method, target, version = lines[0].strip().split(" ")
+        except ValueError:
+            return False
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if not line:
+                continue
+            name, _, value = line.partition(":")
+            k = name.strip().lower()
+            headers[k] = f"{headers[k]},{value.strip()}" if k in headers else value.strip()
+        keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        if headers.get("expect", "").lower() == "100-continue":
+            sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        try:
+            # aws-chunked bodies (which SDKs send over TLS) are decoded by chunked.py, from one buffer
+            streaming = headers.get("x-amz-content-sha256", "").startswith("STREAMING-")
+            body = _read_body(rfile, headers, not streaming, received.wanted(method, headers))
+        except (_BadRequest, ValueError):
+            sock.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return False
+        path, _, query = target.partition("?")
+        req = Request(method, path, query, headers, body, peer, secure=self.tls is not None)
+        resp = self.gw.handle(req)
+        head = _head(resp, keep)
+        if resp.parts is None or method == "HEAD":
+            _send(sock, [head] if method == "HEAD" else [head, resp.body])
+        elif isinstance(resp.parts, list) and sum(part_len(p) for p in resp.parts) <= WRITE_CHUNK:
+            _send(sock, [head, *(_joined(p) for p in resp.parts)])
+        elif not _send_parts(sock, head, resp.parts):
+            return False
+        return keep
 
 
-@dataclass
 class RunningServer:
-    port: int
-    loop: asyncio.AbstractEventLoop
-    server: asyncio.Server
-    thread: threading.Thread
+    """A server accepting on its own thread (tests, the stand-alone command)."""
+
+    def __init__(self, server: HttpServer) -> None:
+        self.server, self.port = server, server.port
+        self.thread = threading.Thread(target=server.serve_forever, name="rgw-http", daemon=True)
+        self.thread.start()
+
+    @property
+    def stopped(self) -> bool:
+        return self.server.closed.is_set()
 
     def stop(self) -> None:
-        async def close() -> None:
-            self.server.close()
-            me = asyncio.current_task()
-            tasks = [t for t in asyncio.all_tasks() if t is not me]
-            for t in tasks:  # open keep-alive connections
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(timeout=5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.server.close()
         self.thread.join(timeout=5)
-        self.loop.close()
 
 
 def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
@@ -307,11 +310,7 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
 
 def start_in_thread(gw: Gateway, host: str = "127.0.0.1", port: int = 0,
                     tls: ssl.SSLContext | None = None) -> RunningServer:
-    loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(serve(gw, host, port, tls))
-    thread = threading.Thread(target=loop.run_forever, name="rgw-http", daemon=True)
-    thread.start()
-    return RunningServer(server.sockets[0].getsockname()[1], loop, server, thread)
+    return RunningServer(HttpServer(gw, host, port, tls))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -326,16 +325,12 @@ def main(argv: list[str] | None = None) -> None:
     tls = tls_context(args.ssl_cert, args.ssl_key) if args.ssl_cert else None
     tune_malloc()  # 4 MiB stripes and their EC chunks reuse heap memory (Ceph links tcmalloc)
     gw = Gateway(rgw_cluster(args.hosts), Users.load(args.users), DATA_POOL, INDEX_POOL)
-
-    async def run() -> None:
-        server = await serve(gw, args.host, args.port, tls)
-        scheme = "https" if tls else "http"
-        print(f"rgw listening on {scheme}://{args.host}:{server.sockets[0].getsockname()[1]}", flush=True)
-        async with server:
-            await server.serve_forever()
-
+    server = HttpServer(gw, args.host, args.port, tls)
+    scheme = "https" if tls else "http"
+    print(f"rgw listening on {scheme}://{args.host}:{server.port}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+        server.serve_forever()
+    server.close()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,11 @@ the MD5 of the parts' binary MD5s, then `-N`. Parts uploaded but not named are f
 Additional checksums (boto3's default since 1.36): an upload initiated with `x-amz-checksum-algorithm`
 keeps each part's checksum of that algorithm (the client's, verified, or the gateway's own), the
 completion must name every part's, and the object gets S3's COMPOSITE checksum: the algorithm over
-the parts' binary checksums, then `-N`.
+the parts' binary checksums, then `-N`. The object keeps each part's size and checksum
+(GetObjectAttributes' ObjectParts, object_attributes.py).
+
+A completion may be conditional (If-Match / If-None-Match, conditional_write.py), checked against
+the key's current object as a PutObject is.
 """
 
 from __future__ import annotations
@@ -21,7 +25,18 @@ import hashlib
 import json
 import secrets
 
-from services.ceph.rgw import acl, checksums, copy_object, object_lock, public_access, s3_xml, tagging
+from services.ceph.rgw import (
+    acl,
+    checksums,
+    conditional_write,
+    copy_object,
+    encryption,
+    object_lock,
+    ownership,
+    public_access,
+    s3_xml,
+    tagging,
+)
 from services.ceph.rgw.bucket_index import Bucket, ObjectEntry, Part, Upload
 from services.ceph.rgw.entity import check_key, object_attrs
 from services.ceph.rgw.s3_errors import S3Error
@@ -91,7 +106,7 @@ class Multipart:
         b = self.store.bucket(user, name)
         m = req.method
         if m == "POST" and "uploads" in q:
-            return self.create(b, user, key, req.headers)
+            return self.create(b, user, key, req.headers, req.secure)
         upload_id = q.get("uploadId", "")
         if m == "PUT" and "partNumber" in q:
             n = part_number(q["partNumber"])
@@ -108,23 +123,26 @@ class Multipart:
             computed = [(name, part.checksum)] if part.checksum and name not in req.checksums else []
             return _resp(200, b"", [("ETag", f'"{part.etag}"'), *computed])
         if m == "POST":
-            return self.complete(b, key, upload_id, req.body)
+            return self.complete(b, key, upload_id, req.body, req.headers)
         if m == "GET":
             return self.list_parts(b, key, upload_id, q)
         if m == "DELETE":
             return self.abort(b, key, upload_id)
         raise S3Error("MethodNotAllowed", f"{m} is not allowed on a multipart upload")
 
-    def create(self, b: Bucket, user: User, key: str, headers: dict[str, str]) -> Response:
+    def create(self, b: Bucket, user: User, key: str, headers: dict[str, str], secure: bool = False) -> Response:
         check_key(key)
         algorithm = _checksum_algorithm(headers)
-        grants = acl.from_headers(headers, b.owner.id) or []
+        ownership.check_upload_acl(b, headers)
+        grants = ownership.upload_grants(b, acl.from_headers(headers, b.owner.id) or [])
         public_access.check_acl(b, grants)
+        encryption.check_write(b, headers, secure)  # RGW prepares the upload's encryption at initiation
         lock = object_lock.from_headers(b, headers, self.store.wall())  # the object's, once completed
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
                     acl=grants, checksum_algorithm=algorithm,
-                    tags=tagging.from_header(headers.get("x-amz-tagging", "")), lock=lock)
+                    tags=tagging.from_header(headers.get("x-amz-tagging", "")),
+                    object_owner=ownership.object_owner(b, user, headers), lock=lock)
         self._save(b, up)
         with self.store.lock:
             self._of(b)[upload_id] = up
@@ -140,7 +158,7 @@ class Multipart:
             with self.store.lock:
                 record = {"upload_id": up.upload_id, "key": up.key, "owner": up.owner.id, "initiated": up.initiated,
                           "attrs": up.attrs, "acl": up.acl, "checksum_algorithm": up.checksum_algorithm,
-                          "tags": up.tags, "lock": up.lock,
+                          "tags": up.tags, "object_owner": up.object_owner, "lock": up.lock,
                           "parts": {n: [p.etag, p.size, p.mtime, p.pieces, p.checksum] for n, p in up.parts.items()}}
             self.store.put(self.store.index_pool, _meta_name(b, up), json.dumps(record).encode())
 
@@ -153,7 +171,8 @@ class Multipart:
             self.store.remove_later([(self.store.index_pool, name)])
             return False
         up = Upload(record["upload_id"], record["key"], owner, record["initiated"], record["attrs"], parts,
-                    record["acl"], record["checksum_algorithm"], record["tags"], record.get("lock", {}))
+                    record["acl"], record["checksum_algorithm"], record["tags"], record.get("object_owner", ""),
+                    record.get("lock", {}))
         with self.store.lock:
             self._of(b)[up.upload_id] = up
         return True
@@ -179,8 +198,12 @@ class Multipart:
             self.store.free([_as_entry(old)])
         return part
 
-    def complete(self, b: Bucket, key: str, upload_id: str, body: bytes) -> Response:
+    def complete(self, b: Bucket, key: str, upload_id: str, body: bytes,
+                 headers: dict[str, str] | None = None) -> Response:
+        """`headers`' If-Match / If-None-Match make it conditional (conditional_write.py): refused, the
+        upload stays as it was, to be completed or aborted later."""
         up = self._upload(b, key, upload_id)
+        check = conditional_write.precondition(headers or {}, b.name, key)
         doc = s3_xml.parse(body, "CompleteMultipartUpload")
         wanted: list[tuple[int, str, str | None]] = []  # number, ETag, checksum of the upload's algorithm
         algorithm = up.checksum_algorithm
@@ -215,6 +238,8 @@ class Multipart:
                     raise S3Error("EntityTooSmall", "your proposed upload is smaller than the minimum allowed "
                                   "object size", UploadId=upload_id, PartNumber=str(part.number),
                                   ProposedSize=str(part.size), MinSizeAllowed=str(MIN_PART))
+            if check is not None:  # refused before the manifest head is written; again atomically at commit
+                check(b.latest(key))
             del self._of(b)[upload_id]  # from here on, no second completion or abort can race this one
         digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts)).hexdigest()
         etag = f"{digest}-{len(parts)}"
@@ -223,15 +248,19 @@ class Multipart:
         try:
             self.store.put(self.store.data_pool, head, b"")  # the manifest head: RGW keeps no data in it
             pieces = [(head, 0)] + [piece for p in parts for piece in p.pieces]
-            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), up.owner.id, pieces,
+            owner = up.object_owner or up.owner.id  # ownership.py decided it at initiation
+            entry = ObjectEntry(key, sum(p.size for p in parts), etag, self.store.wall(), owner, pieces,
                                 dict(up.attrs), acl=list(up.acl), checksums=composite, tags=dict(up.tags),
-                                parts=[p.size for p in parts])
+                                parts=[p.size for p in parts], part_checksums=[p.checksum for p in parts])
             for k, v in object_lock.with_default(b, up.lock, entry.mtime).items():
                 setattr(entry, k, v)
-            vh = self.store.commit(b, entry, owns_data=False)  # the parts stay the upload's until it commits
-        except S3Error:
+            # the parts stay the upload's until it commits
+            vh = self.store.commit(b, entry, owns_data=False, check=check)
+        except S3Error as e:
             with self.store.lock:
                 self._of(b)[upload_id] = up  # still complete-able or abortable
+            if e.code in ("PreconditionFailed", "NoSuchKey"):  # refused before the index write: the head goes
+                self.store.remove_later([(self.store.data_pool, head)])
             raise
         named = {p.number for p in parts}
         self.store.free([_as_entry(p) for n, p in up.parts.items() if n not in named])

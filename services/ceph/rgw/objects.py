@@ -1,11 +1,23 @@
-"""Objects: PutObject, GetObject/HeadObject (whole, a Range, or one part of a multipart upload) and
-DeleteObject, over the store's striped data and versioned index (store.py)."""
+"""Objects: PutObject (If-Match / If-None-Match: conditional_write.py), GetObject/HeadObject (whole, a
+Range, or one part of a multipart upload) and DeleteObject, over the store's striped data and versioned
+index (store.py)."""
 
 from __future__ import annotations
 
 from itertools import chain
 
-from services.ceph.rgw import acl, conditional, multipart, object_lock, public_access, s3_xml, tagging
+from services.ceph.rgw import (
+    acl,
+    conditional,
+    conditional_write,
+    encryption,
+    multipart,
+    object_lock,
+    ownership,
+    public_access,
+    s3_xml,
+    tagging,
+)
 from services.ceph.rgw.bucket_index import ObjectEntry, valid_id
 from services.ceph.rgw.entity import check_key, object_attrs, parse_range
 from services.ceph.rgw.s3_errors import S3Error
@@ -18,23 +30,30 @@ GATHER_MIN = 1 << 20  # a GET of more is sent from the chunks' buffers (wire.Par
 
 
 def put_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], body: bytes,
-               checksums: dict[str, str] | None = None) -> Response:
+               checksums: dict[str, str] | None = None, secure: bool = False) -> Response:
     b = store.bucket(user, name)
     check_key(key)
     if len(body) > MAX_PUT:
         raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
     attrs = object_attrs(headers)
-    grants = acl.from_headers(headers, b.owner.id) or []
+    ownership.check_upload_acl(b, headers)
+    grants = ownership.upload_grants(b, acl.from_headers(headers, b.owner.id) or [])
     public_access.check_acl(b, grants)
+    encryption.check_write(b, headers, secure)  # before a byte is written
     tags = tagging.from_header(headers.get("x-amz-tagging", ""))
     lock = object_lock.from_headers(b, headers, store.wall())
+    check = conditional_write.precondition(headers, name, key)
+    if check is not None:  # refused before any stripe is written; checked again atomically at commit
+        with store.lock:
+            check(b.latest(key))
     tag = store.new_tag()
     etag, pieces = store.write_data_md5(f"{b.marker}__:{tag}_{key}", f"{b.marker}__shadow_.{tag}", body, headers)
-    entry = ObjectEntry(key, len(body), etag, store.wall(), user.id, pieces, attrs, acl=grants,
+    entry = ObjectEntry(key, len(body), etag, store.wall(), ownership.object_owner(b, user, headers), pieces, attrs,
+                        acl=grants,
                         checksums=dict(checksums or {}), tags=tags)
     for k, v in object_lock.with_default(b, lock, entry.mtime).items():
         setattr(entry, k, v)
-    vh = store.commit(b, entry)  # on failure it frees the data unless the entry may have landed
+    vh = store.commit(b, entry, check=check)  # on failure it frees the data unless the entry may have landed
     return Response(200, [("ETag", f'"{entry.etag}"'), *vh])
 
 def get_object(store: Store, user: User, name: str, key: str, headers: dict[str, str], head: bool,
@@ -52,6 +71,7 @@ def get_object(store: Store, user: User, name: str, key: str, headers: dict[str,
         conditional.check(headers, e.etag, e.mtime)
     except conditional.NotModified:
         raise _NotModified(hdrs) from None
+    encryption.check_read(headers)  # RGW's prepare_decrypt, once the object and its conditions are read
     hdrs += [(k, v) for k, v in e.attrs.items()] + tagging.count_header(e.tags)
     hdrs += object_lock.response_headers(store, user, b, e)
     first, last = 0, e.size - 1

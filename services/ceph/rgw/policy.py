@@ -68,6 +68,7 @@ ACTIONS = frozenset(f"s3:{a}" for a in (
     "PutLifecycleConfiguration", "PutObject", "PutObjectAcl", "PutObjectLegalHold", "PutObjectRetention",
     "PutObjectTagging", "PutObjectVersionAcl", "PutObjectVersionTagging", "PutReplicationConfiguration",
     "RestoreObject", "BypassGovernanceRetention", "GetBucketEncryption", "PutBucketEncryption",
+    "GetBucketOwnershipControls", "PutBucketOwnershipControls",  # from Tentacle's RGW on
 ))
 _ACTIONS_LOWER = {a.lower(): a for a in ACTIONS}
 
@@ -452,6 +453,10 @@ def action(method: str, bucket: str, key: str, query: Mapping[str, str]) -> str:
             return "s3:GetBucketCORS" if m == "GET" else "s3:PutBucketCORS"
         if "publicAccessBlock" in query:
             return "s3:GetBucketPublicAccessBlock" if m == "GET" else "s3:PutBucketPublicAccessBlock"
+        if "encryption" in query:  # DeleteBucketEncryption is a PutBucketEncryption, as in S3
+            return "s3:GetBucketEncryption" if m == "GET" else "s3:PutBucketEncryption"
+        if "ownershipControls" in query:  # and so is DeleteBucketOwnershipControls
+            return "s3:GetBucketOwnershipControls" if m == "GET" else "s3:PutBucketOwnershipControls"
         if "policyStatus" in query:
             return "s3:GetBucketPolicyStatus"
         if "object-lock" in query:

@@ -1,6 +1,7 @@
-"""A restarted gateway's state, read back from the index pool: buckets with their versioning, ACL
-and policy, every object version, and the multipart uploads still in progress. RGW keeps all of it in
-RADOS and holds none of it across a restart; so does the twin's gateway.
+"""A restarted gateway's state, read back from the index pool: buckets with their configurations
+(versioning, ACL, policy, ownership controls, encryption, ...), every object version, and the multipart
+uploads still in progress. RGW keeps all of it in RADOS and holds none of it across a restart; so does
+the twin's gateway.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def restore(store: Store, cluster: IndexReader, users: _Owners) -> tuple[int, in
         b.lifecycle = lifecycle.parse(have["lifecycle"]) if "lifecycle" in have else []
         b.cors = cors.from_json(have["cors"]) if "cors" in have else []
         b.public_access = json.loads(have["public_access"]) if "public_access" in have else None
+        b.ownership = have.get("ownership", b"").decode()
+        b.encryption = json.loads(have["encryption"]) if "encryption" in have else None
         b.object_lock = object_lock.from_json(have["object_lock"]) if "object_lock" in have else None
         entries = []
         for row in cluster.list_objects(pool, f".dir.{b.marker}."):

@@ -8,7 +8,7 @@ signature, ...) are `MODIFIERS`. Every other query parameter is taken as a sub-r
 not. A request is served when its scope (service, bucket or object), its one sub-resource (or
 none) and its method are in `SERVED`; any other request answers 501 NotImplemented before anything
 is read or written. So `DELETE /bucket?publicAccessBlock` is never a DeleteBucket, `PUT
-/bucket?encryption` never a CreateBucket, `GET /bucket/key?attributes` never a GetObject. OPTIONS
+/bucket?logging` never a CreateBucket, `HEAD /bucket/key?attributes` never a HeadObject. OPTIONS
 (the CORS preflight, cors.py) is answered before routing, unauthenticated.
 
 Real RGW decides the other way round: `RGWHandler_REST_Bucket_S3::op_get/op_put/op_delete/op_post`
@@ -20,11 +20,15 @@ has no handler for (`?analytics`, `?inventory`, `?metrics`, `?intelligent-tierin
 twin refuses those with 501 instead (issue 13): a request never changes what it does not name.
 
 Where RGW (Squid, 19.2) has a handler and the twin does not (`?website`, `?location`,
-`?logging`, `?notification`, `?requestPayment`, `?replication`, `?encryption`, `?torrent`,
-`?select`, RGW's own `?append`), the twin's 501 differs from RGW's answer until it implements them
-(issue 15). Object Lock (`?object-lock`, `?retention`, `?legal-hold`) is served (object_lock.py).
-GetObjectAttributes (`?attributes`) has a handler from Tentacle (20.2) on; Squid serves it as a
-GetObject. tests/integration/test_ceph_rgw_not_implemented.py keeps the table, operation by operation.
+`?logging`, `?notification`, `?requestPayment`, `?replication`, `?torrent`, `?select`, RGW's own
+`?append`), the twin's 501 differs from RGW's answer until it implements them (issue 15).
+`?encryption` is served (encryption.py), as Squid answers it with no KMS configured, and so is Object
+Lock (`?object-lock`, `?retention`, `?legal-hold`: object_lock.py).
+GetObjectAttributes (`GET ?attributes`, object_attributes.py) is served as RGW serves it from
+Tentacle (20.2) on (Squid answers it as a GetObject); a HEAD with `?attributes`, which RGW takes for a
+HeadObject, answers 501 here. `?ownershipControls` too has a handler from Tentacle on, and the twin
+serves it as Tentacle does (ownership.py); on Squid it would be the plain bucket operation.
+tests/integration/test_ceph_rgw_not_implemented.py keeps the table, operation by operation.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {
         "cors": frozenset({"GET", "PUT", "DELETE"}),
         "publicAccessBlock": frozenset({"GET", "PUT", "DELETE"}),
         "policyStatus": frozenset({"GET"}),
+        "ownershipControls": frozenset({"GET", "PUT", "DELETE"}),  # from Tentacle's RGW (ownership.py)
+        "encryption": frozenset({"GET", "PUT", "DELETE"}),
         "object-lock": frozenset({"GET", "PUT"}),
     },
     "object": {
@@ -57,6 +63,7 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {
         "tagging": frozenset({"GET", "PUT", "DELETE"}),
         "retention": frozenset({"GET", "PUT"}),
         "legal-hold": frozenset({"GET", "PUT"}),
+        "attributes": frozenset({"GET"}),  # GetObjectAttributes (object_attributes.py)
         "uploads": frozenset({"POST"}),  # CreateMultipartUpload
         "uploadId": frozenset({"GET", "PUT", "POST", "DELETE"}),  # ListParts, UploadPart(Copy), Complete, Abort
     },

@@ -9,6 +9,7 @@ from services.ceph.rgw.wire import Response
 
 # code → HTTP status, as RGW maps them
 STATUS: dict[str, int] = {
+    "AccessControlListNotSupported": 400,
     "AccessDenied": 403,
     "AuthorizationHeaderMalformed": 400,
     "AuthorizationQueryParametersError": 400,
@@ -23,6 +24,7 @@ STATUS: dict[str, int] = {
     "InternalError": 500,
     "InvalidAccessKeyId": 403,
     "InvalidArgument": 400,
+    "InvalidBucketAclWithObjectOwnership": 400,
     "InvalidBucketState": 409,
     "InvalidBucketName": 400,
     "InvalidDigest": 400,
@@ -51,8 +53,10 @@ STATUS: dict[str, int] = {
     "NoSuchVersion": 404,
     "NotImplemented": 501,
     "ObjectLockConfigurationNotFoundError": 404,
+    "OwnershipControlsNotFoundError": 404,
     "PreconditionFailed": 412,
     "RequestTimeTooSkewed": 403,
+    "ServerSideEncryptionConfigurationNotFoundError": 404,
     "ServiceUnavailable": 503,
     "SignatureDoesNotMatch": 403,
     "SlowDown": 503,
@@ -93,9 +97,10 @@ class S3Error(Exception):
 
     def xml(self, request_id: str) -> bytes:
         # element names with a hyphen (X-Amz-Expires) come in as keyword arguments with an underscore
+        message = f"<Message>{escape(self.message)}</Message>" if self.message else ""  # RGW omits an unset one
         extra = "".join(f"<{k.replace('_', '-')}>{escape(v)}</{k.replace('_', '-')}>" for k, v in self.extra.items())
         return (
             '<?xml version="1.0" encoding="UTF-8"?>'
-            f"<Error><Code>{self.code}</Code><Message>{escape(self.message)}</Message>"
+            f"<Error><Code>{self.code}</Code>{message}"
             f"<Resource>{escape(self.resource)}</Resource><RequestId>{request_id}</RequestId>{extra}</Error>"
         ).encode()

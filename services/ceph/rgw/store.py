@@ -328,9 +328,14 @@ class Store:
             for k, v in changes.items():
                 setattr(e, k, v)
 
-    def commit(self, b: Bucket, e: ObjectEntry, *, owns_data: bool = True) -> list[tuple[str, str]]:
+    def commit(self, b: Bucket, e: ObjectEntry, *, owns_data: bool = True,
+               check: Callable[[ObjectEntry | None], None] | None = None) -> list[tuple[str, str]]:
         """Write the index entry of a new version, install it and free what it displaced; returns the
         x-amz-version-id header S3 sends (none for a bucket that never had versioning).
+
+        `check` (a conditional write's, conditional_write.py) sees the key's latest version under the
+        key's commit lock, before the index write: what it refuses is not written (its data freed with
+        `owns_data`), and no other write of the key comes between the check and this one.
 
         A failed index write has an unknown outcome: the monitor may have stored the entry and failed
         after (an OSD lost mid-write, the monitor killed before it answered). So the entry is read back:
@@ -341,6 +346,15 @@ class Store:
             e.version_id = new_version_id()
         name, record = self._index_name(b, e), json.dumps(e.__dict__).encode()
         with self._key_lock(b, e.key):
+            if check is not None:
+                with self.lock:
+                    latest = b.latest(e.key)
+                try:
+                    check(latest)
+                except S3Error:
+                    if owns_data:
+                        self.free([e])
+                    raise
             try:
                 self.put(self.index_pool, name, record)
             except S3Error:
