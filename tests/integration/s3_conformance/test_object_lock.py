@@ -8,7 +8,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 
 import boto3
@@ -24,6 +28,7 @@ from services.ceph.rgw.gateway import Gateway
 from services.ceph.rgw.http import RunningServer, start_in_thread
 from services.ceph.rgw.restore import restore
 from services.ceph.rgw.users import User, Users
+from tests.integration.s3_conformance.s3_twin import ALICE as ALICE_KEYS
 from tests.integration.s3_conformance.s3_twin import BOB, S3Twin, error
 
 Y2030 = datetime(2030, 1, 1, tzinfo=UTC)
@@ -307,6 +312,40 @@ def test_object_lock_headers_are_checked(s3: BaseClient) -> None:
     for lock in bad:
         assert refused(s3.put_object, Bucket=b, Key="k", Body=b"x", **lock) == (400, "InvalidArgument"), lock
     assert "Versions" not in s3.list_object_versions(Bucket=b)
+
+
+AWS = Path(sys.executable).parent / "aws"
+
+
+@pytest.mark.skipif(not AWS.exists(), reason=f"{AWS} missing (`make install` installs awscli)")
+def test_the_aws_cli_locks_and_bypasses(twin: S3Twin, tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("[default]\nregion = us-east-1\noutput = json\ns3 =\n  addressing_style = path\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(config),
+           "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"), "AWS_ACCESS_KEY_ID": ALICE_KEYS["access_key"],
+           "AWS_SECRET_ACCESS_KEY": ALICE_KEYS["secret_key"], "AWS_MAX_ATTEMPTS": "1", "AWS_PAGER": ""}
+
+    def aws(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(AWS), "--endpoint-url", twin.endpoint, "s3api", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    b = "lock-cli"
+    assert aws("create-bucket", "--bucket", b, "--object-lock-enabled-for-bucket").returncode == 0
+    r = aws("put-object-lock-configuration", "--bucket", b, "--object-lock-configuration",
+            '{"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}')
+    assert r.returncode == 0, r.stderr
+    body = tmp_path / "body"
+    body.write_bytes(b"locked by the CLI")
+    r = aws("put-object", "--bucket", b, "--key", "k", "--body", str(body))
+    assert r.returncode == 0, r.stderr
+    vid = json.loads(r.stdout)["VersionId"]
+    assert json.loads(aws("get-object-retention", "--bucket", b, "--key", "k").stdout)["Retention"]["Mode"] == (
+        "GOVERNANCE")
+    r = aws("delete-object", "--bucket", b, "--key", "k", f"--version-id={vid}")
+    assert r.returncode != 0 and "AccessDenied" in r.stderr, (r.returncode, r.stderr)
+    r = aws("delete-object", "--bucket", b, "--key", "k", f"--version-id={vid}", "--bypass-governance-retention")
+    assert r.returncode == 0, r.stderr
+    assert "Versions" not in json.loads(aws("list-object-versions", "--bucket", b).stdout or "{}")
 
 
 # -- what a restarted gateway reads back ------------------------------------------------------
