@@ -5,7 +5,9 @@ and the deletes a lock refuses.
 Where RGW does it (src/rgw/):
 - rgw_rest_s3.cc, RGWCreateBucket_ObjStore_S3::get_params: `x-amz-bucket-object-lock-enabled: true`
   (or false; anything else is 400 InvalidArgument); RGWCreateBucket::execute then creates the bucket
-  versioned and lock-enabled. Object lock is never enabled later on Squid, and never disabled.
+  versioned and lock-enabled. Object lock is never disabled, and on Squid 19.2.0 never enabled later
+  (ceph PR #61946, 2025, lets a PutObjectLockConfiguration enable it on a versioning-enabled bucket;
+  not modelled).
 - rgw_op.cc, RGWPutBucketObjectLock::execute: on a bucket created without it, 409 InvalidBucketState;
   an XML document that does not decode is 400 MalformedXML; a rule whose Days or Years is not > 0 is
   400 InvalidRetentionPeriod. RGWGetBucketObjectLock: 404 ObjectLockConfigurationNotFoundError on a
@@ -22,7 +24,8 @@ Where RGW does it (src/rgw/):
   retention may not shorten the one there, nor change its mode, unless the old one is GOVERNANCE,
   the request says `x-amz-bypass-governance-retention: true` and the requester has
   s3:BypassGovernanceRetention; COMPLIANCE never goes back to GOVERNANCE. 403 AccessDenied otherwise.
-- rgw_rest_s3.cc, RGWPutObj_ObjStore_S3::get_params (and the multipart initiation's): mode and
+- rgw_rest_s3.cc, RGWPutObj_ObjStore_S3::get_params (and the multipart initiation's, and since ceph PR
+  #42387 the copy's, whose source retention is not carried to the copy): mode and
   retain-until date come together, the date in the future, the legal hold ON or OFF (400
   InvalidArgument otherwise); on a bucket without object lock, 400 InvalidRequest. A version written
   without a retention gets the bucket's default one, from the time it is written (rgw_rados.cc,
