@@ -8,17 +8,20 @@ import base64
 import hashlib
 import os
 import socket
+import ssl
+import subprocess
 import threading
 import time
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from services.ceph.rgw import received
 from services.ceph.rgw.cluster_setup import DATA_POOL, INDEX_POOL, rgw_cluster
 from services.ceph.rgw.gateway import Gateway
-from services.ceph.rgw.http import DIRECT_BODY, RunningServer, start_in_thread
+from services.ceph.rgw.http import DIRECT_BODY, RunningServer, start_in_thread, tls_context
 from services.ceph.rgw.users import User, Users
 from services.ceph.rgw.wire import Request, Response
 
@@ -212,3 +215,43 @@ def test_the_server_stops_while_a_client_does_not_read_its_get(
         server.stop()   # would wait out its 5 s bounds (and raise) if the sending thread held on
         assert time.monotonic() - t0 < 5
     assert made[0].closed.wait(5)
+
+
+# -- stopping with connections open ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_stop_ends_idle_keep_alive_connections_at_once(tmp_path: Path, tls: bool) -> None:
+    """A client that keeps its connection open after an answer (boto3's pool does) does not hold a
+    stopping server: its thread ends, and the client reads the end of the connection."""
+    gw = Gateway(rgw_cluster(12), Users([User("u", "U", "AK", "SK")]), DATA_POOL, INDEX_POOL)
+    gw.handle = lambda req: Response(200, [], b"ok")  # type: ignore[method-assign]
+    ctx = None
+    if tls:
+        cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                       check=True, capture_output=True)
+        ctx = tls_context(cert, key)
+    server = start_in_thread(gw, tls=ctx)
+    raw = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s = raw
+    if tls:
+        client_ctx = ssl.create_default_context()
+        client_ctx.check_hostname, client_ctx.verify_mode = False, ssl.CERT_NONE
+        s = client_ctx.wrap_socket(raw)
+    with s:
+        s.sendall(b"GET /b/k HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert responses(s, 1) == [b"ok"]
+        conns = [t for t in threading.enumerate() if t.name == "rgw-conn"]
+        assert conns, "the connection's thread"
+        t0 = time.monotonic()
+        server.stop()
+        assert time.monotonic() - t0 < 1.0   # the idle connection did not wait out the grace
+        assert not any(t.is_alive() for t in conns)
+        try:
+            assert s.recv(10) == b""   # the server closed it
+        except (ssl.SSLError, ConnectionError):
+            pass   # (TLS: the server went without close_notify, which a TLS client may report)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
