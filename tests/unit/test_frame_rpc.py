@@ -16,7 +16,7 @@ import pytest
 
 from clustertwin.v1 import lustre_pb2 as pb
 from clustertwin.v1 import lustre_pb2_grpc as pb_grpc
-from emulator.frame_rpc import FramedChannel, FramedRpcError
+from emulator.frame_rpc import LENGTH, REPLY, FramedChannel, FramedRpcError, recv_exact, request_frame
 from emulator.frame_rpc_server import FramedServer
 from services.lustre.errors import LustreError
 
@@ -31,6 +31,11 @@ class Servicer(pb_grpc.LustreMdsServicer):
             await LustreError("ENOENT", f"{request.path}: no such entry").abort(context)
         if request.path == "/slow":
             await asyncio.sleep(1.0)
+        if request.path == "/waits":
+            await asyncio.sleep(0.1)
+        if request.path == "/waits-then-fails":
+            await asyncio.sleep(0.05)
+            await LustreError("ENOENT", "gone after waiting").abort(context)
         if request.path == "/bug":
             raise RuntimeError("a servicer bug")
         return pb.LustreMdsGetattrResponse(attr=pb.LustreAttr(fid=request.path, size=len(request.path)))
@@ -180,3 +185,35 @@ def test_a_frame_too_big_closes_the_connection(served) -> None:  # noqa: ANN001
     with socket.create_connection(("127.0.0.1", lis.port), timeout=5) as s:
         s.sendall((1 << 30).to_bytes(4, "big"))
         assert s.recv(1) == b""   # closed, nothing answered
+
+
+def _replies(sock: socket.socket, n: int) -> list[tuple[int, bytes]]:
+    """The next `n` reply frames: (status code, message)."""
+    out = []
+    for _ in range(n):
+        (size,) = LENGTH.unpack(recv_exact(sock, LENGTH.size))
+        body = bytes(recv_exact(sock, size))
+        code, _ld, _nt, lm = REPLY.unpack_from(body)
+        out.append((code, body[len(body) - lm:]))
+    return out
+
+
+def test_calls_sent_at_once_answer_in_order_when_one_waits_and_a_frame_comes_in_pieces(served) -> None:  # noqa: ANN001
+    """Three calls in one write, the first of which waits (a task) and the second fails after waiting:
+    the answers come in the order of the calls; then a frame sent a byte at a time is answered whole."""
+    s, lis, _ = served
+    method = "/clustertwin.v1.LustreMds/Getattr"
+    frames = [request_frame(method, (), pb.LustreMdsGetattrRequest(path=p).SerializeToString())
+              for p in ("/waits", "/waits-then-fails", "/now")]
+    with socket.create_connection(("127.0.0.1", lis.port), timeout=5) as sock:
+        sock.sendall(b"".join(frames))
+        got = _replies(sock, 3)
+        assert [code for code, _ in got] == [0, grpc.StatusCode.NOT_FOUND.value[0], 0]
+        assert pb.LustreMdsGetattrResponse.FromString(got[0][1]).attr.fid == "/waits"
+        assert pb.LustreMdsGetattrResponse.FromString(got[2][1]).attr.fid == "/now"
+        one = request_frame(method, (), pb.LustreMdsGetattrRequest(path="/bytewise").SerializeToString())
+        for i in range(len(one)):
+            sock.sendall(one[i: i + 1])
+        ((code, msg),) = _replies(sock, 1)
+        assert code == 0 and pb.LustreMdsGetattrResponse.FromString(msg).attr.fid == "/bytewise"
+    assert len(s.seen) == 4
