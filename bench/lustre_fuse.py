@@ -1,7 +1,7 @@
 """Lustre through the FUSE mount vs the local disk: 1 GiB sequential write and read with stripe
 count 4 (dd bs=4M, conv=fsync for the write, caches dropped before each read, the same size on the
-same disk for the reference), `ls -l` of a 10,000-file directory (after the attribute caches
-expired, so the listing asks the MDS), the cost of creating a file, and `twin stage` of 1 GiB in
+same disk for the reference), `ls -l` of a 10,000-file directory (on a fresh mount, so the listing
+and every attribute come from the MDS), the cost of creating a file, and `twin stage` of 1 GiB in
 1,000 objects from the Ceph gateway. Starts its own twins (`rack --lustre`, then `mini --ceph
 --lustre` for staging; NVMe time model off: the real stack is measured), prints figures and ratios,
 stops them.
@@ -68,11 +68,16 @@ def seq(path: Path, mib: int) -> tuple[float, float]:
     return w, r
 
 
+SETTLE_S = 3.0   # between rounds of small files
+
+
 def small_ops(d: Path, writes: int = 20_000, files: int = 1000, rounds: int = 3) -> dict[str, float]:
     """Per-second rates of what loggers and checkpointers do: unbuffered 100-byte write()s to one file
     (then its close), then `rounds` rounds, each in a directory of its own, of create+write(100 B)+close
     of small files, stat of them, and unlink; each rate the median of its rounds (one round of 1,000
-    files is a second, within reach of the machine's other work)."""
+    files is a second, within reach of the machine's other work). A round starts once the last one's
+    unlinks have settled: on the twin, each unlink has the MDS destroy the file's OST object in the
+    background, which would otherwise run through the next round's creates."""
     d.mkdir(parents=True, exist_ok=True)
     buf = b"x" * 100
     fd = os.open(d / "log", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
@@ -102,6 +107,7 @@ def small_ops(d: Path, writes: int = 20_000, files: int = 1000, rounds: int = 3)
             os.unlink(sub / f"s{i}")
         rates["unlink"].append(files / (time.perf_counter() - t0))
         sub.rmdir()
+        time.sleep(SETTLE_S)   # the unlinks' object destroys (on the OSSs) are not the next round's work
     out |= {k: statistics.median(v) for k, v in rates.items()}
     (d / "log").unlink()
     return out
@@ -210,10 +216,10 @@ def local_figures(local: Path, size_mib: int, workloads_too: bool) -> dict[str, 
     local.mkdir()
     out: dict[str, float] = {}
     out["local_write"], out["local_read"] = seq(local / "f", size_mib)
-    (local / "f").unlink()
     out |= {f"local_{k}": v for k, v in small_ops(local / "small").items()}
     if workloads_too:
         out |= {f"local_{k}": v for k, v in workloads(local / "work").items()}
+    (local / "f").unlink()   # afterwards: freeing its blocks is no part of the small-file figures
     return out
 
 
@@ -227,10 +233,11 @@ def fuse_figures(work: Path, topology: str, size_mib: int, files: int, workloads
         twin("lustre", "mount", str(mnt), run=run)
         twin("lustre", "lfs", "setstripe", "-c", "4", str(mnt / "f"), run=run)
         out["twin_write"], out["twin_read"] = seq(mnt / "f", size_mib)
-        (mnt / "f").unlink()
         out |= {f"twin_{k}": v for k, v in small_ops(mnt / "small").items()}
         if workloads_too:
             out |= {f"twin_{k}": v for k, v in workloads(mnt / "work").items()}
+        # afterwards: the OSSs destroying its 1 GiB of objects is no part of the small-file figures
+        (mnt / "f").unlink()
         if network != "netns":   # the breakdown's client runs in this process, outside the namespaces
             out |= breakdown(run, mnt)
         d = mnt / "many"
@@ -239,7 +246,10 @@ def fuse_figures(work: Path, topology: str, size_mib: int, files: int, workloads
         for i in range(files):
             (d / f"f{i:05d}").touch()
         out["create_ms"] = (time.monotonic() - t0) / files * 1e3
-        time.sleep(6.0)   # past the attribute and entry caches (5 s), so the listing asks the MDS
+        # A mount that made the files holds them (their attributes and the listing, under their locks):
+        # mounted again, it holds nothing, and the listing and every attribute come from the MDS.
+        twin("lustre", "umount", str(mnt), run=run)
+        twin("lustre", "mount", str(mnt), run=run)
         t0 = time.monotonic()
         listing = subprocess.run(["ls", "-l", str(d)], capture_output=True, text=True, check=True).stdout
         out["ls_s"] = time.monotonic() - t0
