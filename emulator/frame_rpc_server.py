@@ -154,6 +154,9 @@ class FramedServer:
         return reply_frame(grpc.StatusCode.UNKNOWN, f"Unexpected {type(e).__name__}: {e}", (), b"")
 
 
+_ANSWERED = object()   # a call's coroutine has ended (its answer written)
+
+
 class _Connection(asyncio.Protocol):
     """One client's connection: frames parsed as they arrive, each call begun at once and, if it
     finishes without waiting, answered at once; a call that waits finishes as a task, and the frames
@@ -202,16 +205,20 @@ class _Connection(asyncio.Protocol):
             if isinstance(begun, bytes):
                 self._write(begun)
                 continue
-            method, h, ctx, coro = begun
-            try:
-                yielded = coro.send(None)
-            except StopIteration as done:
-                self._write(self.server.answered(h, ctx, done.value))
-                continue
-            except Exception as e:  # noqa: BLE001 - as gRPC answers a servicer's unexpected exception
-                self._write(self.server.failed(method, ctx, e))
-                continue
-            self.waiting = asyncio.get_running_loop().create_task(self._finish(method, h, ctx, coro, yielded))
+            yielded = self._step(*begun)
+            if yielded is not _ANSWERED:
+                self.waiting = asyncio.get_running_loop().create_task(self._finish(*begun, yielded))
+
+    def _step(self, method: str, h: Any, ctx: FramedContext, coro: Any) -> Any:
+        """Run the call's coroutine to its next wait: what it waits for, or `_ANSWERED` once it has ended
+        and its answer is written."""
+        try:
+            return coro.send(None)
+        except StopIteration as done:
+            self._write(self.server.answered(h, ctx, done.value))
+        except Exception as e:  # noqa: BLE001 - as gRPC answers a servicer's unexpected exception
+            self._write(self.server.failed(method, ctx, e))
+        return _ANSWERED
 
     async def _finish(self, method: str, h: Any, ctx: FramedContext, coro: Any, yielded: Any) -> None:
         """Go on with a call that waited (for `yielded`, what its first step awaited), as a task would."""
@@ -224,13 +231,8 @@ class _Connection(asyncio.Protocol):
                     # waits for it to end; its outcome is the call's to see when it goes on.
                     yielded._asyncio_future_blocking = False
                     await asyncio.wait((yielded,))
-                try:
-                    yielded = coro.send(None)
-                except StopIteration as done:
-                    self._write(self.server.answered(h, ctx, done.value))
-                    break
-                except Exception as e:  # noqa: BLE001 - as gRPC answers a servicer's unexpected exception
-                    self._write(self.server.failed(method, ctx, e))
+                yielded = self._step(method, h, ctx, coro)
+                if yielded is _ANSWERED:
                     break
         except asyncio.CancelledError:
             coro.close()   # the connection went (or the daemon stops)

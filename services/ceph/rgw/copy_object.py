@@ -16,13 +16,11 @@ import re
 from urllib.parse import unquote
 
 from services.ceph.rgw import (
-    acl,
     authz,
     conditional,
-    encryption,
+    new_object,
     object_lock,
     ownership,
-    public_access,
     s3_xml,
     tagging,
 )
@@ -108,12 +106,8 @@ def copy_object(store: Store, user: User, name: str, key: str, headers: dict[str
                       "itself without changing the object's metadata, storage class, website redirect location or "
                       "encryption attributes.")
     attrs = dict(e.attrs) if directive == "COPY" else object_attrs(headers)
-    ownership.check_upload_acl(dst, headers)
-    grants = acl.from_headers(headers, dst.owner.id) or []  # a copy does not inherit the source's ACL
-    grants = ownership.upload_grants(dst, grants)
-    public_access.check_acl(dst, grants)
-    encryption.check_write(dst, headers, secure)  # the destination's encryption, before a byte is copied
-    lock = object_lock.from_headers(dst, headers, store.wall())  # the copy's own; the source's stays with it
+    # the copy's own ACL, encryption and lock: none of the source's comes with it
+    grants, lock = new_object.admit(dst, headers, secure, store.wall())
     data = store.read_data(e.pieces, 0, e.size)
     tag = store.new_tag()
     pieces = store.write_data(f"{dst.marker}__:{tag}_{key}", f"{dst.marker}__shadow_.{tag}", data)

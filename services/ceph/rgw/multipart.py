@@ -26,14 +26,12 @@ import json
 import secrets
 
 from services.ceph.rgw import (
-    acl,
     checksums,
     conditional_write,
     copy_object,
-    encryption,
+    new_object,
     object_lock,
     ownership,
-    public_access,
     s3_xml,
     tagging,
 )
@@ -133,11 +131,8 @@ class Multipart:
     def create(self, b: Bucket, user: User, key: str, headers: dict[str, str], secure: bool = False) -> Response:
         check_key(key)
         algorithm = _checksum_algorithm(headers)
-        ownership.check_upload_acl(b, headers)
-        grants = ownership.upload_grants(b, acl.from_headers(headers, b.owner.id) or [])
-        public_access.check_acl(b, grants)
-        encryption.check_write(b, headers, secure)  # RGW prepares the upload's encryption at initiation
-        lock = object_lock.from_headers(b, headers, self.store.wall())  # the object's, once completed
+        # RGW prepares the upload's encryption at initiation; the lock is the object's, once completed
+        grants, lock = new_object.admit(b, headers, secure, self.store.wall())
         upload_id = f"2~{secrets.token_urlsafe(24)[:32]}"  # RGW's upload ids look like this
         up = Upload(upload_id, key, user, self.store.wall(), object_attrs(headers),
                     acl=grants, checksum_algorithm=algorithm,

@@ -7,14 +7,13 @@ from __future__ import annotations
 from itertools import chain
 
 from services.ceph.rgw import (
-    acl,
     conditional,
     conditional_write,
     encryption,
     multipart,
+    new_object,
     object_lock,
     ownership,
-    public_access,
     s3_xml,
     tagging,
 )
@@ -36,12 +35,8 @@ def put_object(store: Store, user: User, name: str, key: str, headers: dict[str,
     if len(body) > MAX_PUT:
         raise S3Error("EntityTooLarge", "a single PUT is limited to 5 GiB; use a multipart upload")
     attrs = object_attrs(headers)
-    ownership.check_upload_acl(b, headers)
-    grants = ownership.upload_grants(b, acl.from_headers(headers, b.owner.id) or [])
-    public_access.check_acl(b, grants)
-    encryption.check_write(b, headers, secure)  # before a byte is written
+    grants, lock = new_object.admit(b, headers, secure, store.wall())  # before a byte is written
     tags = tagging.from_header(headers.get("x-amz-tagging", ""))
-    lock = object_lock.from_headers(b, headers, store.wall())
     check = conditional_write.precondition(headers, name, key)
     if check is not None:  # refused before any stripe is written; checked again atomically at commit
         with store.lock:
