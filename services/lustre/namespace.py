@@ -34,6 +34,10 @@ FID_DIR = "/.lustre/fid/"   # a file by its FID, as Lustre's hidden .lustre/fid 
 
 R, W, X = 4, 2, 1
 RELATIME_NS = 24 * 3600 * 10**9   # relatime: an atime a day old moves on a read even if newer than mtime
+# mdd.*.atime_diff, Lustre's default (MAX_ATIME_DIFF, 60 s): a reader's atime no more than this after the stored
+# one is not saved (mdd_attr_set_internal drops LA_ATIME from a close's times), so a file or directory read
+# over and over costs the MDT one atime write a minute
+ATIME_DIFF_NS = 60 * 10**9
 
 
 def ost_seq(index: int) -> int:
@@ -131,6 +135,7 @@ class Namespace:
         self.mdt = mdt or MdtState()
         self.allocator = allocator or Allocator()
         self.fids = FidAllocator()
+        self.atime_diff_ns = ATIME_DIFF_NS
         self.next_objid: dict[int, int] = {i: FIRST_OBJID for i in self.osts}
         self._next_ino = 2
         self.mdt.take_inode()
@@ -471,12 +476,13 @@ class Namespace:
 
     def read_atime(self, path: str, when: int, cred: Cred = ROOT) -> bool:
         """A reader's access at `when`, under relatime (Linux's default, which llite follows): atime moves
-        only if it is not after mtime or ctime, or is a day old. Needs read permission; ctime stays.
-        True when atime changed."""
+        only if it is not after mtime or ctime, or is a day old, and then only if `when` is more than
+        `atime_diff_ns` after it (mdd.*.atime_diff). Needs read permission; ctime stays. True when atime
+        changed."""
         n = self.lookup(path, cred)
         self._check(n, R, cred, path)
         if n.atime <= n.mtime or n.atime <= n.ctime or when - n.atime >= RELATIME_NS:
-            if when > n.atime:
+            if when - n.atime > self.atime_diff_ns:
                 n.atime = when
                 return True
         return False

@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,11 @@ def changed(before: dict, after: dict) -> dict[str, str]:
     return {n: "".join(k for k, x, y in zip("amc", before[n], after[n], strict=True) if x != y) for n in before}
 
 
+def age(p: Path) -> None:
+    """`p`'s atime an hour back (its mtime kept)."""
+    os.utime(p, ns=(time.time_ns() - 3600 * 10**9, os.stat(p).st_mtime_ns))
+
+
 def test_which_times_each_call_changes_seen_from_the_other_mount(two):
     m, a, b, client = two
     (a / "tc").mkdir()
@@ -101,6 +107,9 @@ def test_which_times_each_call_changes_seen_from_the_other_mount(two):
     (a / "tc" / "f").write_bytes(b"0123456789")
     os.link(a / "tc" / "f", a / "tc" / "keep")   # the inode's times seen under a name rename leaves alone
     f = str(a / "tc" / "f")
+    # atimes an hour back, so the first read and listing below move them past mdd.*.atime_diff (60 s)
+    age(a / "tc" / "f")
+    age(a / "tc2")
     steps = [  # what is done on mount a (root unless a user is named), what mount b sees move
         ("write", lambda: open(f, "r+b").write(b"X"), {"tc/f": "mc", "tc": ""}),
         ("read, atime not after mtime", lambda: open(f, "rb").read(), {"tc/f": "a", "tc": ""}),
@@ -114,6 +123,9 @@ def test_which_times_each_call_changes_seen_from_the_other_mount(two):
         ("truncate", lambda: os.truncate(a / "tc2" / "f", 3), {"tc2/f": "mc", "tc2": ""}),
         ("write as another user", lambda: as_user(f"open({str(a / 'tc2' / 'f')!r}, 'ab').write(b'y')"),
          {"tc2/f": "mc"}),
+        # relatime would move it (written since), but the atime is the first read's, seconds ago
+        ("read within mdd.*.atime_diff", lambda: open(a / "tc2" / "f", "rb").read(), {"tc2/f": ""}),
+        ("atime an hour back", lambda: age(a / "tc2" / "f"), {"tc2/f": "ac"}),
         ("read as another user", lambda: as_user(f"open({str(a / 'tc2' / 'f')!r}).read()"), {"tc2/f": "a"}),
         ("mkdir", lambda: (a / "tc2" / "sub").mkdir(), {"tc2": "mc", "tc2/f": ""}),
         ("list, atime not after mtime", lambda: os.listdir(a / "tc2"), {"tc2": "a", "tc2/f": ""}),
@@ -249,6 +261,7 @@ def test_open_with_o_trunc_empties_the_file(two):
     m, a, b, client = two
     (a / "trunc").mkdir()
     (a / "trunc" / "f").write_bytes(b"this is file A\n")
+    age(a / "trunc" / "f")   # the read below then moves atime past mdd.*.atime_diff
     before = times(b / "trunc" / "f")
     (a / "trunc" / "f").write_bytes(b"abcdefg")                              # open(O_WRONLY|O_CREAT|O_TRUNC)
     assert (b / "trunc" / "f").read_bytes() == b"abcdefg"

@@ -256,6 +256,7 @@ def test_xattr_namespaces_as_linux_checks_them(tmp_path):
 
 def test_which_times_each_call_changes(tmp_path):
     ns = open_ns(tmp_path)
+    ns.ns.atime_diff_ns = 0   # as Lustre's sanity tests set mdd.*.atime_diff=0: every read relatime allows counts
     c = Cred()
     ns.mkdir("/d", 1, 0o755, c, None)
     ns.mkdir("/e", 1, 0o755, c, None)
@@ -286,6 +287,14 @@ def test_which_times_each_call_changes(tmp_path):
     assert times("/e/f")[0] == 12 + day
     ns.setattr("/e/f", 13, c, mode=0o600)
     assert err(ns.setattr, "/e/f", 14, USER, atime=14, read_atime=True) == "EACCES"   # a reader needs r
+    # mdd.*.atime_diff, 60 s by default: a read relatime would count, no more than that after the stored
+    # atime, is not saved; one more than that after it is
+    ns.ns.atime_diff_ns = 60 * 10**9
+    ns.setattr("/e/f", 20 + day, c, size=1)                                  # a change: relatime allows a read
+    ns.setattr("/e/f", 12 + day + 60 * 10**9, c, atime=12 + day + 60 * 10**9, read_atime=True)
+    assert times("/e/f")[0] == 12 + day
+    ns.setattr("/e/f", 13 + day + 60 * 10**9, c, atime=13 + day + 60 * 10**9, read_atime=True)
+    assert times("/e/f")[0] == 13 + day + 60 * 10**9
     ns.close()
 
 
