@@ -6,6 +6,7 @@ hold their locks."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -167,6 +168,52 @@ def test_a_listing_kept_under_its_lock_needs_no_mds_until_another_client_changes
     assert first == second == "[('one', 1), ('two', 2)]"
     (b / "kept" / "three").write_bytes(b"333")
     assert listed() == "[('one', 1), ('three', 3), ('two', 2)]"
+
+
+def test_pages_kept_across_opens_need_no_oss_until_another_client_writes(two):
+    """A file's pages stay in this mount's page cache from one open to the next while it holds the
+    file's lock, as llite keeps pages under its extent locks (FOPEN_KEEP_CACHE): with both OSSs stopped,
+    a file read once reads again. Another client's write calls the lock back and the next open here
+    reads the new bytes, though the size did not change."""
+    m, a, b = two
+    (b / "pages.dat").write_bytes(b"old!" * 5000)   # the other client's file: mount a keeps nothing of it
+    assert (a / "pages.dat").read_bytes() == b"old!" * 5000   # but its kernel's pages
+
+    def read_again() -> str:
+        code = f"import hashlib; print(hashlib.sha1(open({str(a / 'pages.dat')!r}, 'rb').read()).hexdigest())"
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+
+    daemons = json.loads((m.run / "daemons.json").read_text())["daemons"]
+    oss = [daemons[name]["pid"] for name in daemons if name.startswith("oss")]
+    assert oss
+    for pid in oss:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        kept = read_again()
+    finally:
+        for pid in oss:
+            os.kill(pid, signal.SIGCONT)
+    assert kept == hashlib.sha1(b"old!" * 5000).hexdigest()
+    with open(b / "pages.dat", "r+b") as f:   # the same size: only the callback tells mount a
+        f.seek(4096)
+        f.write(b"NEW!")
+    want = bytearray(b"old!" * 5000)
+    want[4096:4100] = b"NEW!"
+    assert (a / "pages.dat").read_bytes() == bytes(want)
+
+
+def test_an_o_append_write_here_is_read_by_another_handle_that_kept_the_pages(two):
+    """An O_APPEND write goes around the page cache (straight to the OSTs, the MDS moving the end); the
+    kernel drops the pages it wrote over (the last one held the old end), so the next open, which keeps
+    the pages, reads the appended bytes."""
+    m, a, b = two
+    (a / "kept-tail.log").write_bytes(b"one\n")
+    assert (a / "kept-tail.log").read_bytes() == b"one\n"   # the page with the old end is cached
+    with open(a / "kept-tail.log", "ab") as f:
+        f.write(b"two\n")
+    assert (a / "kept-tail.log").read_bytes() == b"one\ntwo\n"
+    assert (b / "kept-tail.log").read_bytes() == b"one\ntwo\n"
 
 
 # The kernel's page cache keeps writes (FUSE_WRITEBACK_CACHE), and with it a file's size and times as its

@@ -56,7 +56,7 @@ from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
 from services.lustre.mds.ldlm import UUID_KEY
-from services.lustre.namespace import FID_DIR, RELATIME_NS
+from services.lustre.namespace import ATIME_DIFF_NS, FID_DIR, RELATIME_NS
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 from services.lustre.xattrs import PRIVILEGED, STORED
 
@@ -104,6 +104,14 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
             "st_size": sz, "st_blocks": (sz + 511) // 512, "st_blksize": 4 * MiB,
             "st_atime": a.atime_ns, "st_mtime": a.mtime_ns, "st_ctime": a.ctime_ns,
             "st_rdev": a.rdev}
+
+
+def atime_moves(a: pb.LustreAttr, now: int) -> bool:
+    """Whether a read at `now` moves the atime the MDS keeps: under relatime (atime not after mtime or
+    ctime, or a day old), and more than mdd.*.atime_diff after it (services/lustre/namespace.py)."""
+    if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
+        return False
+    return now - a.atime_ns > ATIME_DIFF_NS
 
 
 def groups_of(pid: int) -> list[int]:
@@ -623,10 +631,25 @@ class LustreFuse:
         """Whether handle `fh` wrote with O_APPEND (the MDS set the size and mtime, not the kernel)."""
         return fh in self.appends
 
-    def open_flags(self, flags: int) -> int:
+    def open_flags(self, path: str, flags: int) -> int:
         """FOPEN_* of an open: O_APPEND, and every open while osc.*.max_dirty_mb is 0 (no writes cached),
-        bypass the kernel's page cache (each write() a request, answered once on the OSTs)."""
-        return k.FOPEN_DIRECT_IO if flags & os.O_APPEND or self.t.max_dirty_mb == 0 else 0
+        bypass the kernel's page cache (each write() a request, answered once on the OSTs). Otherwise the
+        kernel keeps the file's pages across opens while this client holds the MDS's locks, as llite keeps
+        pages under its extent locks: another client's change calls the lock back, which drops the
+        kernel's pages and inode first (`_drop_paths`), so what it keeps is never older than the last
+        change a close or fsync made. Without the lock stream every open drops them.
+
+        The pages go too when a read would move the file's atime: a read the kernel answers from its
+        pages never reaches the mount (FUSE inodes are S_NOATIME), so the open makes the read come here
+        and the close send its atime, as llite's close carries the atime its reads set."""
+        if flags & os.O_APPEND or self.t.max_dirty_mb == 0:
+            return k.FOPEN_DIRECT_IO
+        if self.locks is None or not self.locks.held:
+            return 0
+        hit = self.attrs.get(self._real(path))
+        if hit is None or hit[0] <= time.monotonic() or atime_moves(hit[1], time.time_ns()):
+            return 0
+        return k.FOPEN_KEEP_CACHE
 
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
         of = self._of(path, fh)
@@ -729,11 +752,12 @@ class LustreFuse:
         self._read_atime(of.path)
 
     def _read_atime(self, path: str) -> None:
-        """A read of `path` now, sent to the MDS only when relatime would move its atime (by the
-        attributes this mount holds under its lock), so most reads and listings cost nothing."""
+        """A read of `path` now, sent to the MDS only when it would move its atime there (by the
+        attributes this mount holds under its lock): relatime, and more than mdd.*.atime_diff after the
+        stored atime (llite packs it into the close it sends anyway; the MDT drops it), so most reads and
+        listings cost nothing."""
         now = time.time_ns()
-        a = self._attr(path)
-        if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
+        if not atime_moves(self._attr(path), now):
             return
         callbacks = self.callbacks
         a = self._md_setattr(path, atime_ns=now, read_atime=True)

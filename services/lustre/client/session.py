@@ -450,7 +450,7 @@ class Session:
             self.ops.killpriv(path, suidgid=True, caps=False)
         fh = self.ops.open(path, flags)
         self._opened(nodeid)
-        self.ch.reply(unique, k.OPEN_OUT.pack(fh, self.ops.open_flags(flags), 0))
+        self.ch.reply(unique, k.OPEN_OUT.pack(fh, self.ops.open_flags(path, flags), 0))
 
     def create(self, unique: int, nodeid: int, body: memoryview) -> None:
         flags, mode, _umask, _open_flags = k.CREATE_IN.unpack_from(body)
@@ -465,7 +465,7 @@ class Session:
         self._opened(nid)
         s, ns = self.timeout
         self.ch.reply(unique, k.ENTRY.pack(nid, 0, s, s, ns, ns), k.pack_attr(st),
-                      k.OPEN_OUT.pack(fh, self.ops.open_flags(flags), 0))
+                      k.OPEN_OUT.pack(fh, self.ops.open_flags(path, flags), 0))
 
     def _opened(self, nid: int) -> None:
         with self._mu:
