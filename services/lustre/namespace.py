@@ -35,7 +35,7 @@ FID_DIR = "/.lustre/fid/"   # a file by its FID, as Lustre's hidden .lustre/fid 
 R, W, X = 4, 2, 1
 RELATIME_NS = 24 * 3600 * 10**9   # relatime: an atime a day old moves on a read even if newer than mtime
 # mdd.*.atime_diff, Lustre's default (MAX_ATIME_DIFF, 60 s): a reader's atime no more than this after the stored
-# one is not saved (mdd_attr_set_internal drops LA_ATIME from a close's times), so a file or directory read
+# one is not saved (mdd_fix_attr drops LA_ATIME from a close's times), so a file or directory read
 # over and over costs the MDT one atime write a minute
 ATIME_DIFF_NS = 60 * 10**9
 
