@@ -16,6 +16,11 @@ codes, details and trailing metadata, so the code above either transport is the 
 A connection carries one call at a time: each calling thread has its own connection per server
 (`FramedChannel`), so a call is one send and one receive on the caller's thread, no hand-off. The
 server's end is frame_rpc_server.py. Streaming methods stay on gRPC.
+
+A call is three system calls where the reply fits one read: a peek that the kept connection is still
+open, the send, the receive. The socket stays in blocking mode and the call's timeout is the kernel's
+(SO_RCVTIMEO, SO_SNDTIMEO, set when it changes): a Python socket timeout would poll before every send
+and receive, and each system call lets the GIL go to another thread and back.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ REPLY = struct.Struct(">BHHI")
 PAIR = struct.Struct(">HH")
 MAX_FRAME = 64 << 20
 CONNECT_TIMEOUT_S = 5.0
+FIRST_READ = 16 << 10   # a reply's first read: most replies (attributes, a small listing) come whole in it
+TIMEVAL = struct.Struct("@ll")   # struct timeval, for SO_RCVTIMEO and SO_SNDTIMEO
 CODES = {c.value[0]: c for c in grpc.StatusCode}
 Metadata = Sequence[tuple[str, str]]
 
@@ -98,21 +105,46 @@ def recv_exact(sock: socket.socket, n: int) -> bytearray:
     """Exactly `n` bytes from a blocking socket, one syscall per call where the kernel allows (not one
     per segment); ConnectionError if the peer closes first. (Lustre's bulk port reads with it too.)"""
     buf = bytearray(n)
-    view, got = memoryview(buf), 0
+    _fill(sock, memoryview(buf))
+    return buf
+
+
+def _fill(sock: socket.socket, view: memoryview) -> None:
+    got, n = 0, len(view)
     while got < n:
         k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)
         if k == 0:
             raise ConnectionError("the peer closed the connection")
         got += k
-    return buf
+
+
+def recv_frame(sock: socket.socket) -> memoryview:
+    """A frame's body, from a blocking socket: its length and what came with it in one read, the rest
+    (a body longer than FIRST_READ) after."""
+    head = bytearray(FIRST_READ)
+    got = sock.recv_into(head)
+    if got == 0:
+        raise ConnectionError("the peer closed the connection")
+    if got < LENGTH.size:
+        _fill(sock, memoryview(head)[got:LENGTH.size])
+        got = LENGTH.size
+    (n,) = LENGTH.unpack_from(head)
+    if n > MAX_FRAME or got > LENGTH.size + n:
+        raise ConnectionError(f"a reply frame of {n} bytes ({got} read)")
+    if got == LENGTH.size + n:
+        return memoryview(head)[LENGTH.size:got]
+    body = bytearray(n)
+    view = memoryview(body)
+    view[:got - LENGTH.size] = memoryview(head)[LENGTH.size:got]
+    _fill(sock, view[got - LENGTH.size:])
+    return view
 
 
 def _open(sock: socket.socket) -> bool:
     """Whether a kept connection is still open: nothing to read on it between calls (a server that
     closed it, or was killed, left an end of file or a reset there)."""
     try:
-        sock.setblocking(False)   # (a timeout would make recv wait for it; the call sets its own after)
-        sock.recv(1, socket.MSG_PEEK)
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except BlockingIOError:
         return True
     except OSError:
@@ -121,12 +153,24 @@ def _open(sock: socket.socket) -> bool:
 
 
 class _Held:
-    """A thread's connection (its thread-local value: collected when the thread ends)."""
+    """A thread's connection (its thread-local value: collected when the thread ends), and the timeout
+    its socket has (the kernel's: SO_RCVTIMEO and SO_SNDTIMEO)."""
 
-    __slots__ = ("sock", "__weakref__")
+    __slots__ = ("sock", "timeout", "__weakref__")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.timeout: float | None = None
+
+    def set_timeout(self, timeout: float | None) -> None:
+        """A send or receive that waits longer than `timeout` (None: forever) fails with EAGAIN."""
+        if timeout == self.timeout:
+            return
+        us = 0 if timeout is None else max(1, int(timeout * 1_000_000))
+        tv = TIMEVAL.pack(*divmod(us, 1_000_000))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+        self.timeout = timeout
 
 
 class FramedChannel:
@@ -160,16 +204,15 @@ class FramedChannel:
 
     def call(self, method: str, message: bytes, timeout: float | None,
              metadata: Metadata) -> tuple[grpc.StatusCode, str, list[tuple[str, str]], memoryview]:
-        """One call on this thread's connection: (code, details, trailing metadata, reply message)."""
-        sock = self._sock()
+        """One call on this thread's connection: (code, details, trailing metadata, reply message).
+        `timeout` bounds each wait for the server (the send, and each read of the reply)."""
+        held = self._held()
+        sock = held.sock
         try:
-            sock.settimeout(timeout)
+            held.set_timeout(timeout)
             sock.sendall(request_frame(method, metadata, message))
-            (n,) = LENGTH.unpack(recv_exact(sock, LENGTH.size))
-            if n > MAX_FRAME:
-                raise ConnectionError(f"a reply frame of {n} bytes")
-            body = memoryview(recv_exact(sock, n))
-        except TimeoutError:
+            body = recv_frame(sock)
+        except (TimeoutError, BlockingIOError):   # the kernel's timeout: EAGAIN on a blocking socket
             self._drop(sock)   # a late reply would answer the next call
             raise FramedRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, f"{method}: no reply in {timeout} s") from None
         except OSError as e:
@@ -184,11 +227,11 @@ class FramedChannel:
     def _where(self) -> str:
         return f"{self.address[0]}:{self.address[1]}"
 
-    def _sock(self) -> socket.socket:
+    def _held(self) -> _Held:
         held = getattr(self._local, "held", None)
         if held is not None:
             if _open(held.sock):
-                return held.sock
+                return held
             self._drop(held.sock)   # the server closed it since (restarted): a new connection, as gRPC makes
         if self.closed:
             raise FramedRpcError(grpc.StatusCode.UNAVAILABLE, f"the channel to {self._where()} is closed")
@@ -197,11 +240,12 @@ class FramedChannel:
         except OSError as e:
             raise FramedRpcError(grpc.StatusCode.UNAVAILABLE, f"cannot connect to {self._where()}: {e}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)   # blocking: the calls' timeouts are the kernel's (_Held.set_timeout)
         with self._lock:
             self._socks.add(sock)
         held = self._local.held = _Held(sock)
         weakref.finalize(held, self._forget, sock)   # the thread ended: its connection goes with it
-        return sock
+        return held
 
     def _drop(self, sock: socket.socket) -> None:
         self._local.held = None
