@@ -40,6 +40,15 @@ RELATIME_NS = 24 * 3600 * 10**9   # relatime: an atime a day old moves on a read
 ATIME_DIFF_NS = 60 * 10**9
 
 
+def atime_moves(atime: int, mtime: int, ctime: int, when: int, atime_diff: int = ATIME_DIFF_NS) -> bool:
+    """Whether a read at `when` moves an atime the MDT keeps: under relatime (Linux's default, which
+    llite follows) only if atime is not after mtime or ctime, or is a day old, and then only if `when`
+    is more than `atime_diff` after it (mdd.*.atime_diff)."""
+    if atime > max(mtime, ctime) and when - atime < RELATIME_NS:
+        return False
+    return when - atime > atime_diff
+
+
 def ost_seq(index: int) -> int:
     """The FID sequence of objects on OST `index` (the `group` column of `lfs getstripe`)."""
     return OST_SEQ_BASE + index * OST_SEQ_STRIDE
@@ -475,17 +484,14 @@ class Namespace:
         n.ctime = now
 
     def read_atime(self, path: str, when: int, cred: Cred = ROOT) -> bool:
-        """A reader's access at `when`, under relatime (Linux's default, which llite follows): atime moves
-        only if it is not after mtime or ctime, or is a day old, and then only if `when` is more than
-        `atime_diff_ns` after it (mdd.*.atime_diff). Needs read permission; ctime stays. True when atime
-        changed."""
+        """A reader's access at `when`, saved when it moves the atime (`atime_moves`, with this
+        namespace's `atime_diff_ns`). Needs read permission; ctime stays. True when atime changed."""
         n = self.lookup(path, cred)
         self._check(n, R, cred, path)
-        if n.atime <= n.mtime or n.atime <= n.ctime or when - n.atime >= RELATIME_NS:
-            if when - n.atime > self.atime_diff_ns:
-                n.atime = when
-                return True
-        return False
+        if not atime_moves(n.atime, n.mtime, n.ctime, when, self.atime_diff_ns):
+            return False
+        n.atime = when
+        return True
 
     # ---- internals --------------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
 from services.lustre.mds.ldlm import UUID_KEY
-from services.lustre.namespace import ATIME_DIFF_NS, FID_DIR, RELATIME_NS
+from services.lustre.namespace import FID_DIR, atime_moves
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 from services.lustre.xattrs import PRIVILEGED, STORED
 
@@ -106,12 +106,10 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
             "st_rdev": a.rdev}
 
 
-def atime_moves(a: pb.LustreAttr, now: int) -> bool:
-    """Whether a read at `now` moves the atime the MDS keeps: under relatime (atime not after mtime or
-    ctime, or a day old), and more than mdd.*.atime_diff after it (services/lustre/namespace.py)."""
-    if a.atime_ns > max(a.mtime_ns, a.ctime_ns) and now - a.atime_ns < RELATIME_NS:
-        return False
-    return now - a.atime_ns > ATIME_DIFF_NS
+def read_moves_atime(a: pb.LustreAttr, now: int) -> bool:
+    """Whether a read at `now` of a file with attributes `a` moves the atime the MDS keeps (by the MDS's
+    own rule, services/lustre/namespace.py: atime_moves, with Lustre's default atime_diff)."""
+    return atime_moves(a.atime_ns, a.mtime_ns, a.ctime_ns, now)
 
 
 def groups_of(pid: int) -> list[int]:
@@ -647,7 +645,7 @@ class LustreFuse:
         if self.locks is None or not self.locks.held:
             return 0
         hit = self.attrs.get(self._real(path))
-        if hit is None or hit[0] <= time.monotonic() or atime_moves(hit[1], time.time_ns()):
+        if hit is None or hit[0] <= time.monotonic() or read_moves_atime(hit[1], time.time_ns()):
             return 0
         return k.FOPEN_KEEP_CACHE
 
@@ -757,7 +755,7 @@ class LustreFuse:
         stored atime (llite packs it into the close it sends anyway; the MDT drops it), so most reads and
         listings cost nothing."""
         now = time.time_ns()
-        if not atime_moves(self._attr(path), now):
+        if not read_moves_atime(self._attr(path), now):
             return
         callbacks = self.callbacks
         a = self._md_setattr(path, atime_ns=now, read_atime=True)
