@@ -75,6 +75,7 @@ class OsdDaemon:
         self.device_lock = asyncio.Lock()
         self.ops = 0
         self.wake = asyncio.Event()
+        self.beating = asyncio.Lock()   # one heartbeat in flight: the monitor sees them in the order sent
         self.events = EventLog()
 
     def event(self, kind: str, message: str, **fields: object) -> None:
@@ -96,14 +97,20 @@ class OsdDaemon:
                                                bandwidth_bytes_s=m.bandwidth_bytes_s))
 
     async def _beat(self, stopping: bool = False) -> None:
+        """One heartbeat, after any still in flight. A beat sent before a stop and answered after the
+        stopping one would mark the stopped OSD up again (the monitor takes a later ping as a boot), so
+        the stopping beat waits for it, and a plain beat that waited past a stop is not sent."""
         if not self.mon:
             return
-        req = pb.CephMonHeartbeatRequest(osd=self.osd, boot_time=self.boot_time, used_bytes=self.chunks.used_bytes(),
-                                  stopping=stopping)
-        try:
-            await self.mon_stub.Heartbeat(req, timeout=max(1.0, self.clock.wall_seconds(self.interval)))
-        except grpc.aio.AioRpcError as e:
-            log.debug("heartbeat to %s failed: %s", self.mon, e.code())
+        async with self.beating:
+            if self.stopped and not stopping:
+                return
+            req = pb.CephMonHeartbeatRequest(osd=self.osd, boot_time=self.boot_time,
+                                             used_bytes=self.chunks.used_bytes(), stopping=stopping)
+            try:
+                await self.mon_stub.Heartbeat(req, timeout=max(1.0, self.clock.wall_seconds(self.interval)))
+            except grpc.aio.AioRpcError as e:
+                log.debug("heartbeat to %s failed: %s", self.mon, e.code())
 
     async def stop_osd(self) -> None:
         self.state.save(True, self.slow_factor)
