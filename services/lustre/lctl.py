@@ -7,6 +7,14 @@ written to the live client through its socket (client/control.py), printed as lc
     ...
     $ lctl set_param llite.*.max_read_ahead_mb=0
     llite.hot-ffff8d2c5d3f.max_read_ahead_mb=0
+    $ lctl get_param llite.*.stats
+    llite.hot-ffff8d2c5d3f.stats=
+    snapshot_time             1765031234.123456789 secs.nsecs
+    ...
+    open                      4 samples [usecs] 31 904 1210 830034
+
+`llite.*.stats` is the mount's operation counters (client/stats.py); writing anything to it
+(`set_param llite.*.stats=clear`) zeroes them.
 
 A pattern is matched as lctl matches its /proc and /sys paths: each dot-separated component a shell
 glob (`*` does not cross a dot); a pattern of fewer components matches everything under it. A
@@ -36,6 +44,7 @@ class Mount:
     mountpoint: str
     sock: Path
     params: dict[str, int] = field(default_factory=dict)
+    stats: list[str] = field(default_factory=list)   # its statistics files (llite.*.stats)
 
 
 def mounts(run_path: Path) -> list[Mount]:
@@ -45,10 +54,11 @@ def mounts(run_path: Path) -> list[Mount]:
     for rec in records(run_path):
         sock = socket_path(record_path(run_path, rec["mountpoint"]))
         try:
-            params = request(sock, {"op": "list"})["params"]
+            listed = request(sock, {"op": "list"})
+            params, stats = listed["params"], listed.get("stats", [])
         except (OSError, ValueError, KeyError):
             continue
-        out.append(Mount(rec["mountpoint"], sock, params))
+        out.append(Mount(rec["mountpoint"], sock, params, stats))
     return out
 
 
@@ -63,16 +73,33 @@ def _param_path(pattern: str) -> str:
     return pattern.replace(".", "/")
 
 
+def _stats(m: Mount, name: str) -> str:
+    r = request(m.sock, {"op": "stats", "name": name})
+    if "error" in r:
+        raise LctlError(errno.ENOENT, f"error: get_param: {r['message']}")
+    return str(r["text"])
+
+
 def get_param(run_path: Path, patterns: list[str], values_only: bool = False, names_only: bool = False) -> str:
+    """NAME=VALUE a line; a statistics file as lctl prints a value of several lines: `NAME=`, then its
+    lines."""
     ms = mounts(run_path)
     lines = []
     for pattern in patterns:
-        hits = [(n, v) for m in ms for n, v in sorted(m.params.items()) if matches(pattern, n)]
+        hits = sorted([(n, m, v) for m in ms for n, v in m.params.items() if matches(pattern, n)]
+                      + [(n, m, None) for m in ms for n in m.stats if matches(pattern, n)], key=lambda h: h[0])
         if not hits:
             raise LctlError(errno.ENOENT, f"error: get_param: param_path '{_param_path(pattern)}': "
                                           f"No such file or directory")
-        for n, v in hits:
-            lines.append(n if names_only else str(v) if values_only else f"{n}={v}")
+        for n, m, v in hits:
+            if names_only:
+                lines.append(n)
+                continue
+            if v is not None:
+                lines.append(str(v) if values_only else f"{n}={v}")
+            else:
+                text = _stats(m, n).rstrip("\n")
+                lines.append(text if values_only else f"{n}=\n{text}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -85,10 +112,14 @@ def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> st
         if not eq or not pattern:
             raise LctlError(errno.EINVAL, f"error: set_param: setting {a}: Invalid argument "
                                           f"(expected name=value)")
+        cleared = [(m, n) for m in ms for n in m.stats if matches(pattern, n)]
         hits = [(m, n) for m in ms for n in sorted(m.params) if matches(pattern, n)]
-        if not hits:
+        if not hits and not cleared:
             raise LctlError(errno.ENOENT, f"error: set_param: param_path '{_param_path(pattern)}': "
                                           f"No such file or directory")
+        plan += [(m, n, value) for m, n in cleared]   # any value written to a statistics file zeroes it
+        if not hits:
+            continue
         try:
             v = int(value, 0)
         except ValueError:
@@ -100,6 +131,10 @@ def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> st
         plan += [(m, n, value) for m, n in hits]
     out = []
     for m, n, value in plan:
+        if n in m.stats:
+            request(m.sock, {"op": "clear", "name": n})
+            out.append(f"{n}={value}")
+            continue
         r = request(m.sock, {"op": "set", "name": n, "value": value})
         if "error" in r:
             raise LctlError(getattr(errno, r["error"], errno.EINVAL),

@@ -15,6 +15,7 @@ import pytest
 
 from emulator.rundir import RunDir
 from services.lustre.client.core import LustreClient
+from services.lustre.client.stats import COUNTERS as STATS_COUNTERS
 from services.lustre.wire import layout_from_pb
 from tests.lustre.conftest import LustreMount, MiB, lustre_mount, needs_fuse, pattern
 
@@ -150,3 +151,63 @@ def test_set_param_changes_the_live_client(lustre):
     finally:
         os.close(fd)
     assert (m.mnt / "through.log").read_bytes() == b"a" * 100 + b"b" * 100 + b"c" * 100
+
+
+STATS_HEADER = re.compile(r"^(snapshot_time|start_time|elapsed_time) +\d+\.\d{9} secs\.nsecs$")
+STATS_LINE = re.compile(r"^(\w+) +(\d+) samples \[(bytes|usecs)\] (\d+) (\d+) (\d+) (\d+)$")
+
+
+def llite_stats(m: LustreMount) -> dict[str, tuple[int, ...]]:
+    """`lctl get_param llite.*.stats` of the one mount, checked line by line: name -> (count, min, max, sum,
+    sum of squares)."""
+    out = m.cli("lustre", "lctl", "get_param", "llite.*.stats").stdout
+    name, *lines = out.splitlines()
+    assert re.match(r"^llite\.hot-ffff[0-9a-f]{12}\.stats=$", name), out
+    assert [STATS_HEADER.match(line).group(1) for line in lines[:3]] == ["snapshot_time", "start_time",
+                                                                         "elapsed_time"], out
+    counters = {}
+    for line in lines[3:]:
+        hit = STATS_LINE.match(line)
+        assert hit, line
+        n, lo, hi, total, squares = (int(g) for i, g in enumerate(hit.groups()) if i not in (0, 2))
+        assert n > 0 and lo <= hi and n * lo <= total <= n * hi and squares >= total * total // n, line
+        counters[hit.group(1)] = (n, lo, hi, total, squares)
+    return counters
+
+
+def test_llite_stats_count_what_the_mount_serves_and_set_param_clears_them(lustre):
+    """llite.*.stats as a Lustre client prints it: the header, then a line a counter with samples, in
+    Lustre's order; a write to it zeroes them."""
+    m, _ = lustre
+    out = m.cli("lustre", "lctl", "set_param", "llite.*.stats=clear").stdout
+    assert re.match(r"^llite\.hot-ffff[0-9a-f]{12}\.stats=clear\n$", out), out
+    d = m.mnt / "counted"
+    d.mkdir()
+    for i in range(3):
+        fd = os.open(d / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, b"x" * 5000)
+        os.fsync(fd)
+        os.close(fd)
+    os.truncate(d / "f0", 100)
+    os.chmod(d / "f1", 0o600)
+    (d / "f2").rename(d / "g2")
+    os.unlink(d / "f1")
+    assert sorted(os.listdir(d)) == ["f0", "g2"]
+    os.statvfs(m.mnt)
+
+    counters = llite_stats(m)
+    order = [line.split()[0] for line in m.cli("lustre", "lctl", "get_param", "-n", "llite.*.stats")
+             .stdout.splitlines()[3:]]
+    assert order == [n for n, _ in STATS_COUNTERS if n in counters], order   # Lustre's table order
+    assert counters["mkdir"][0] == 1 and counters["create"][0] == 3 and counters["rename"][0] == 1
+    assert counters["unlink"][0] == 1 and counters["truncate"][0] == 1 and counters["statfs"][0] >= 1
+    assert counters["fsync"][0] == 3 and counters["setattr"][0] >= 1 and counters["readdir"][0] >= 1
+    assert counters["open"][0] >= 3 and counters["close"][0] >= 3
+    # the three files' 5,000 bytes reached the mount at fsync, in the kernel's writes
+    assert counters["write_bytes"][3] == 3 * 5000 and counters["write_bytes"][2] <= MiB
+    assert "read_bytes" not in counters   # nothing was read
+
+    m.cli("lustre", "lctl", "set_param", "-n", "llite.*.stats=0")
+    assert not set(llite_stats(m)) & {"mkdir", "create", "rename", "unlink", "fsync", "write_bytes"}
+    r = m.cli("lustre", "lctl", "get_param", "llite.*.stat", check=False)
+    assert r.returncode == errno.ENOENT and "llite/*/stat': No such file or directory" in r.stderr

@@ -2,8 +2,10 @@
 reads and writes /sys/fs/lustre and /proc/fs/lustre of the kernel client). A Unix socket next to the
 mount's record (RUN/mounts/lustre-<hash>.sock), one JSON request per connection:
 
-    {"op": "list"}                          -> {"params": {full name: value, ...}}
+    {"op": "list"}                          -> {"params": {full name: value, ...}, "stats": [full name]}
     {"op": "set", "name": N, "value": V}    -> {"value": V} or {"error": errno name, "message": ...}
+    {"op": "stats", "name": N}              -> {"text": the counters as lctl prints them}
+    {"op": "clear", "name": N}              -> {} (the counters zeroed, as a write to llite.*.stats does)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 from pathlib import Path
 
 from emulator import unix_socket
+from services.lustre.client.stats import Stats
 from services.lustre.client.tunables import Registry
 from services.lustre.errors import LustreError
 
@@ -26,7 +29,7 @@ def socket_path(record: Path) -> Path:
     return record.with_suffix(".sock")
 
 
-def serve(path: Path, registry: Registry) -> threading.Thread:
+def serve(path: Path, registry: Registry, stats: Stats) -> threading.Thread:
     """Answer on `path` in a daemon thread, for the life of the process."""
     path.unlink(missing_ok=True)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -39,7 +42,7 @@ def serve(path: Path, registry: Registry) -> threading.Thread:
             conn, _ = srv.accept()
             with conn:
                 try:
-                    conn.sendall(json.dumps(answer(registry, json.loads(_recv(conn)))).encode() + b"\n")
+                    conn.sendall(json.dumps(answer(registry, stats, json.loads(_recv(conn)))).encode() + b"\n")
                 except (OSError, ValueError) as e:
                     log.warning("lctl request: %s", e)
 
@@ -48,9 +51,17 @@ def serve(path: Path, registry: Registry) -> threading.Thread:
     return t
 
 
-def answer(registry: Registry, req: dict) -> dict:
+def answer(registry: Registry, stats: Stats, req: dict) -> dict:
+    stats_name = f"{registry.llite}.stats"
     if req.get("op") == "list":
-        return {"params": {n: registry.get(n) for n in registry.names}}
+        return {"params": {n: registry.get(n) for n in registry.names}, "stats": [stats_name]}
+    if req.get("op") in ("stats", "clear"):
+        if req.get("name") != stats_name:
+            return {"error": "ENOENT", "message": f"{req.get('name')}: no such statistics"}
+        if req["op"] == "clear":
+            stats.clear()
+            return {}
+        return {"text": stats.render()}
     if req.get("op") == "set":
         name = str(req.get("name"))
         if name not in registry.names:

@@ -998,19 +998,21 @@ def mount(client: LustreClient, mountpoint: str, control: Path | None = None) ->
     import signal
 
     from services.lustre.client.session import Session
+    from services.lustre.client.stats import Stats
     from services.lustre.client.tunables import Registry, instance_id
 
     instance = instance_id(mountpoint, os.getpid())
     fs = LustreFuse(client, uuid=f"{client.fsname}-{instance}")
+    stats = Stats()
     if control is not None:
         from services.lustre.client import control as ctl
 
-        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance))
+        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance), stats)
     # default_permissions: the kernel checks mode bits, sticky directories and chown on the attributes it
     # holds (coherent under the MDS's locks), as llite's ll_inode_permission runs generic_permission on the
     # client; the MDS checks each change again with the caller's credentials
     fd = k.mount(mountpoint, f"{MOUNT_OPTIONS},fsname={client.fsname}")
-    session = Session(fs, k.Channel(fd), LRU_MAX_AGE_S, WANT)
+    session = Session(fs, k.Channel(fd), LRU_MAX_AGE_S, WANT, stats)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: session.stop())
     try:

@@ -30,6 +30,7 @@ from typing import Any
 
 from services.lustre.client import kernel as k
 from services.lustre.client.kernel import FuseOSError
+from services.lustre.client.stats import Stats
 
 log = logging.getLogger("lustre.client")
 
@@ -45,6 +46,16 @@ RELEASE_WAIT_S = 0.05
 TOUCH_WINDOW_NS = 1_000_000_000
 
 _context = threading.local()
+
+# the llite counter of each request that has one alone (READ, WRITE, SETATTR and CREATE: `_tally`); LOOKUP,
+# FLUSH and READLINK have none in Lustre's table
+LLITE_OPS = {
+    k.OPEN: "open", k.RELEASE: "close", k.FSYNC: "fsync", k.FSYNCDIR: "fsync", k.READDIR: "readdir",
+    k.READDIRPLUS: "readdir", k.GETATTR: "getattr", k.LINK: "link", k.UNLINK: "unlink",
+    k.SYMLINK: "symlink", k.MKDIR: "mkdir", k.RMDIR: "rmdir", k.MKNOD: "mknod", k.RENAME: "rename",
+    k.STATFS: "statfs", k.SETXATTR: "setxattr", k.GETXATTR: "getxattr", k.LISTXATTR: "listxattr",
+    k.REMOVEXATTR: "removexattr",
+}
 
 
 def context() -> tuple[int, int, int]:
@@ -62,8 +73,9 @@ class Node:
 
 
 class Session:
-    def __init__(self, ops: Any, channel: k.Channel, timeout: float, want: int) -> None:
+    def __init__(self, ops: Any, channel: k.Channel, timeout: float, want: int, stats: Stats | None = None) -> None:
         self.ops = ops
+        self.stats = stats   # llite.*.stats: each request answered, by Lustre's counter names
         self.ch = channel
         self.timeout = k.valid(timeout)
         self.want = want
@@ -143,13 +155,35 @@ class Session:
             self.ch.error(unique, errno.ENOSYS)
             return
         _context.who = (uid, gid, pid)
+        t0 = time.perf_counter_ns()
         try:
             handler(unique, nodeid, body)
         except OSError as e:
             self.ch.error(unique, e.errno if isinstance(e.errno, int) and e.errno > 0 else errno.EIO)
+            return
         except Exception:
             log.exception("FUSE opcode %d", op)
             self.ch.error(unique, errno.EIO)
+            return
+        if self.stats is not None:
+            self._tally(op, body, (time.perf_counter_ns() - t0) // 1000)
+
+    def _tally(self, op: int, body: memoryview, usecs: int) -> None:
+        """Count a request answered, as llite tallies its operations (ll_stats_ops_tally): a setattr that
+        sets the size as a truncate, a create as a create and an open."""
+        s = self.stats
+        assert s is not None
+        if op == k.READ or op == k.WRITE:
+            size = k.READ_IN.unpack_from(body)[2]
+            s.add("read" if op == k.READ else "write", usecs)
+            s.add("read_bytes" if op == k.READ else "write_bytes", size)
+        elif op == k.SETATTR:
+            s.add("truncate" if k.SETATTR_IN.unpack_from(body)[0] & k.FATTR_SIZE else "setattr", usecs)
+        elif op == k.CREATE:
+            s.add("create", usecs)
+            s.add("open", usecs)
+        elif (name := LLITE_OPS.get(op)) is not None:
+            s.add(name, usecs)
 
     # ---- nodes -------------------------------------------------------------------------------
     def path(self, nodeid: int) -> str:

@@ -72,6 +72,7 @@ class Registry:
 
     def __init__(self, tunables: Tunables, fsname: str, osts: list[int], instance: str) -> None:
         self.t = tunables
+        self.llite = f"llite.{fsname}-{instance}"   # the mount's llite device
         self._mu = threading.Lock()
         self.names: dict[str, str] = {}   # full name -> Tunables field
         self.bounds: dict[str, tuple[int, int]] = {}
@@ -81,7 +82,7 @@ class Registry:
             elif dev == "mdc":
                 devices = [f"mdc.{fsname}-MDT0000-mdc-{instance}"]
             else:
-                devices = [f"llite.{fsname}-{instance}"]
+                devices = [self.llite]
             for d in devices:
                 self.names[f"{d}.{name}"] = attr
                 self.bounds[f"{d}.{name}"] = (lo, hi)
