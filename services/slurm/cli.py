@@ -22,12 +22,14 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 def up(run_dir: RunDirOption = DEFAULT,
        timeout: Annotated[float, typer.Option(help="Seconds for every node to register.")] = 120.0,
        health_interval: Annotated[int, typer.Option(help="HealthCheckInterval in seconds; 0: no health check; "
-                                                    "default 5, longer for many nodes on few cores.")] = -1) -> None:
+                                                    "default 5, longer for many nodes on few cores.")] = -1,
+       slurmd_timeout: Annotated[int, typer.Option(help="SlurmdTimeout in seconds: a node whose slurmd does not "
+                                                   "answer this long is DOWN, its jobs requeued.")] = 60) -> None:
     """Start munged, slurmctld and one slurmd per GPU server; return when every node is idle."""
     run = RunDir(run_dir)
     with user_errors():
         try:
-            doc = lifecycle.up(run, timeout=timeout, health_interval=health_interval)
+            doc = lifecycle.up(run, timeout=timeout, health_interval=health_interval, slurmd_timeout=slurmd_timeout)
         except SlurmTwinError as e:
             fail(str(e))
     nodes = doc.get("nodes", {})

@@ -90,6 +90,7 @@ class SlurmConfig:
     extra: dict[str, str] = field(default_factory=dict)
     ctld_addr: str = "127.0.0.1"   # slurmctld's address (SlurmctldHost=hostname(addr))
     ctld_netns: str | None = None  # the network namespace slurmctld runs in (None: this one)
+    slurmd_timeout: int = 60       # SlurmdTimeout: seconds without an answer before a node is DOWN
 
     @property
     def node_names(self) -> list[str]:
@@ -162,7 +163,7 @@ def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: in
                 live_gres: Mapping[str, list[tuple[str, int]]] | None = None,
                 extra: Mapping[str, str] | None = None, ctld_addr: str = "127.0.0.1",
                 ctld_netns: str | None = None, node_addrs: Mapping[str, str] | None = None,
-                node_netns: Mapping[str, str | None] | None = None) -> SlurmConfig:
+                node_netns: Mapping[str, str | None] | None = None, slurmd_timeout: int = 60) -> SlurmConfig:
     """`ctld_addr`/`ctld_netns`, `node_addrs`/`node_netns` (node → OOB address / namespace):
     where slurmctld and each slurmd listen and run (default: 127.0.0.1, this namespace).
     `live_gres` (node → [(type, count)], from `services.slurm.live`) replaces the topology's
@@ -191,7 +192,7 @@ def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: in
     )
     name = cluster_name or "twin-" + "".join(c if c.isalnum() else "-" for c in topo.spec.name)
     return SlurmConfig(name.lower(), directory, hostname, ctld_port, nodes, auth, real_memory_mb,
-                       dict(extra or {}), ctld_addr, ctld_netns)
+                       dict(extra or {}), ctld_addr, ctld_netns, slurmd_timeout)
 
 
 def render_slurm_conf(cfg: SlurmConfig) -> str:
@@ -237,7 +238,7 @@ def render_slurm_conf(cfg: SlurmConfig) -> str:
         "PreemptMode=REQUEUE",
         "JobRequeue=1",
         "ReturnToService=2",
-        "SlurmdTimeout=60",
+        f"SlurmdTimeout={cfg.slurmd_timeout}",
         "InactiveLimit=0",
         "KillWait=2",
         "MinJobAge=300",

@@ -12,7 +12,8 @@ one slurmd per GPU server as its children (they get SIGKILL if it dies: `dies_wi
     slurm/cgroup         the cgroup of the daemons and everything they spawn (services.slurm.cluster)
 
     cfg.spec             a SlurmSpec (services/slurm/daemon_spec.py): timeout, the seconds for every
-                         node to register; health_interval, HealthCheckInterval (0: none; < 0: auto)
+                         node to register; health_interval, HealthCheckInterval (0: none; < 0: auto);
+                         slurmd_timeout, SlurmdTimeout
     cfg.grpc             gRPC health and reflection: NOT_SERVING until every node has registered,
                          SERVING while Slurm runs, NOT_SERVING again once one of its daemons exited
 
@@ -92,7 +93,8 @@ def placement(manifest: Manifest) -> dict[str, Any]:
             "node_netns": {d.name: d.netns for d in servers}}
 
 
-def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None = None) -> SlurmCluster:
+def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None = None,
+          slurmd_timeout: int = 60) -> SlurmCluster:
     """The cluster for the twin in `run`; on `ports` (a restart: those of the Slurm it brings back)."""
     manifest = run.load_manifest()
     topo = load_topology(manifest.topology_file)
@@ -105,7 +107,8 @@ def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] |
              if health_interval > 0 else {})
     extra |= job_leases.install(directory, run.path)   # jobs hold twin leases on their GPUs
     config = make_config(topo, directory, hostname=socket.gethostname(), ctld_port=ports[0],
-                         slurmd_ports=ports[1:], live_gres=gres, extra=extra, **placement(manifest))
+                         slurmd_ports=ports[1:], live_gres=gres, extra=extra, slurmd_timeout=slurmd_timeout,
+                         **placement(manifest))
     return SlurmCluster(topo, directory, config=config)
 
 
@@ -183,7 +186,7 @@ def serve(run: RunDir, spec: SlurmSpec, health: Health) -> int:
     code = 0
     try:
         healthcheck.enabled_flag(directory).unlink(missing_ok=True)   # again only once every node registered
-        cluster = build(run, directory, spec.health_interval, previous.get("ports"))
+        cluster = build(run, directory, spec.health_interval, previous.get("ports"), spec.slurmd_timeout)
         doc["ports"] = [cluster.config.ctld_port, *(n.port for n in cluster.config.nodes)]
         write_json_atomic(state_file, doc)
         began = time.monotonic()

@@ -9,3 +9,4 @@ from emulator.daemon_config import DaemonSpec
 class SlurmSpec(DaemonSpec):
     timeout: float = 120.0          # seconds for every node to register
     health_interval: int = -1       # HealthCheckInterval; 0: none; < 0: healthcheck.auto_interval
+    slurmd_timeout: int = 60        # SlurmdTimeout: a node that does not answer this long is DOWN

@@ -66,14 +66,16 @@ def state(run: RunDir) -> dict[str, Any]:
         return {}
 
 
-def daemon_config(run: RunDir, timeout: float, health_interval: int) -> tuple[DaemonConfig, dict[str, Any]]:
+def daemon_config(run: RunDir, timeout: float, health_interval: int,
+                  slurmd_timeout: int = 60) -> tuple[DaemonConfig, dict[str, Any]]:
     """The Slurm daemon's DaemonConfig and manifest entry: it runs on the management host (in its
     namespace on a netns twin, where slurmctld runs), its health on the host's OOB address."""
     manifest = run.load_manifest()
     mgmt = manifest.management
     grpc = f"{mgmt.addresses['oob']}:{SLURM_GRPC_PORT}"
     cfg = DaemonConfig(
-        name=DAEMON, kind=DAEMON, twin=manifest.twin, spec=SlurmSpec(timeout=timeout, health_interval=health_interval),
+        name=DAEMON, kind=DAEMON, twin=manifest.twin, spec=SlurmSpec(timeout=timeout, health_interval=health_interval,
+                                                               slurmd_timeout=slurmd_timeout),
         grpc=grpc, metrics=None,
         store_url=f"file://{slurm_dir(run) / 'state'}",   # slurmctld's StateSaveLocation: Slurm keeps its own
         broker_host=manifest.broker.host, broker_port=manifest.broker.port, log_file=str(daemon_output(run)),
@@ -99,15 +101,18 @@ def check_can_start(run: RunDir) -> None:
         raise SlurmTwinError(f"run directory path too long for munge's socket ({socket_path}): use a shorter --run-dir")
 
 
-def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1) -> dict[str, Any]:
+def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1, slurmd_timeout: int = 60) -> dict[str, Any]:
     """Start Slurm for the twin in `run`; return its state document once every node is registered.
-    `health_interval`: seconds between health checks, 0 for none, <0 for `healthcheck.auto_interval`."""
+    `health_interval`: seconds between health checks, 0 for none, <0 for `healthcheck.auto_interval`;
+    `slurmd_timeout`: slurm.conf's SlurmdTimeout."""
+    if slurmd_timeout < 1:
+        raise SlurmTwinError(f"--slurmd-timeout must be a whole number of seconds >= 1, not {slurmd_timeout}")
     check_can_start(run)
     directory = slurm_dir(run)
     # A fresh cluster each time: no state, spool or logs of a previous one (a restart keeps them).
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    cfg, entry = daemon_config(run, timeout, health_interval)
+    cfg, entry = daemon_config(run, timeout, health_interval, slurmd_timeout)
     try:
         control.call(run.control_socket, "daemon.start", cfg.to_dict(), entry=entry, grace=STOP_TIMEOUT_S)
     except ControlError as e:

@@ -23,10 +23,11 @@ class SlurmClient:
     def __init__(self, run: RunDir) -> None:
         self.run = run
 
-    def up(self, timeout: float = 120.0, health_interval: int = -1) -> dict[str, Any]:
+    def up(self, timeout: float = 120.0, health_interval: int = -1, slurmd_timeout: int = 60) -> dict[str, Any]:
         """Start Slurm on the running twin; returns once every node is registered (SlurmTwinError if not)."""
         from services.slurm import lifecycle
-        return lifecycle.up(self.run, timeout=timeout, health_interval=health_interval)
+        return lifecycle.up(self.run, timeout=timeout, health_interval=health_interval,
+                            slurmd_timeout=slurmd_timeout)
 
     def down(self) -> list[str]:
         """Stop it (jobs, daemons, job processes); what was stopped. Idempotent."""

@@ -27,6 +27,8 @@ from tests.slurm.test_slurm_netns import slurm
 from tests.slurm.test_slurm_twin import slurm_processes, twin_cli
 
 # Each GPU NVML shows the job (host minor number → the pids of its running compute processes)
+SLURMD_TIMEOUT_S = 20   # `twin slurm up --slurmd-timeout`: Slurm's default is 300, the twin's 60
+
 QUERY = """
 import json, pynvml as n
 n.nvmlInit()
@@ -62,7 +64,8 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Twin]
         run_dir = tmp_path_factory.mktemp("slurm-leases")
         twin_cli("up", "rack", "--network", "netns", "--run-dir", str(run_dir), timeout=60)
         try:
-            twin_cli("slurm", "up", "--run-dir", str(run_dir), timeout=60)
+            # a node is DOWN 20 s after its slurmd stops answering (the test of a killed slurmd waits for it)
+            twin_cli("slurm", "up", "--slurmd-timeout", str(SLURMD_TIMEOUT_S), "--run-dir", str(run_dir), timeout=60)
             yield run_dir, Twin.connect(run_dir)
         finally:
             twin_cli("down", "--run-dir", str(run_dir), check=False, timeout=60)
@@ -206,9 +209,12 @@ def test_a_killed_slurmds_job_lease_is_released_once_slurm_gives_up_the_node(
     job = submit(run_dir, tmp_path, "-p", "regression", "-w", node, "--requeue", "--gres=gpu:4", wrap="sleep 600")
     wait_for(lambda: job_leases(client, node, job), 60, f"job {job}'s lease")
     (lease,) = job_leases(client, node, job)
+    config = slurm(run_dir, "scontrol", "show", "config")
+    assert re.search(rf"^SlurmdTimeout\s*=\s*{SLURMD_TIMEOUT_S} sec$", config, re.M), config
     pid = json.loads((run_dir / "slurm" / "state.json").read_text())["pids"][f"slurmd-{node}"]
     os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not client.gpu_node(node).lease_info(lease.id).active, 60 + 30 + SWEEP_INTERVAL_S + 30,
+    wait_for(lambda: not client.gpu_node(node).lease_info(lease.id).active,
+             SLURMD_TIMEOUT_S + 30 + SWEEP_INTERVAL_S + 30,
              f"job {job}'s lease on {node} (slurmd killed) to be released")
     state = slurm(run_dir, "scontrol", "show", "job", job)
     assert "JobState=RUNNING" not in state, state

@@ -79,6 +79,9 @@ def test_slurm_up_without_a_twin_is_refused(tmp_path: Path) -> None:
     r = twin_cli("slurm", "up", "--run-dir", str(tmp_path), check=False)
     assert r.returncode == 2 and "no twin running" in r.stderr, r.stderr
     assert not (tmp_path / "slurm").exists()
+    r = twin_cli("slurm", "up", "--slurmd-timeout", "0", "--run-dir", str(tmp_path), check=False)
+    assert r.returncode == 2 and "--slurmd-timeout must be a whole number of seconds >= 1, not 0" in r.stderr
+    assert not (tmp_path / "slurm").exists()
 
 
 def all_idle(run_dir: Path) -> dict[str, tuple[str, str, str]]:
