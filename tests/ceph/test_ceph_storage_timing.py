@@ -6,11 +6,13 @@ before anything starts."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from clustertwin.v1 import ceph_pb2 as pb
 from emulator import lifecycle
-from emulator.errors import UserError
+from emulator.errors import TwinRpcError, UserError
 from emulator.rundir import RunDir
 from services.ceph.sdk import CephAdmin
 from tests.ceph import helpers
@@ -24,8 +26,19 @@ def _stats(admin: CephAdmin) -> list[pb.CephOsdStat]:
 
 
 def _write(admin: CephAdmin, name: str) -> None:
-    """One EC 8+3 object through the monitor: 11 chunk writes, each to its OSD daemon."""
-    admin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name=name, data=b"t" * 100_000))
+    """One EC 8+3 object through the monitor: 11 chunk writes, each to its OSD daemon. A PG that is not
+    active refuses it at once; the write waits for the PG, as a RADOS client's op does (at --clock-scale
+    50 the heartbeat grace is 0.4 s of wall time, which a loaded machine's stall can outlast, marking
+    OSDs down until their next beat)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            admin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name=name, data=b"t" * 100_000))
+            return
+        except TwinRpcError as e:
+            if "blocks until the PG is active" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 @pytest.mark.parametrize("timing", ["model", "fast"])
