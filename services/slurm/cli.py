@@ -13,6 +13,7 @@ from rich.table import Table
 from emulator.cli.common import DEFAULT, RunDirOption, console, fail, user_errors
 from emulator.rundir import RunDir
 from services.slurm import jobs, lifecycle, real_script
+from services.slurm.config import SLURMD_TIMEOUT_S
 from services.slurm.lifecycle import SlurmTwinError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -23,8 +24,9 @@ def up(run_dir: RunDirOption = DEFAULT,
        timeout: Annotated[float, typer.Option(help="Seconds for every node to register.")] = 120.0,
        health_interval: Annotated[int, typer.Option(help="HealthCheckInterval in seconds; 0: no health check; "
                                                     "default 5, longer for many nodes on few cores.")] = -1,
-       slurmd_timeout: Annotated[int, typer.Option(help="SlurmdTimeout in seconds: a node whose slurmd does not "
-                                                   "answer this long is DOWN, its jobs requeued.")] = 60) -> None:
+       slurmd_timeout: Annotated[int, typer.Option(help="SlurmdTimeout in seconds: a node whose slurmd does "
+                                                   "not answer this long is DOWN, its jobs requeued.")]
+       = SLURMD_TIMEOUT_S) -> None:
     """Start munged, slurmctld and one slurmd per GPU server; return when every node is idle."""
     run = RunDir(run_dir)
     with user_errors():

@@ -44,6 +44,7 @@ PARTITION_EXPLORATORY = "exploratory"
 PARTITION_REGRESSION = "regression"
 PARTITION_DEV = "dev"
 
+SLURMD_TIMEOUT_S = 60   # SlurmdTimeout: seconds without an answer from a slurmd before its node is DOWN
 
 @dataclass(frozen=True)
 class Gres:
@@ -90,7 +91,7 @@ class SlurmConfig:
     extra: dict[str, str] = field(default_factory=dict)
     ctld_addr: str = "127.0.0.1"   # slurmctld's address (SlurmctldHost=hostname(addr))
     ctld_netns: str | None = None  # the network namespace slurmctld runs in (None: this one)
-    slurmd_timeout: int = 60       # SlurmdTimeout: seconds without an answer before a node is DOWN
+    slurmd_timeout: int = SLURMD_TIMEOUT_S
 
     @property
     def node_names(self) -> list[str]:
@@ -163,7 +164,8 @@ def make_config(topo: Topology, directory: Path, *, hostname: str, ctld_port: in
                 live_gres: Mapping[str, list[tuple[str, int]]] | None = None,
                 extra: Mapping[str, str] | None = None, ctld_addr: str = "127.0.0.1",
                 ctld_netns: str | None = None, node_addrs: Mapping[str, str] | None = None,
-                node_netns: Mapping[str, str | None] | None = None, slurmd_timeout: int = 60) -> SlurmConfig:
+                node_netns: Mapping[str, str | None] | None = None,
+                slurmd_timeout: int = SLURMD_TIMEOUT_S) -> SlurmConfig:
     """`ctld_addr`/`ctld_netns`, `node_addrs`/`node_netns` (node → OOB address / namespace):
     where slurmctld and each slurmd listen and run (default: 127.0.0.1, this namespace).
     `live_gres` (node → [(type, count)], from `services.slurm.live`) replaces the topology's

@@ -93,8 +93,8 @@ def placement(manifest: Manifest) -> dict[str, Any]:
             "node_netns": {d.name: d.netns for d in servers}}
 
 
-def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None = None,
-          slurmd_timeout: int = 60) -> SlurmCluster:
+def build(run: RunDir, directory: Path, health_interval: int, ports: list[int] | None,
+          slurmd_timeout: int) -> SlurmCluster:
     """The cluster for the twin in `run`; on `ports` (a restart: those of the Slurm it brings back)."""
     manifest = run.load_manifest()
     topo = load_topology(manifest.topology_file)

@@ -23,6 +23,7 @@ from emulator.errors import UserError
 from emulator.process import Cgroup, same_process, stop_process
 from emulator.rundir import RunDir, RunDirError, log_tail
 from services.slurm.cluster import APT_PACKAGES, missing_tools
+from services.slurm.config import SLURMD_TIMEOUT_S
 from services.slurm.daemon import slurm_dir
 from services.slurm.daemon_spec import SlurmSpec
 
@@ -67,7 +68,7 @@ def state(run: RunDir) -> dict[str, Any]:
 
 
 def daemon_config(run: RunDir, timeout: float, health_interval: int,
-                  slurmd_timeout: int = 60) -> tuple[DaemonConfig, dict[str, Any]]:
+                  slurmd_timeout: int) -> tuple[DaemonConfig, dict[str, Any]]:
     """The Slurm daemon's DaemonConfig and manifest entry: it runs on the management host (in its
     namespace on a netns twin, where slurmctld runs), its health on the host's OOB address."""
     manifest = run.load_manifest()
@@ -101,7 +102,8 @@ def check_can_start(run: RunDir) -> None:
         raise SlurmTwinError(f"run directory path too long for munge's socket ({socket_path}): use a shorter --run-dir")
 
 
-def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1, slurmd_timeout: int = 60) -> dict[str, Any]:
+def up(run: RunDir, *, timeout: float = 120.0, health_interval: int = -1,
+       slurmd_timeout: int = SLURMD_TIMEOUT_S) -> dict[str, Any]:
     """Start Slurm for the twin in `run`; return its state document once every node is registered.
     `health_interval`: seconds between health checks, 0 for none, <0 for `healthcheck.auto_interval`;
     `slurmd_timeout`: slurm.conf's SlurmdTimeout."""

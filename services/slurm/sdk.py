@@ -17,13 +17,15 @@ import subprocess
 from typing import Any
 
 from emulator.rundir import RunDir
+from services.slurm.config import SLURMD_TIMEOUT_S
 
 
 class SlurmClient:
     def __init__(self, run: RunDir) -> None:
         self.run = run
 
-    def up(self, timeout: float = 120.0, health_interval: int = -1, slurmd_timeout: int = 60) -> dict[str, Any]:
+    def up(self, timeout: float = 120.0, health_interval: int = -1,
+           slurmd_timeout: int = SLURMD_TIMEOUT_S) -> dict[str, Any]:
         """Start Slurm on the running twin; returns once every node is registered (SlurmTwinError if not)."""
         from services.slurm import lifecycle
         return lifecycle.up(self.run, timeout=timeout, health_interval=health_interval,

@@ -6,8 +6,6 @@ before anything starts."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from clustertwin.v1 import ceph_pb2 as pb
@@ -30,15 +28,16 @@ def _write(admin: CephAdmin, name: str) -> None:
     active refuses it at once; the write waits for the PG, as a RADOS client's op does (at --clock-scale
     50 the heartbeat grace is 0.4 s of wall time, which a loaded machine's stall can outlast, marking
     OSDs down until their next beat)."""
-    deadline = time.monotonic() + 30
-    while True:
+    def put() -> bool:
         try:
             admin.call("PutObject", pb.CephMonPutObjectRequest(pool=DATA, name=name, data=b"t" * 100_000))
-            return
         except TwinRpcError as e:
-            if "blocks until the PG is active" not in str(e) or time.monotonic() > deadline:
+            if "blocks until the PG is active" not in str(e):
                 raise
-        time.sleep(0.2)
+            return False
+        return True
+
+    helpers.wait_for(f"the write of {name} (its PG active)", put, timeout=30)
 
 
 @pytest.mark.parametrize("timing", ["model", "fast"])

@@ -26,9 +26,9 @@ from tests.slurm.conftest import wait_for
 from tests.slurm.test_slurm_netns import slurm
 from tests.slurm.test_slurm_twin import slurm_processes, twin_cli
 
-# Each GPU NVML shows the job (host minor number → the pids of its running compute processes)
 SLURMD_TIMEOUT_S = 20   # `twin slurm up --slurmd-timeout`: Slurm's default is 300, the twin's 60
 
+# Each GPU NVML shows the job (host minor number → the pids of its running compute processes)
 QUERY = """
 import json, pynvml as n
 n.nvmlInit()

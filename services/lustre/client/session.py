@@ -30,7 +30,7 @@ from typing import Any
 
 from services.lustre.client import kernel as k
 from services.lustre.client.kernel import FuseOSError
-from services.lustre.client.stats import Stats
+from services.lustre.client.stats import UNITS, Stats
 
 log = logging.getLogger("lustre.client")
 
@@ -56,6 +56,7 @@ LLITE_OPS = {
     k.STATFS: "statfs", k.SETXATTR: "setxattr", k.GETXATTR: "getxattr", k.LISTXATTR: "listxattr",
     k.REMOVEXATTR: "removexattr",
 }
+assert set(LLITE_OPS.values()) <= set(UNITS)
 
 
 def context() -> tuple[int, int, int]:

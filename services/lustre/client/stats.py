@@ -68,11 +68,6 @@ class Stats:
             self._counts = {}
             self.start_ns = self._now()
 
-    def count(self, name: str) -> int:
-        with self._mu:
-            c = self._counts.get(name)
-            return c[0] if c else 0
-
     def render(self) -> str:
         now = self._now()
         with self._mu:
