@@ -19,6 +19,7 @@ from emulator.client import Twin
 from emulator.control import ControlError
 from emulator.procutil import pid_alive
 from services.slurm import lifecycle
+from services.slurm.config import SLURMD_TIMEOUT_S
 from tests.conftest import assert_nothing_left, twin_pids
 from tests.slurm.conftest import needs_slurm, wait_for
 
@@ -129,7 +130,7 @@ def test_twin_status_lists_the_slurm_daemon_and_the_supervisor_refuses_bad_reque
     assert (row["kind"], row["state"], row["health"], row["pid"]) == ("slurm", "running", "SERVING",
                                                                       lifecycle.running(run))
     before = run.daemons.read_text(), run.manifest.read_text()
-    cfg, _ = lifecycle.daemon_config(run, 60, 0)
+    cfg, _ = lifecycle.daemon_config(run, 60, 0, SLURMD_TIMEOUT_S)
     refused = [
         ("daemon.start", cfg.to_dict(), "a daemon named 'slurm' is already in this twin"),
         ("daemon.start", cfg.to_dict() | {"name": "slurm2", "kind": "no_such_kind"}, "no installed service"),
