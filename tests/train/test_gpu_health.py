@@ -78,3 +78,13 @@ def test_the_shipped_real_drills_parse() -> None:
     drills = Path(__file__).resolve().parents[2] / "topologies" / "drills"
     faults = {d.name: parse(d)["schedule"][0]["fault"] for d in sorted(drills.glob("real_*.yaml"))}
     assert faults == {"real_gpu_lost.yaml": "xid", "real_leaf_lost.yaml": "switch-down", "real_node_cut.yaml": "cut"}
+
+
+@pytest.mark.parametrize("workload", ["{real: true, rdzv_join_timeout_s: 0}", "{real: true, gloo_timeout_s: -1}",
+                                      "{real: true, rdzv_join_timeout_s: soon}", "{real: true, gloo_timeout_s: true}"])
+def test_a_timeout_that_is_not_seconds_above_0_is_refused(tmp_path: Path, workload: str) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(f"name: d\ntopology: rack\nworkload: {workload}\n"
+                 "schedule:\n  - {fault: cut, host: gpu003, at: {step: 10}}\n")
+    with pytest.raises(BadInput, match=r"workload (rdzv_join|gloo)_timeout_s: seconds above 0"):
+        parse(f)

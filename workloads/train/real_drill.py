@@ -13,7 +13,7 @@ rank's next health check or at gloo's timeout, and a checkpoint due before that 
 group size after it.
 
 File: name, description, topology, twin {lustre, ceph}, workload {real: true, gpus, gpus_per_server,
-steps, checkpoint_every, gloo_timeout_s}, storage {dataset: {objects, object_kib, bucket, prefix,
+steps, checkpoint_every, gloo_timeout_s, rdzv_join_timeout_s}, storage {dataset: {objects, object_kib, bucket, prefix,
 workers}} (optional: made in the S3 gateway, staged into the Lustre mount by `twin stage`'s job and
 verified before the job starts, then read by the ranks as their inputs), schedule [{name, at:
 {step}, fault: cut, host}, {name, at: {step}, fault: xid, host, local_rank, xid} or {name, at: {step},
@@ -42,7 +42,8 @@ from workloads.train.real_launch import RealOptions
 EXPECTATIONS = ("job_completes", "ranks_started", "resumed_from_last_checkpoint_before_fault",
                 "checkpoints_on_lustre", "leases_released_but_the_cut_servers", "rank_stopped_on_gpu_lost",
                 "dataset_staged_and_read", "rails_after_fault")
-WORKLOAD_KEYS = {"real", "gpus", "gpus_per_server", "steps", "checkpoint_every", "gloo_timeout_s"}
+WORKLOAD_KEYS = {"real", "gpus", "gpus_per_server", "steps", "checkpoint_every", "gloo_timeout_s",
+                 "rdzv_join_timeout_s"}
 
 
 def is_real(path: Path) -> bool:
@@ -65,6 +66,10 @@ def parse(path: Path) -> dict[str, Any]:
     if extra:
         raise BadInput(f"{path}: workload keys {', '.join(sorted(extra))} unknown; "
                        f"known: {', '.join(sorted(WORKLOAD_KEYS))}")
+    for key in ("gloo_timeout_s", "rdzv_join_timeout_s"):
+        v = wl.get(key, 1)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise BadInput(f"{path}: workload {key}: seconds above 0, not {v!r}")
     for i, f in enumerate(doc.get("schedule") or []):
         at_step = isinstance((f.get("at") or {}).get("step"), int)
         xid = f.get("fault") == "xid" and isinstance(f.get("local_rank"), int) and isinstance(f.get("xid"), int)
@@ -257,7 +262,8 @@ def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned:
     opts = RealOptions(steps=int(wl.get("steps", 300)), per_server=per, nodes=int(wl.get("gpus", 6)) // per,
                        checkpoint_every=int(wl.get("checkpoint_every", 50)),
                        job_id=f"drill-{doc['name']}-{int(time.time())}",   # a run of its own: its checkpoints
-                       gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)), dataset=stage.pop("path") if stage else "")
+                       gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)), dataset=stage.pop("path") if stage else "",
+                       rdzv_join_timeout_s=float(wl.get("rdzv_join_timeout_s", 120)))
     try:
         r = run_real(twin, opts, None, log=log, on_poll=inj)
     finally:

@@ -59,6 +59,7 @@ class RealOptions:
     job_id: str = "train-real"
     allreduce_bytes: int = 1 << 20
     gloo_timeout_s: float = 20.0
+    rdzv_join_timeout_s: float = 120.0  # rdzv-conf join_timeout: a rendezvous's wait for --nnodes' minimum
     step_sleep_s: float = 0.0
     hidden: int = 256  # MLP width: its gradients are what DDP all-reduces each step
     timeout_s: float = 600.0
@@ -229,7 +230,8 @@ class RealJob:
         nodes = self.acquire(servers)
         since = len(self.events())
         try:
-            launches = plan(nodes, rdzv_id, self.worker_args(), max_restarts=self.opts.max_restarts, rail=self.rail)
+            launches = plan(nodes, rdzv_id, self.worker_args(), max_restarts=self.opts.max_restarts, rail=self.rail,
+                            join_timeout_s=self.opts.rdzv_join_timeout_s)
             self.log(f"job {self.opts.job_id}: torchrun on {', '.join(servers)}, {sum(n.devices for n in nodes)} "
                      f"ranks, rendezvous and MASTER_ADDR on {nodes[0].rails[self.rail]} "
                      f"(rail{self.rail} of {nodes[0].server})")
