@@ -16,6 +16,11 @@ written to the live client through its socket (client/control.py), printed as lc
 `llite.*.stats` is the mount's operation counters (client/stats.py); writing anything to it
 (`set_param llite.*.stats=clear`) zeroes them.
 
+The MDT's tunables are there too, as lctl shows them on the MDS node (the twin's lctl sees every node
+of the filesystem, as on a single-node test setup): `mdd.hot-MDT0000.atime_diff`, asked of the active
+MDS (services/lustre/mds/params.py). A value set there is told to every live mount, which sends a
+read's atime only when the MDT would keep it.
+
 A pattern is matched as lctl matches its /proc and /sys paths: each dot-separated component a shell
 glob (`*` does not cross a dot); a pattern of fewer components matches everything under it. A
 pattern that matches nothing, or a bad value, is refused with lctl's message and nothing is changed.
@@ -25,12 +30,17 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from emulator.errors import UserError
 from services.lustre.client.control import request, socket_path
 from services.lustre.client.mount import record_path, records
 from services.lustre.client.tunables import bounds_of
+from services.lustre.mds.params import parse_value
+
+MDS_WAIT_S = 5.0   # for an MDS failing over to answer, as lctl on a node waits for the target
 
 
 class LctlError(Exception):
@@ -69,6 +79,36 @@ def matches(pattern: str, name: str) -> bool:
     return all(fnmatch.fnmatchcase(p, g) for p, g in zip(parts, pat, strict=False))
 
 
+def _mdt_params(run_path: Path, pattern: str) -> list[tuple[str, int, int, int]]:
+    """(name, value, min, max) of the MDT's tunables the pattern may match; none when its first component
+    cannot match `mdd` (no call to the MDS then) or the twin has no Lustre MDS that answers."""
+    if not fnmatch.fnmatchcase("mdd", pattern.split(".")[0]):
+        return []
+    from emulator.rundir import RunDir
+    from services.lustre.sdk import LustreAdmin
+
+    run = RunDir(run_path)
+    try:
+        with LustreAdmin(run, run.load_manifest(), failover_timeout=MDS_WAIT_S) as lu:
+            return [(p.name, p.value, p.min, p.max) for p in lu.mdt_params() if matches(pattern, p.name)]
+    except (UserError, OSError):   # no Lustre, or no MDS answers (ClientError is an OSError)
+        return []
+
+
+def _set_mdt_param(run_path: Path, name: str, value: str) -> int:
+    from emulator.rundir import RunDir
+    from services.lustre.client.core import ClientError
+    from services.lustre.sdk import LustreAdmin
+
+    run = RunDir(run_path)
+    try:
+        with LustreAdmin(run, run.load_manifest(), failover_timeout=MDS_WAIT_S) as lu:
+            return int(lu.set_mdt_param(name, value).value)
+    except ClientError as e:
+        raise LctlError(e.errno, f"error: set_param: setting /sys/fs/lustre/{_param_path(name)}={value}: "
+                                 f"{os.strerror(e.errno)} ({e.strerror})") from None
+
+
 def _param_path(pattern: str) -> str:
     return pattern.replace(".", "/")
 
@@ -87,7 +127,8 @@ def get_param(run_path: Path, patterns: list[str], values_only: bool = False, na
     lines = []
     for pattern in patterns:
         hits = sorted([(n, m, v) for m in ms for n, v in m.params.items() if matches(pattern, n)]
-                      + [(n, m, None) for m in ms for n in m.stats if matches(pattern, n)], key=lambda h: h[0])
+                      + [(n, m, None) for m in ms for n in m.stats if matches(pattern, n)]
+                      + [(n, None, v) for n, v, _lo, _hi in _mdt_params(run_path, pattern)], key=lambda h: h[0])
         if not hits:
             raise LctlError(errno.ENOENT, f"error: get_param: param_path '{_param_path(pattern)}': "
                                           f"No such file or directory")
@@ -97,7 +138,7 @@ def get_param(run_path: Path, patterns: list[str], values_only: bool = False, na
                 continue
             if v is not None:
                 lines.append(str(v) if values_only else f"{n}={v}")
-            else:
+            elif m is not None:
                 text = _stats(m, n).rstrip("\n")
                 lines.append(text if values_only else f"{n}=\n{text}")
     return "".join(line + "\n" for line in lines)
@@ -106,7 +147,7 @@ def get_param(run_path: Path, patterns: list[str], values_only: bool = False, na
 def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> str:
     """Every assignment checked (names and values) before any is made, so bad input changes nothing."""
     ms = mounts(run_path)
-    plan: list[tuple[Mount, str, str]] = []
+    plan: list[tuple[Mount | None, str, str]] = []   # (None: the MDT's, name, value)
     for a in assignments:
         pattern, eq, value = a.partition("=")
         if not eq or not pattern:
@@ -114,10 +155,20 @@ def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> st
                                           f"(expected name=value)")
         cleared = [(m, n) for m in ms for n in m.stats if matches(pattern, n)]
         hits = [(m, n) for m in ms for n in sorted(m.params) if matches(pattern, n)]
-        if not hits and not cleared:
+        mdt = _mdt_params(run_path, pattern)
+        if not hits and not cleared and not mdt:
             raise LctlError(errno.ENOENT, f"error: set_param: param_path '{_param_path(pattern)}': "
                                           f"No such file or directory")
         plan += [(m, n, value) for m, n in cleared]   # any value written to a statistics file zeroes it
+        for n, _v, lo, hi in mdt:
+            try:
+                ok = lo <= parse_value(value) <= hi
+            except ValueError:
+                ok = False
+            if not ok:
+                raise LctlError(errno.EINVAL, f"error: set_param: setting /sys/fs/lustre/{_param_path(n)}="
+                                              f"{value}: Invalid argument ({lo}..{hi})")
+            plan.append((None, n, value))
         if not hits:
             continue
         try:
@@ -131,6 +182,15 @@ def set_param(run_path: Path, assignments: list[str], quiet: bool = False) -> st
         plan += [(m, n, value) for m, n in hits]
     out = []
     for m, n, value in plan:
+        if m is None:
+            v = _set_mdt_param(run_path, n, value)
+            for each in ms:   # every live mount sends a read's atime by the MDT's rule
+                try:
+                    request(each.sock, {"op": "mdt_param", "name": n, "value": v})
+                except OSError:
+                    pass   # unmounted since: nothing to tell
+            out.append(f"{n}={v}")
+            continue
         if n in m.stats:
             request(m.sock, {"op": "clear", "name": n})
             out.append(f"{n}={value}")

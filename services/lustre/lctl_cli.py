@@ -1,4 +1,5 @@
-"""`twin lustre lctl`: lctl's get_param and set_param for the client mounts of the twin (services/lustre/lctl.py)."""
+"""`twin lustre lctl`: lctl's get_param and set_param for the client mounts of the twin and its MDT
+(services/lustre/lctl.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import typer
 from emulator.cli.common import DEFAULT, RunDirOption
 from emulator.rundir import RunDir
 
-app = typer.Typer(no_args_is_help=True, help="`lctl` on the client node: the tunables of every `twin lustre mount`.")
+app = typer.Typer(no_args_is_help=True, help="`lctl`: the tunables of every `twin lustre mount`, and the MDT's "
+                                              "(mdd.*) as on the MDS node.")
 
 
 def _run(fn, *args, **kw) -> None:  # noqa: ANN001
@@ -38,7 +40,7 @@ def get_param(patterns: Annotated[list[str], typer.Argument(help="Parameters, gl
 def set_param(assignments: Annotated[list[str], typer.Argument(help="NAME=VALUE, globs allowed in NAME.")],
               quiet: Annotated[bool, typer.Option("-n", help="Print nothing.")] = False,
               run_dir: RunDirOption = DEFAULT) -> None:
-    """Set parameters of the live clients; every one is checked before any is set."""
+    """Set parameters of the live clients and the MDT; every one is checked before any is set."""
     from services.lustre import lctl
 
     _run(lctl.set_param, RunDir(run_dir).path, assignments, quiet=quiet)

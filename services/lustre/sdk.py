@@ -6,6 +6,7 @@
     f = lu.inject_fault("oss-kill", "oss01")    # the fault API: a LustreFault with its id
     lu.list_faults(); lu.clear_fault(f.id)
     lu.events("oss01")                  # what the OSS (or an MDS) publishes: LustreEvent, from WatchEvents
+    lu.mdt_params()                     # the MDT's tunables (mdd.hot-MDT0000.atime_diff); set_mdt_param
     lu.kill_oss("oss01")                # `twin lustre fault oss-kill`: the fault, then kill -9; down until start_oss
     lu.fill_ost(0); lu.restore_ost(0)   # `twin lustre fault ost-full` / `ost-clear`
     lu.faults()                         # the active faults as dicts (id, kind, target, effect)
@@ -87,6 +88,15 @@ class LustreAdmin:
                     yield r.event
             finally:
                 stream.cancel()
+
+    # ---- the MDT's tunables (lctl get_param / set_param mdd.* on the MDS node) --------------------
+    def mdt_params(self) -> list[pb.LustreParam]:
+        """The active MDS's tunables: mdd.<fsname>-MDT0000.atime_diff."""
+        return list(self.client.mdcall("GetParams", pb.LustreMdsGetParamsRequest()).params)
+
+    def set_mdt_param(self, name: str, value: str) -> pb.LustreParam:
+        """Set one by its full name (ClientError ENOENT or EINVAL, nothing changed, for a bad one)."""
+        return self.client.mdcall("SetParam", pb.LustreMdsSetParamRequest(name=name, value=value)).param
 
     # ---- the fault API -----------------------------------------------------------------------
     def _oss_call(self, oss: str, method: str, request: Any) -> Any:

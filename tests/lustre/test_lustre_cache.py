@@ -17,7 +17,7 @@ from emulator.rundir import RunDir
 from services.lustre.client.core import LustreClient
 from services.lustre.client.stats import COUNTERS as STATS_COUNTERS
 from services.lustre.wire import layout_from_pb
-from tests.lustre.conftest import LustreMount, MiB, lustre_mount, needs_fuse, pattern
+from tests.lustre.conftest import LustreMount, MiB, lustre_mount, needs_fuse, pattern, with_second_mount
 
 pytestmark = needs_fuse
 
@@ -211,3 +211,39 @@ def test_llite_stats_count_what_the_mount_serves_and_set_param_clears_them(lustr
     assert not set(llite_stats(m)) & {"mkdir", "create", "rename", "unlink", "fsync", "write_bytes"}
     r = m.cli("lustre", "lctl", "get_param", "llite.*.stat", check=False)
     assert r.returncode == errno.ENOENT and "llite/*/stat': No such file or directory" in r.stderr
+
+
+def test_mdd_atime_diff_is_the_mdts_and_the_mounts_send_reads_by_it(lustre, tmp_path):
+    """`lctl get_param|set_param mdd.*.atime_diff` as on the MDS node: the MDT's, 60 s by default. A
+    read of a file written just now leaves the atime the MDT keeps; after set_param ...=0 a read moves
+    it, through this mount and through one mounted after the change. A bad value or name is refused
+    and changes nothing."""
+    m, client = lustre
+    lctl = lambda *a, check=True: m.cli("lustre", "lctl", *a, check=check)  # noqa: E731
+    assert lctl("get_param", "mdd.*.atime_diff").stdout == "mdd.hot-MDT0000.atime_diff=60\n"
+    assert lctl("get_param", "-N", "mdd.*").stdout == "mdd.hot-MDT0000.atime_diff\n"
+    for name in ("a", "b"):
+        (m.mnt / f"atime-{name}").write_bytes(b"x" * 10)
+    before = {n: client.getattr(f"/atime-{n}").atime_ns for n in ("a", "b")}
+    time.sleep(0.01)
+    assert (m.mnt / "atime-a").read_bytes() == b"x" * 10
+    assert client.getattr("/atime-a").atime_ns == before["a"]   # within atime_diff: the MDT keeps it
+    refused = "mdd/hot-MDT0000/atime_diff=soon: Invalid argument (0..18446744073709551615)"
+    for bad, code, why in [("mdd.*.atime_diff=soon", errno.EINVAL, refused),
+                           ("mdd.*.atime_diff=-1", errno.EINVAL, "Invalid argument"),
+                           ("mdd.*.no_such=1", errno.ENOENT, "param_path 'mdd/*/no_such': No such file")]:
+        r = lctl("set_param", bad, check=False)
+        assert r.returncode == code and why in r.stderr, (bad, r.stderr)
+    assert lctl("get_param", "-n", "mdd.hot-MDT0000.atime_diff").stdout == "60\n"
+
+    try:
+        assert lctl("set_param", "mdd.*.atime_diff=0").stdout == "mdd.hot-MDT0000.atime_diff=0\n"
+        assert (m.mnt / "atime-a").read_bytes() == b"x" * 10
+        assert client.getattr("/atime-a").atime_ns > before["a"]
+        for _, _, mnt2, _ in with_second_mount(m, tmp_path / "mnt2"):   # asks the MDS at mount
+            assert (mnt2 / "atime-b").read_bytes() == b"x" * 10
+            assert client.getattr("/atime-b").atime_ns > before["b"]
+        # lctl's values as the proc handler reads them (simple_strtoul, base 0): 010 is octal
+        assert lctl("set_param", "mdd.*.atime_diff=010").stdout == "mdd.hot-MDT0000.atime_diff=8\n"
+    finally:
+        lctl("set_param", "mdd.*.atime_diff=60")

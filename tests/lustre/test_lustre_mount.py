@@ -219,9 +219,20 @@ def test_bad_input_errnos(lustre):
 
 
 def test_mds_failover_keeps_namespace(lustre):
+    """The standby serves what the active acknowledged. A tunable set on the active MDT without -P
+    (mdd.*.atime_diff) is not the new one's: it has the default again, and the mount, which sends a
+    read's atime by the MDT's value, learns it when its lock stream reaches the new MDS."""
     run, mnt, client, manifest = lustre
     (mnt / "ha").mkdir()
     (mnt / "ha" / "before").write_bytes(b"acknowledged")
+    aged = mnt / "ha" / "aged"
+    aged.write_bytes(b"read me")
+    two_hours_ago = time.time() - 7200
+    os.utime(aged, (two_hours_ago, two_hours_ago))
+    twin("lustre", "lctl", "set_param", "mdd.*.atime_diff=10800", run=run)
+    atime = client.getattr("/ha/aged").atime_ns
+    assert aged.read_bytes() == b"read me"
+    assert client.getattr("/ha/aged").atime_ns == atime   # 2 h < 3 h: the MDT keeps the old one
     status = json.loads((run / "daemons.json").read_text())["daemons"]
     active = None
     for m in manifest.daemons_of("lustre_mds"):
@@ -236,11 +247,20 @@ def test_mds_failover_keeps_namespace(lustre):
     os.kill(status[active]["pid"], signal.SIGKILL)
     time.sleep(0.2)
     (mnt / "ha" / "after").write_bytes(b"written after failover")   # blocks until the standby serves
-    assert sorted(os.listdir(mnt / "ha")) == ["after", "before"]
+    assert sorted(os.listdir(mnt / "ha")) == ["after", "aged", "before"]
     assert (mnt / "ha" / "before").read_bytes() == b"acknowledged"
     with pytest.raises(ClientError) as e:
         client.getattr("/ha/missing")
     assert e.value.errno == errno.ENOENT
+    assert twin("lustre", "lctl", "get_param", "mdd.*.atime_diff", run=run).stdout.endswith(".atime_diff=60\n")
+
+    def read_moved_it() -> bool:
+        assert aged.read_bytes() == b"read me"
+        return client.getattr("/ha/aged").atime_ns > atime
+    deadline = time.monotonic() + 30   # the lock stream comes back after the filesystem calls do
+    while not read_moved_it():
+        assert time.monotonic() < deadline, "the mount still sends reads by the old MDS's atime_diff"
+        time.sleep(0.2)
 
 
 def test_one_gib_round_trip_stripe_count_4(lustre):

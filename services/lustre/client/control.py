@@ -6,6 +6,8 @@ mount's record (RUN/mounts/lustre-<hash>.sock), one JSON request per connection:
     {"op": "set", "name": N, "value": V}    -> {"value": V} or {"error": errno name, "message": ...}
     {"op": "stats", "name": N}              -> {"text": the counters as lctl prints them}
     {"op": "clear", "name": N}              -> {} (the counters zeroed, as a write to llite.*.stats does)
+    {"op": "mdt_param", "name": N, "value": V}  -> {} (a tunable of the MDT changed: mdd.*.atime_diff, which
+                                               the mount applies before it sends a read's atime)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from emulator import unix_socket
@@ -29,7 +32,10 @@ def socket_path(record: Path) -> Path:
     return record.with_suffix(".sock")
 
 
-def serve(path: Path, registry: Registry, stats: Stats) -> threading.Thread:
+MdtParam = Callable[[str, int], None]
+
+
+def serve(path: Path, registry: Registry, stats: Stats, mdt_param: MdtParam | None = None) -> threading.Thread:
     """Answer on `path` in a daemon thread, for the life of the process."""
     path.unlink(missing_ok=True)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -42,7 +48,8 @@ def serve(path: Path, registry: Registry, stats: Stats) -> threading.Thread:
             conn, _ = srv.accept()
             with conn:
                 try:
-                    conn.sendall(json.dumps(answer(registry, stats, json.loads(_recv(conn)))).encode() + b"\n")
+                    conn.sendall(json.dumps(answer(registry, stats, json.loads(_recv(conn)), mdt_param)).encode()
+                                 + b"\n")
                 except (OSError, ValueError) as e:
                     log.warning("lctl request: %s", e)
 
@@ -51,8 +58,14 @@ def serve(path: Path, registry: Registry, stats: Stats) -> threading.Thread:
     return t
 
 
-def answer(registry: Registry, stats: Stats, req: dict) -> dict:
+def answer(registry: Registry, stats: Stats, req: dict, mdt_param: MdtParam | None = None) -> dict:
     stats_name = f"{registry.llite}.stats"
+    if req.get("op") == "mdt_param" and mdt_param is not None:
+        try:
+            mdt_param(str(req["name"]), int(req["value"]))
+        except (KeyError, TypeError, ValueError) as e:
+            return {"error": "EINVAL", "message": f"mdt_param: {e!r}"}
+        return {}
     if req.get("op") == "list":
         return {"params": {n: registry.get(n) for n in registry.names}, "stats": [stats_name]}
     if req.get("op") in ("stats", "clear"):

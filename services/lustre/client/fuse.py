@@ -56,7 +56,7 @@ from services.lustre.errors import LustreError
 from services.lustre.fid import Fid
 from services.lustre.layout import Layout
 from services.lustre.mds.ldlm import UUID_KEY
-from services.lustre.namespace import FID_DIR, atime_moves
+from services.lustre.namespace import ATIME_DIFF_NS, FID_DIR, atime_moves
 from services.lustre.wire import layout_from_pb, lov_xattr, parse_lov_xattr
 from services.lustre.xattrs import PRIVILEGED, STORED
 
@@ -106,10 +106,10 @@ def attr_dict(a: pb.LustreAttr, size: int | None = None) -> dict[str, Any]:
             "st_rdev": a.rdev}
 
 
-def read_moves_atime(a: pb.LustreAttr, now: int) -> bool:
+def read_moves_atime(a: pb.LustreAttr, now: int, atime_diff_ns: int = ATIME_DIFF_NS) -> bool:
     """Whether a read at `now` of a file with attributes `a` moves the atime the MDS keeps (by the MDS's
-    own rule, services/lustre/namespace.py: atime_moves, with Lustre's default atime_diff)."""
-    return atime_moves(a.atime_ns, a.mtime_ns, a.ctime_ns, now)
+    own rule, services/lustre/namespace.py: atime_moves, with its mdd.*.atime_diff)."""
+    return atime_moves(a.atime_ns, a.mtime_ns, a.ctime_ns, now, atime_diff_ns)
 
 
 def groups_of(pid: int) -> list[int]:
@@ -173,6 +173,9 @@ class LustreFuse:
         self.kept: dict[str, float] = {}
         self._wb_wake = threading.Event()
         self.expire_s = dirty_expire_s()
+        # the MDT's mdd.*.atime_diff: llite sends every read's atime in its close and the MDT drops those
+        # within it; this mount sends only the ones the MDT would keep (learn_mdt_params)
+        self.mdt_atime_diff_ns = ATIME_DIFF_NS
 
     # ---- helpers -----------------------------------------------------------------------------
     def cred(self) -> pb.LustreCred:
@@ -254,6 +257,7 @@ class LustreFuse:
                 of.size = max(of.size, a.size) if of.dirty else a.size
 
     def _drop_all(self) -> None:
+        self.learn_mdt_params()   # the MDS this lock stream reached may be another (a failover): its values
         try:   # the MDS that held the write locks is gone (or forgot them): written back first
             self.give_up_writes()
         except OSError as e:
@@ -408,6 +412,20 @@ class LustreFuse:
             if of.ra is not None:
                 of.ra.invalidate()
         return 0
+
+    def learn_mdt_params(self) -> None:
+        """The MDT's tunables this mount acts on, asked of the MDS at mount (an MDS that does not answer
+        leaves Lustre's defaults)."""
+        try:
+            for p in self.c.mdcall("GetParams", pb.LustreMdsGetParamsRequest()).params:
+                self.learn_mdt_param(p.name, p.value)
+        except ClientError as e:
+            log.warning("the MDS's parameters: %s; keeping the defaults", e)
+
+    def learn_mdt_param(self, name: str, value: int) -> None:
+        """A tunable of the MDT changed (`twin lustre lctl set_param mdd.*`)."""
+        if name.startswith("mdd.") and name.endswith(".atime_diff"):
+            self.mdt_atime_diff_ns = value * 10**9
 
     def statfs(self, path: str) -> dict[str, int]:
         hit = self._statfs
@@ -645,7 +663,9 @@ class LustreFuse:
         if self.locks is None or not self.locks.held:
             return 0
         hit = self.attrs.get(self._real(path))
-        if hit is None or hit[0] <= time.monotonic() or read_moves_atime(hit[1], time.time_ns()):
+        if hit is None or hit[0] <= time.monotonic():
+            return 0
+        if read_moves_atime(hit[1], time.time_ns(), self.mdt_atime_diff_ns):
             return 0
         return k.FOPEN_KEEP_CACHE
 
@@ -755,7 +775,7 @@ class LustreFuse:
         stored atime (llite packs it into the close it sends anyway; the MDT drops it), so most reads and
         listings cost nothing."""
         now = time.time_ns()
-        if not read_moves_atime(self._attr(path), now):
+        if not read_moves_atime(self._attr(path), now, self.mdt_atime_diff_ns):
             return
         callbacks = self.callbacks
         a = self._md_setattr(path, atime_ns=now, read_atime=True)
@@ -1003,11 +1023,13 @@ def mount(client: LustreClient, mountpoint: str, control: Path | None = None) ->
 
     instance = instance_id(mountpoint, os.getpid())
     fs = LustreFuse(client, uuid=f"{client.fsname}-{instance}")
+    fs.learn_mdt_params()
     stats = Stats()
     if control is not None:
         from services.lustre.client import control as ctl
 
-        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance), stats)
+        ctl.serve(control, Registry(fs.t, client.fsname, sorted(client.osts), instance), stats,
+                  fs.learn_mdt_param)
     # default_permissions: the kernel checks mode bits, sticky directories and chown on the attributes it
     # holds (coherent under the MDS's locks), as llite's ll_inode_permission runs generic_permission on the
     # client; the MDS checks each change again with the caller's credentials

@@ -5,6 +5,7 @@ refuses every filesystem call with EAGAIN, which clients take as "try the other 
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from services.lustre import find as lfind
 from services.lustre.errors import LustreError
 from services.lustre.events import EventPublisher
 from services.lustre.layout import StripeObject
+from services.lustre.mds import params as mdt_params
 from services.lustre.mds.namespace import DurableNamespace
 from services.lustre.namespace import ROOT, Cred, Inode
 from services.lustre.ost import MdtState, OstState, target_name
@@ -33,6 +35,7 @@ ORDERS_KEPT = 64   # directories whose cookie order Readdir keeps
 ATTRS_KEPT = 1 << 20   # inodes whose attribute message the MDS keeps
 
 Ctx = grpc.aio.ServicerContext
+log = logging.getLogger("lustre.mds")
 
 
 class MdsState(Protocol):
@@ -73,6 +76,10 @@ def lookup_or_none(ns: DurableNamespace, path: str, cred: Cred) -> Inode | None:
         return ns.lookup(path, cred)
     except LustreError:
         return None
+
+
+def param_pb(p: mdt_params.Param) -> pb.LustreParam:
+    return pb.LustreParam(name=p.name, value=p.value, min=p.min, max=p.max)
 
 
 def target_pb(fsname: str, t: OstState | MdtState, kind: str, server: str) -> pb.LustreTargetState:
@@ -310,6 +317,17 @@ class MdsServicer(pb_grpc.LustreMdsServicer):
         ns = self.d.ns
         return pb.LustreMdsStatusResponse(name=self.d.name, role="active" if ns else "standby",
                                           fsname=self.d.fsname, inodes=ns.inode_count() if ns else 0)
+
+    async def GetParams(self, request, context):  # noqa: N802
+        return await self._now(context, lambda ns: pb.LustreMdsGetParamsResponse(
+            params=[param_pb(p) for p in mdt_params.listing(ns.ns)]))
+
+    async def SetParam(self, request, context):  # noqa: N802
+        def set_(ns: DurableNamespace) -> pb.LustreMdsSetParamResponse:
+            p = mdt_params.set_param(ns.ns, request.name, request.value)
+            log.info("%s: lctl set_param %s=%d", self.d.name, p.name, p.value)
+            return pb.LustreMdsSetParamResponse(param=param_pb(p))
+        return await self._now(context, set_)
 
     async def WatchEvents(self, request, context):  # noqa: N802
         async for ev in watch(self.d.events, request.since_seq):

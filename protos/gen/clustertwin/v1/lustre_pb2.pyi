@@ -559,6 +559,42 @@ class LustreMdsStatusResponse(_message.Message):
     inodes: int
     def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., fsname: _Optional[str] = ..., inodes: _Optional[int] = ...) -> None: ...
 
+class LustreParam(_message.Message):
+    __slots__ = ("name", "value", "min", "max")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: int
+    min: int
+    max: int
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ..., min: _Optional[int] = ..., max: _Optional[int] = ...) -> None: ...
+
+class LustreMdsGetParamsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LustreMdsGetParamsResponse(_message.Message):
+    __slots__ = ("params",)
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    params: _containers.RepeatedCompositeFieldContainer[LustreParam]
+    def __init__(self, params: _Optional[_Iterable[_Union[LustreParam, _Mapping]]] = ...) -> None: ...
+
+class LustreMdsSetParamRequest(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class LustreMdsSetParamResponse(_message.Message):
+    __slots__ = ("param",)
+    PARAM_FIELD_NUMBER: _ClassVar[int]
+    param: LustreParam
+    def __init__(self, param: _Optional[_Union[LustreParam, _Mapping]] = ...) -> None: ...
+
 class LustreMdsWatchEventsRequest(_message.Message):
     __slots__ = ("since_seq",)
     SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]

@@ -139,6 +139,16 @@ class LustreMdsStub:
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.SerializeToString,
                 response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.FromString,
                 _registered_method=True)
+        self.GetParams = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/GetParams',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsResponse.FromString,
+                _registered_method=True)
+        self.SetParam = channel.unary_unary(
+                '/clustertwin.v1.LustreMds/SetParam',
+                request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamRequest.SerializeToString,
+                response_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamResponse.FromString,
+                _registered_method=True)
         self.WatchEvents = channel.unary_stream(
                 '/clustertwin.v1.LustreMds/WatchEvents',
                 request_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsWatchEventsRequest.SerializeToString,
@@ -280,6 +290,18 @@ class LustreMdsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetParams(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetParam(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchEvents(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -399,6 +421,16 @@ def add_LustreMdsServicer_to_server(servicer, server):
                     servicer.Status,
                     request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.FromString,
                     response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.SerializeToString,
+            ),
+            'GetParams': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetParams,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsResponse.SerializeToString,
+            ),
+            'SetParam': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetParam,
+                    request_deserializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamRequest.FromString,
+                    response_serializer=clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamResponse.SerializeToString,
             ),
             'WatchEvents': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchEvents,
@@ -978,6 +1010,60 @@ class LustreMds:
             '/clustertwin.v1.LustreMds/Status',
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusRequest.SerializeToString,
             clustertwin_dot_v1_dot_lustre__pb2.LustreMdsStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetParams(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/GetParams',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsGetParamsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetParam(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/clustertwin.v1.LustreMds/SetParam',
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamRequest.SerializeToString,
+            clustertwin_dot_v1_dot_lustre__pb2.LustreMdsSetParamResponse.FromString,
             options,
             channel_credentials,
             insecure,
