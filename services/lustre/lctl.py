@@ -31,14 +31,20 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from emulator.errors import UserError
 from services.lustre.client.control import request, socket_path
 from services.lustre.client.mount import record_path, records
 from services.lustre.client.tunables import bounds_of
 from services.lustre.mds.params import parse_value
+
+if TYPE_CHECKING:
+    from services.lustre.sdk import LustreAdmin
 
 MDS_WAIT_S = 5.0   # for an MDS failing over to answer, as lctl on a node waits for the target
 
@@ -79,30 +85,34 @@ def matches(pattern: str, name: str) -> bool:
     return all(fnmatch.fnmatchcase(p, g) for p, g in zip(parts, pat, strict=False))
 
 
+@contextmanager
+def _mds(run_path: Path) -> Iterator[LustreAdmin]:
+    """The twin's Lustre admin client, waiting no longer than MDS_WAIT_S for the active MDS."""
+    from emulator.rundir import RunDir
+    from services.lustre.sdk import LustreAdmin
+
+    run = RunDir(run_path)
+    with LustreAdmin(run, run.load_manifest(), failover_timeout=MDS_WAIT_S) as lu:
+        yield lu
+
+
 def _mdt_params(run_path: Path, pattern: str) -> list[tuple[str, int, int, int]]:
     """(name, value, min, max) of the MDT's tunables the pattern may match; none when its first component
     cannot match `mdd` (no call to the MDS then) or the twin has no Lustre MDS that answers."""
     if not fnmatch.fnmatchcase("mdd", pattern.split(".")[0]):
         return []
-    from emulator.rundir import RunDir
-    from services.lustre.sdk import LustreAdmin
-
-    run = RunDir(run_path)
     try:
-        with LustreAdmin(run, run.load_manifest(), failover_timeout=MDS_WAIT_S) as lu:
+        with _mds(run_path) as lu:
             return [(p.name, p.value, p.min, p.max) for p in lu.mdt_params() if matches(pattern, p.name)]
     except (UserError, OSError):   # no Lustre, or no MDS answers (ClientError is an OSError)
         return []
 
 
 def _set_mdt_param(run_path: Path, name: str, value: str) -> int:
-    from emulator.rundir import RunDir
     from services.lustre.client.core import ClientError
-    from services.lustre.sdk import LustreAdmin
 
-    run = RunDir(run_path)
     try:
-        with LustreAdmin(run, run.load_manifest(), failover_timeout=MDS_WAIT_S) as lu:
+        with _mds(run_path) as lu:
             return int(lu.set_mdt_param(name, value).value)
     except ClientError as e:
         raise LctlError(e.errno, f"error: set_param: setting /sys/fs/lustre/{_param_path(name)}={value}: "

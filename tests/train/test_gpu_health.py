@@ -16,7 +16,8 @@ import pytest
 from emulator.errors import BadInput
 from workloads.drill.spec import DrillError
 from workloads.train.gpu_health import rank_device
-from workloads.train.real_drill import parse
+from workloads.train.real_drill import options, parse
+from workloads.train.real_launch import RealOptions
 
 
 def test_a_rank_checks_the_device_its_lease_gave_it() -> None:
@@ -88,3 +89,12 @@ def test_a_timeout_that_is_not_seconds_above_0_is_refused(tmp_path: Path, worklo
                  "schedule:\n  - {fault: cut, host: gpu003, at: {step: 10}}\n")
     with pytest.raises(BadInput, match=r"workload (rdzv_join|gloo)_timeout_s: seconds above 0"):
         parse(f)
+
+
+def test_a_drills_timeouts_reach_the_job() -> None:
+    """real_leaf_lost sets torchrun's join_timeout to 30 s; a drill that leaves it out gets the launcher's."""
+    drills = Path(__file__).resolve().parents[2] / "topologies" / "drills"
+    leaf = options("real_leaf_lost", parse(drills / "real_leaf_lost.yaml")["workload"], "")
+    assert (leaf.rdzv_join_timeout_s, leaf.gloo_timeout_s, leaf.steps, leaf.nodes) == (30, 20, 300, 3)
+    cut = options("real_node_cut", parse(drills / "real_node_cut.yaml")["workload"], "/data")
+    assert (cut.rdzv_join_timeout_s, cut.dataset) == (RealOptions.rdzv_join_timeout_s, "/data")

@@ -46,6 +46,11 @@ def test_bad_plans_are_refused() -> None:
     assert flag(plan(nodes(1), "job", [])[0].argv, "nnodes") == "1:1"
 
 
+def test_the_join_timeout_is_the_rendezvous_conf() -> None:
+    assert "join_timeout=120," in flag(plan(nodes(2), "job", [])[0].argv, "rdzv-conf")
+    assert all("join_timeout=30," in flag(la.argv, "rdzv-conf") for la in plan(nodes(2), "job", [], join_timeout_s=30))
+
+
 EVENTS = [
     {"t": 100.0, "kind": "started", "world": 6, "restart": 0, "resumed_from": None, "dataset_files": 0},
     {"t": 101.0, "kind": "allreduce", "bytes": 1 << 20, "world": 6, "median_s": 0.04},

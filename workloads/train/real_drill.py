@@ -67,8 +67,8 @@ def parse(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path}: workload keys {', '.join(sorted(extra))} unknown; "
                        f"known: {', '.join(sorted(WORKLOAD_KEYS))}")
     for key in ("gloo_timeout_s", "rdzv_join_timeout_s"):
-        v = wl.get(key, 1)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        v = wl.get(key)
+        if key in wl and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0):
             raise BadInput(f"{path}: workload {key}: seconds above 0, not {v!r}")
     for i, f in enumerate(doc.get("schedule") or []):
         at_step = isinstance((f.get("at") or {}).get("step"), int)
@@ -242,6 +242,17 @@ def check_target(twin: Any, fault: dict[str, Any] | None) -> None:
         raise BadInput(f"schedule: no GPU server {fault['host']!r} in this twin ({', '.join(sorted(twin.gpu_nodes))})")
 
 
+def options(name: str, wl: dict[str, Any], dataset: str) -> RealOptions:
+    """The job a drill's `workload` runs (what it leaves out, RealOptions' defaults)."""
+    per = int(wl.get("gpus_per_server", 2))
+    return RealOptions(steps=int(wl.get("steps", RealOptions.steps)), per_server=per,
+                       nodes=int(wl.get("gpus", 6)) // per,
+                       checkpoint_every=int(wl.get("checkpoint_every", RealOptions.checkpoint_every)),
+                       job_id=f"drill-{name}-{int(time.time())}",   # a run of its own: its checkpoints
+                       gloo_timeout_s=float(wl.get("gloo_timeout_s", RealOptions.gloo_timeout_s)), dataset=dataset,
+                       rdzv_join_timeout_s=float(wl.get("rdzv_join_timeout_s", RealOptions.rdzv_join_timeout_s)))
+
+
 def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned: bool, log: Any) -> dict[str, Any]:
     from workloads.train.real_cli import lustre_mount
 
@@ -258,12 +269,7 @@ def _drill(twin: Any, doc: dict[str, Any], wl: dict[str, Any], out: Path, owned:
             raise BadInput("the drill stages its dataset into the Lustre mount: `twin lustre mount DIR` first")
         stage = _stage(twin, doc["name"], doc["storage"]["dataset"], Path(mount), log)
     inj = Injector(twin, fault, log)
-    per = int(wl.get("gpus_per_server", 2))
-    opts = RealOptions(steps=int(wl.get("steps", 300)), per_server=per, nodes=int(wl.get("gpus", 6)) // per,
-                       checkpoint_every=int(wl.get("checkpoint_every", 50)),
-                       job_id=f"drill-{doc['name']}-{int(time.time())}",   # a run of its own: its checkpoints
-                       gloo_timeout_s=float(wl.get("gloo_timeout_s", 20)), dataset=stage.pop("path") if stage else "",
-                       rdzv_join_timeout_s=float(wl.get("rdzv_join_timeout_s", 120)))
+    opts = options(doc["name"], wl, stage.pop("path") if stage else "")
     try:
         r = run_real(twin, opts, None, log=log, on_poll=inj)
     finally:

@@ -1023,7 +1023,7 @@ def mount(client: LustreClient, mountpoint: str, control: Path | None = None) ->
 
     instance = instance_id(mountpoint, os.getpid())
     fs = LustreFuse(client, uuid=f"{client.fsname}-{instance}")
-    fs.learn_mdt_params()
+    fs.learn_mdt_params()   # now: its lock stream, which asks again, starts only at the kernel's INIT
     stats = Stats()
     if control is not None:
         from services.lustre.client import control as ctl

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from services.lustre.errors import LustreError
 from services.lustre.namespace import Namespace
+from services.lustre.ost import target_name
 
 NS_PER_S = 10**9
 U64_MAX = 2**64 - 1
@@ -29,8 +30,8 @@ class Param:
 
 
 def device(fsname: str, mdt_index: int) -> str:
-    """The MDT's device name in parameter paths: `hot-MDT0000` (no _UUID)."""
-    return f"{fsname}-MDT{mdt_index:04x}"
+    """The MDT's device name in parameter paths: its target name without _UUID (`hot-MDT0000`)."""
+    return target_name(fsname, "MDT", mdt_index).removesuffix("_UUID")
 
 
 def listing(ns: Namespace) -> list[Param]:
